@@ -1,0 +1,44 @@
+# varcap — two commands: `make run` and `make test`.
+PY_BOOT ?= python3.11
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+
+.PHONY: run test ui lint bench install clean-warehouse samples notebooks
+
+$(PY):
+	@command -v $(PY_BOOT) >/dev/null 2>&1 || { echo "need $(PY_BOOT) on PATH (or set PY_BOOT=python3)"; exit 1; }
+	$(PY_BOOT) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,notebooks,dask]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## materialize every asset on the embedded samples
+run: $(STAMP)
+	$(VENV)/bin/varcap run
+
+## run the test suite (offline)
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## Dagster UI on http://127.0.0.1:3000
+ui: $(STAMP)
+	$(VENV)/bin/varcap ui
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) -m pipelines.bench
+
+## regenerate data/samples from ../shared/data (maintainers only)
+samples: $(STAMP)
+	$(PY) -m pipelines.make_samples --shared ../shared/data
+
+clean-warehouse:
+	rm -f data/warehouse.duckdb data/warehouse.duckdb.wal

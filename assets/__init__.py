@@ -1,0 +1,1 @@
+"""Thin Dagster assets and checks, by layer: raw, core (later capacity, intervals, sim, reports)."""

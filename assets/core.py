@@ -1,0 +1,332 @@
+"""Core layer: normalized DuckDB tables built from the files the raw assets registered.
+
+Each asset normalizes every raw file of its inputs (see :mod:`assets.normalize`); a wholly bad file
+raises before anything is written, so the previous good table stays. Good rows and their rejects are
+swapped in one transaction (:func:`assets.warehouse.replace_table`). Checks sit next to the assets:
+schema and key checks are blocking, range and coverage checks report metadata.
+"""
+
+
+import time
+from collections.abc import Callable, Sequence
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from assets import normalize as nz
+from assets.raw import POOL, raw_files_for
+from assets.schema import (
+    CORE_GRID_CARBON,
+    CORE_GRID_FUEL_MIX,
+    CORE_GRID_MARGINAL,
+    CORE_JOBS,
+    CORE_POWER_PRICE,
+    TableSchema,
+)
+from assets.warehouse import check_key, check_ranges, check_schema, hourly_gaps, replace_table
+
+GAIA_WORKLOADS = {"azure-100k": "azure", "pai-100k": "pai", "mustang-trace-2015-100k": "mustang"}
+
+
+def _fail_on_bad_file(fn: Callable[[], tuple]) -> tuple:
+    try:
+        return fn()
+    except nz.BadFileError as e:
+        raise dg.Failure(description=str(e), metadata={"error": str(e)}) from e
+
+
+def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    return pl.concat([f for f in frames if f.height], how="vertical_relaxed") if any(f.height for f in frames) else frames[0]
+
+
+def _write(
+    context: dg.AssetExecutionContext,
+    duckdb: DuckDBResource,
+    schema: TableSchema,
+    df: pl.DataFrame,
+    rejects: pl.DataFrame,
+    started: float,
+    extra: dict[str, object] | None = None,
+) -> dg.MaterializeResult:
+    with duckdb.get_connection() as conn:
+        n = replace_table(conn, schema, df, rejects)
+    reasons = rejects.group_by("reason").len().sort("len", descending=True).head(10) if rejects.height else None
+    meta: dict[str, object] = {
+        "dagster/row_count": dg.MetadataValue.int(n),
+        "rejects": dg.MetadataValue.int(rejects.height),
+        "seconds": round(time.perf_counter() - started, 2),
+        "table": schema.name,
+    }
+    if reasons is not None:
+        meta["reject_reasons"] = dg.MetadataValue.md(
+            "| reason | rows |\n|---|---|\n" + "\n".join(f"| {r} | {c} |" for r, c in reasons.rows())
+        )
+    meta.update(extra or {})
+    context.log.info(f"{schema.name}: {n} rows, {rejects.height} rejects")
+    return dg.MaterializeResult(metadata=meta)
+
+
+def md_table(df: pl.DataFrame) -> dg.MetadataValue:
+    """A small frame as a Markdown table for asset metadata."""
+    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
+    return dg.MetadataValue.md(head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows()))
+
+
+def _span_md(df: pl.DataFrame, by: list[str], ts: str) -> dg.MetadataValue:
+    s = df.group_by(by).agg(pl.len().alias("rows"), pl.col(ts).min().alias("first"), pl.col(ts).max().alias("last"))
+    return md_table(s.sort(by))
+
+
+# ------------------------------------------------------------------------------------------------ jobs
+class JobsConfig(dg.Config):
+    azure_window_days: float = Field(30.0, description="re-time GAIA Azure arrivals into this many days")
+    azure_trace_end_s: float = Field(2_591_400.0, description="vmtable deletions at/after this are censored")
+
+
+def build_jobs(
+    gaia: Sequence[nz.RawFile], vmtable: Sequence[nz.RawFile], borg: Sequence[nz.RawFile], cfg: JobsConfig
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """All four workloads as one ``core_jobs`` frame plus rejects (pure; used by the asset and tests)."""
+    window = cfg.azure_window_days * 86400.0
+    frames, rejects = [], []
+    for f in gaia:
+        stem = f.name.split("/")[-1].split(".")[0]
+        workload = GAIA_WORKLOADS.get(stem, stem)
+        g, r = nz.normalize_gaia(f, workload, window if workload == "azure" else None)
+        frames.append(g)
+        rejects.append(r)
+    for f in vmtable:
+        g, r = nz.normalize_azure_vmtable(f, "azure", cfg.azure_trace_end_s, window)
+        frames.append(g)
+        rejects.append(r)
+    if borg:
+        g, r = nz.normalize_borg2011(borg)
+        frames.append(g)
+        rejects.append(r)
+    return _concat(frames), _concat(rejects)
+
+
+@dg.asset(
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb", "polars"},
+    deps=["raw_gaia_traces", "raw_azure_vmtable", "raw_borg2011_task_events"],
+    code_version="1",
+    description="Jobs of the azure (GAIA Azure-100k re-timed to 30 days + the 500 month-long VMs), "
+    "borg2011 (task runs from task_events), pai and mustang workloads.",
+)
+def core_jobs(context: dg.AssetExecutionContext, config: JobsConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    with duckdb.get_connection() as conn:
+        gaia = raw_files_for(conn, "gaia_traces")
+        vmt = raw_files_for(conn, "azure_vmtable")
+        borg = raw_files_for(conn, "borg2011_task_events")
+    df, rej = _fail_on_bad_file(lambda: build_jobs(gaia, vmt, borg, config))
+    per = df.group_by("workload").agg(
+        pl.len().alias("jobs"),
+        pl.col("censored").sum().alias("censored"),
+        (pl.col("duration_s") * pl.col("cores")).sum().alias("core_seconds"),
+        pl.col("submit_s").max().alias("last_submit_s"),
+    )
+    return _write(
+        context,
+        duckdb,
+        CORE_JOBS,
+        df,
+        rej,
+        t0,
+        {"workloads": md_table(per.sort("workload"))},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ grid
+class CarbonConfig(dg.Config):
+    factor_set: str = Field("ipcc_ar5", description="EIA emission factors: ipcc_ar5 or dcrl")
+
+
+def _eia(files: Sequence[nz.RawFile], factor_set: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    pages = [f for f in files if f.name.endswith(".json")]
+    csvs = [f for f in files if not f.name.endswith(".json")]
+    carbons, mixes, rejects = [], [], []
+    for f in csvs:
+        c, m, r = nz.normalize_eia_dcrl(f, factor_set)
+        carbons.append(c)
+        mixes.append(m)
+        rejects.append(r)
+    if pages:
+        c, m, r = nz.normalize_eia_api_pages(pages, factor_set)
+        carbons.append(c)
+        mixes.append(m)
+        rejects.append(r)
+    return _concat(carbons), _concat(mixes), _concat(rejects)
+
+
+def build_carbon(
+    emaps: Sequence[nz.RawFile], eia: Sequence[nz.RawFile], factor_set: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    if factor_set not in nz.EMISSION_FACTORS:
+        raise nz.BadFileError(f"unknown factor_set {factor_set!r}; choose from {sorted(nz.EMISSION_FACTORS)}")
+    frames, rejects = [], []
+    for f in emaps:
+        c, r = nz.normalize_electricitymaps(f)
+        frames.append(c)
+        rejects.append(r)
+    c, _, r = _eia(eia, factor_set)
+    return _concat([*frames, c]), _concat([*rejects, r])
+
+
+@dg.asset(
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb", "polars"},
+    deps=["raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
+    code_version="1",
+    description="Hourly carbon intensity per grid from Electricity Maps (LCA) and EIA-930 fuel mix.",
+)
+def core_grid_carbon(
+    context: dg.AssetExecutionContext, config: CarbonConfig, duckdb: DuckDBResource
+) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    with duckdb.get_connection() as conn:
+        emaps = raw_files_for(conn, "electricitymaps_hourly")
+        eia = raw_files_for(conn, "eia930_fuelmix")
+    df, rej = _fail_on_bad_file(lambda: build_carbon(emaps, eia, config.factor_set))
+    return _write(
+        context, duckdb, CORE_GRID_CARBON, df, rej, t0, {"series": _span_md(df, ["grid", "source"], "ts_utc")}
+    )
+
+
+@dg.asset(
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb", "polars"},
+    deps=["raw_eia930_fuelmix"],
+    code_version="1",
+    description="Hourly net generation by fuel (EIA-930), long format.",
+)
+def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    with duckdb.get_connection() as conn:
+        eia = raw_files_for(conn, "eia930_fuelmix")
+    _, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
+    rej = rej.with_columns(pl.lit(CORE_GRID_FUEL_MIX.name).alias("table_name"))
+    return _write(context, duckdb, CORE_GRID_FUEL_MIX, mix, rej, t0, {"series": _span_md(mix, ["grid"], "ts_utc")})
+
+
+def build_prices(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    out = [nz.normalize_price(f) for f in files]
+    return _concat([o[0] for o in out]), _concat([o[1] for o in out])
+
+
+@dg.asset(
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb", "polars"},
+    deps=["raw_power_prices"],
+    code_version="1",
+    description="Hourly day-ahead prices (ERCOT hub average, CAISO NP15) in UTC.",
+)
+def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    with duckdb.get_connection() as conn:
+        files = raw_files_for(conn, "power_prices")
+    df, rej = _fail_on_bad_file(lambda: build_prices(files))
+    return _write(context, duckdb, CORE_POWER_PRICE, df, rej, t0, {"series": _span_md(df, ["market", "node"], "ts_utc")})
+
+
+@dg.asset(
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb", "polars"},
+    deps=["raw_watttime_moer"],
+    code_version="1",
+    description="WattTime 5-minute marginal signal (unit as stated upstream).",
+)
+def core_grid_marginal(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    with duckdb.get_connection() as conn:
+        files = raw_files_for(conn, "watttime_moer")
+    out = _fail_on_bad_file(lambda: tuple(nz.normalize_watttime(f) for f in files))
+    df, rej = _concat([o[0] for o in out]), _concat([o[1] for o in out])
+    return _write(context, duckdb, CORE_GRID_MARGINAL, df, rej, t0)
+
+
+core_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price, core_grid_marginal]
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
+    @dg.asset_check(asset=schema.name, name="schema", blocking=True, description="columns and types match the schema")
+    def _schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        with duckdb.get_connection() as conn:
+            o = check_schema(conn, schema)
+        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+
+    @dg.asset_check(asset=schema.name, name="unique_key", blocking=True, description=f"unique non-null {schema.key}")
+    def _key(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        with duckdb.get_connection() as conn:
+            o = check_key(conn, schema)
+        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+
+    out = [_schema, _key]
+    if schema.ranges:
+
+        @dg.asset_check(asset=schema.name, name="ranges", description="; ".join(r.name for r in schema.ranges))
+        def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+            with duckdb.get_connection() as conn:
+                o = check_ranges(conn, schema)
+            return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+
+        out.append(_ranges)
+    if schema.hourly_series:
+
+        @dg.asset_check(asset=schema.name, name="hourly_gaps", description="missing hours per series (warning)")
+        def _gaps(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+            with duckdb.get_connection() as conn:
+                g = hourly_gaps(conn, schema)
+            missing = int(g["missing_hours"].sum()) if g.height else 0
+            return dg.AssetCheckResult(
+                passed=missing == 0,
+                severity=dg.AssetCheckSeverity.WARN,
+                description=f"{missing} missing hours across {g.height} series",
+                metadata={"series": md_table(g), "missing_hours": missing},
+            )
+
+        out.append(_gaps)
+    return out
+
+
+@dg.asset_check(
+    asset=core_grid_carbon,
+    name="eia_matches_published",
+    additional_deps=["core_grid_fuel_mix"],
+    description="EIA-derived intensity recomputed with dc-rl's factors equals the published avg_CI",
+)
+def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    f = nz.EMISSION_FACTORS["dcrl"]
+    num = " + ".join(f"greatest(coalesce(m.{k}, 0), 0) * {v}" for k, v in f.items())
+    den = " + ".join(f"greatest(coalesce(m.{k}, 0), 0)" for k in f)
+    pivot = ", ".join(f"max(mwh) FILTER (WHERE fuel = '{k}') AS {k}" for k in f)
+    with duckdb.get_connection() as conn:
+        row = conn.execute(
+            f"""
+            WITH m AS (SELECT grid, ts_utc, {pivot} FROM core_grid_fuel_mix GROUP BY grid, ts_utc)
+            SELECT count(*), max(abs(({num}) / nullif({den}, 0) - c.reference_gco2_per_kwh))
+            FROM core_grid_carbon c JOIN m USING (grid, ts_utc)
+            WHERE c.source = 'eia930' AND c.reference_gco2_per_kwh IS NOT NULL
+            """
+        ).fetchone()
+    n, max_diff = row[0], row[1]
+    passed = n > 0 and max_diff is not None and max_diff < 0.01
+    return dg.AssetCheckResult(
+        passed=passed,
+        description=f"{n} hours compared, max |diff| = {max_diff}",
+        metadata={"hours_compared": n, "max_abs_diff_gco2_per_kwh": float(max_diff or 0.0)},
+    )
+
+
+core_checks = [
+    c for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL) for c in _table_checks(s)
+] + [eia_matches_published]

@@ -1,0 +1,187 @@
+"""Raw layer: one ``raw_<dataset>`` asset per dataset in :mod:`assets.sources`.
+
+``source: sample`` (default, offline) registers the embedded files under ``data/samples``;
+``source: remote`` downloads the upstream files into the immutable cache ``data/raw`` through the one
+download client. Either way the asset records every file (path, url, size, sha256) in DuckDB table
+``raw_files`` so the core layer, and anyone querying, knows exactly what the warehouse was built from.
+"""
+
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from assets.normalize import RawFile
+from assets.schema import RAW_FILES
+from assets.sources import DATASETS, Dataset
+from pipelines import paths
+import hashlib
+
+from pipelines.download import Downloader, sha256_file
+from pipelines.resources import DownloaderResource
+
+POOL = "duckdb_write"
+
+
+class RawConfig(dg.Config):
+    source: str = Field(
+        "",
+        description="'sample' (embedded files, offline) or 'remote' (download upstream); "
+        "empty = $VARCAP_SOURCE or 'sample'",
+    )
+    params_json: str = Field(
+        "{}",
+        description='remote listing overrides as JSON, e.g. {"zones": ["US-CAL-CISO"], "years": [2024]}',
+    )
+
+    def resolved_source(self) -> str:
+        return self.source or os.environ.get("VARCAP_SOURCE", "sample")
+
+    def params(self) -> dict[str, Any]:
+        try:
+            p = json.loads(self.params_json or "{}")
+        except ValueError as e:
+            raise dg.Failure(f"params_json is not valid JSON: {e}") from e
+        if not isinstance(p, dict):
+            raise dg.Failure("params_json must be a JSON object")
+        return p
+
+
+def collect_files(ds: Dataset, source: str, params: dict[str, Any], downloader: Downloader) -> list[dict[str, Any]]:
+    """Return ``raw_files`` rows for ``ds``: registered samples or downloaded remote files.
+
+    Raises ``ValueError`` for an unknown source or a missing sample file, :class:`DownloadError` for a
+    failed download (naming the URL).
+    """
+    now = datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    if source == "remote" and ds.remote is not None:
+        p = dict(params)
+        if "EIA_API_KEY" in ds.needs_env:
+            p.setdefault("api_key", os.environ.get("EIA_API_KEY"))
+        for rf in ds.remote(p):
+            res = downloader.fetch(rf.url, rf.dest, expect=rf.expect)
+            # EIA pages past the end of the data come back empty: stop paging at the first empty one
+            if rf.expect == "json" and _empty_eia_page(res.path):
+                res.path.unlink()
+                break
+            rows.append(
+                dict(
+                    dataset=ds.key,
+                    source="remote",
+                    path=str(res.path),
+                    name=rf.dest,
+                    url=res.metadata()["url"],
+                    bytes=res.bytes,
+                    sha256=res.sha256,
+                    has_header=rf.has_header,
+                    registered_at=now,
+                )
+            )
+        return rows
+    if source not in ("sample", "remote"):
+        raise ValueError(f"raw_{ds.key}: unknown source {source!r}; use 'sample' or 'remote'")
+    for rel in ds.sample_files:
+        path = paths.samples_dir() / rel
+        if not path.exists():
+            raise ValueError(f"raw_{ds.key}: embedded sample {path} is missing (run `make samples`?)")
+        rows.append(
+            dict(
+                dataset=ds.key,
+                source="sample",
+                path=str(path),
+                name=rel,
+                url=None,
+                bytes=path.stat().st_size,
+                sha256=sha256_file(path),
+                has_header=ds.has_header,
+                registered_at=now,
+            )
+        )
+    return rows
+
+
+def _empty_eia_page(path: Any) -> bool:
+    import json
+
+    try:
+        return not json.loads(path.read_text())["response"]["data"]
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
+    """Replace the ``raw_files`` rows of ``dataset`` in one transaction."""
+    conn.execute(RAW_FILES.ddl().replace("CREATE OR REPLACE TABLE", "CREATE TABLE IF NOT EXISTS"))
+    df = pl.DataFrame(rows, schema={c.name: None for c in RAW_FILES.columns}).select(RAW_FILES.column_names)  # noqa: F841
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        conn.execute("DELETE FROM raw_files WHERE dataset = ?", [dataset])
+        conn.execute(f"INSERT INTO raw_files SELECT {', '.join(RAW_FILES.column_names)} FROM df")
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def raw_files_for(conn: Any, dataset: str) -> list[RawFile]:
+    """The registered files of ``dataset`` as :class:`RawFile` (with the dataset's column names)."""
+    from pathlib import Path
+
+    ds = DATASETS[dataset]
+    rows = conn.execute(
+        "SELECT path, name, has_header FROM raw_files WHERE dataset = ? ORDER BY name", [dataset]
+    ).fetchall()
+    if not rows:
+        raise dg.Failure(f"no raw files registered for {dataset}; materialize raw_{dataset} first")
+    return [RawFile(Path(p), n, bool(h), ds.columns) for p, n, h in rows]
+
+
+def _make_raw_asset(ds: Dataset) -> dg.AssetsDefinition:
+    @dg.asset(
+        name=f"raw_{ds.key}",
+        group_name="raw",
+        description=ds.description,
+        pool=POOL,
+        kinds={"duckdb", "file"},
+        code_version="1",
+    )
+    def _asset(
+        context: dg.AssetExecutionContext,
+        config: RawConfig,
+        duckdb: DuckDBResource,
+        downloader: DownloaderResource,
+    ) -> dg.MaterializeResult:
+        source = config.resolved_source()
+        if source == "remote" and ds.remote is None:
+            context.log.warning(f"raw_{ds.key}: no remote endpoint is known; using the embedded sample")
+            source = "sample"
+        rows = collect_files(ds, source, config.params(), downloader.client())
+        with duckdb.get_connection() as conn:
+            record_files(conn, ds.key, rows)
+        total = sum(r["bytes"] for r in rows)
+        return dg.MaterializeResult(
+            metadata={
+                "source": source,
+                "files": len(rows),
+                "bytes": dg.MetadataValue.int(total),
+                "listing": dg.MetadataValue.md(
+                    "| file | bytes | sha256 |\n|---|---|---|\n"
+                    + "\n".join(f"| {r['name']} | {r['bytes']} | `{r['sha256'][:16]}…` |" for r in rows)
+                ),
+            },
+            data_version=dg.DataVersion(
+                hashlib.sha256("".join(sorted(r["sha256"] for r in rows)).encode()).hexdigest()[:16]
+            ),
+        )
+
+    return _asset
+
+
+raw_assets = [_make_raw_asset(ds) for ds in DATASETS.values()]

@@ -1,0 +1,183 @@
+"""Core table schemas: columns with units and meanings, keys and value ranges.
+
+One source of truth: the DDL that :func:`assets.warehouse.replace_table` issues, the blocking schema/key
+asset checks, the range checks and the README's table documentation all come from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Col:
+    name: str
+    sql_type: str
+    unit: str
+    doc: str
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class Range:
+    """A row-level rule: ``violation`` is SQL true for a bad row."""
+
+    name: str
+    violation: str
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    name: str
+    doc: str
+    columns: tuple[Col, ...]
+    key: tuple[str, ...]
+    ranges: tuple[Range, ...] = field(default_factory=tuple)
+    hourly_series: tuple[str, ...] | None = None  # group columns whose ts_utc should be hourly
+
+    def ddl(self) -> str:
+        cols = ", ".join(
+            f'"{c.name}" {c.sql_type}{"" if c.nullable else " NOT NULL"}' for c in self.columns
+        )
+        return f"CREATE OR REPLACE TABLE {self.name} ({cols})"
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def markdown(self) -> str:
+        rows = [f"### `{self.name}`", "", self.doc, "", f"Key: `({', '.join(self.key)})`", ""]
+        rows += ["| column | type | unit | meaning |", "|---|---|---|---|"]
+        rows += [f"| `{c.name}` | {c.sql_type} | {c.unit} | {c.doc} |" for c in self.columns]
+        return "\n".join(rows)
+
+
+TS = "TIMESTAMP WITH TIME ZONE"
+
+CORE_JOBS = TableSchema(
+    "core_jobs",
+    "One row per job (a VM, a GAIA job, or one run of a Borg task). Seconds from the workload's own "
+    "time origin.",
+    (
+        Col("workload", "VARCHAR", "-", "azure, borg2011, pai, mustang", False),
+        Col("job_id", "VARCHAR", "-", "unique within the workload", False),
+        Col("submit_s", "DOUBLE", "s", "arrival time from the workload's origin", False),
+        Col("duration_s", "DOUBLE", "s", "run time (observed up to the censoring point if censored)", False),
+        Col("cores", "DOUBLE", "vCPU (borg2011: fraction of largest machine)", "CPU request", False),
+        Col("memory_gb", "DOUBLE", "GB", "memory request (Azure bucket lower bound); null if unknown"),
+        Col("memory_norm", "DOUBLE", "fraction", "normalized memory request (borg2011)"),
+        Col("priority", "INTEGER", "-", "scheduler priority (borg2011 0-11)"),
+        Col("job_class", "VARCHAR", "-", "Azure VM category, or borg2011 end event (finish/fail/kill/evict/lost)"),
+        Col("censored", "BOOLEAN", "-", "true when the end is unknown (right-censored)", False),
+        Col("left_truncated", "BOOLEAN", "-", "true when it started before the trace", False),
+        Col("source_file", "VARCHAR", "-", "raw file the row came from", False),
+        Col("line", "BIGINT", "-", "1-based line in that file (borg2011: the SCHEDULE event)", False),
+    ),
+    ("workload", "job_id"),
+    (
+        Range("duration_positive", "duration_s <= 0"),
+        Range("cores_positive", "cores <= 0"),
+        Range("submit_nonnegative", "submit_s < 0"),
+    ),
+)
+
+CORE_GRID_CARBON = TableSchema(
+    "core_grid_carbon",
+    "Hourly grid carbon intensity. Electricity Maps rows carry its lifecycle (LCA) intensity; EIA rows "
+    "are computed from the fuel mix with the lifecycle emission factors named in `factor_set`.",
+    (
+        Col("grid", "VARCHAR", "-", "CAISO, ERCOT, MISO, SPP, PJM, NYISO, DE-LU, GB", False),
+        Col("zone", "VARCHAR", "-", "upstream zone / balancing-authority code", False),
+        Col("ts_utc", TS, "UTC", "start of the hour", False),
+        Col("gco2_per_kwh", "DOUBLE", "gCO2eq/kWh", "lifecycle carbon intensity", False),
+        Col("gco2_per_kwh_direct", "DOUBLE", "gCO2eq/kWh", "direct (combustion) intensity, if given"),
+        Col("reference_gco2_per_kwh", "DOUBLE", "gCO2eq/kWh", "intensity published with the raw file, if any"),
+        Col("renewable_pct", "DOUBLE", "%", "renewable share (Electricity Maps)"),
+        Col("low_carbon_pct", "DOUBLE", "%", "low-carbon share (Electricity Maps)"),
+        Col("source", "VARCHAR", "-", "electricitymaps or eia930", False),
+        Col("factor_set", "VARCHAR", "-", "emission-factor set used", False),
+        Col("estimated", "BOOLEAN", "-", "upstream marks the value as estimated", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+    ),
+    ("grid", "source", "ts_utc"),
+    (Range("intensity_in_range", "gco2_per_kwh < 0 OR gco2_per_kwh > 2000"),),
+    hourly_series=("grid", "source"),
+)
+
+CORE_GRID_FUEL_MIX = TableSchema(
+    "core_grid_fuel_mix",
+    "Hourly net generation by fuel, long format (EIA-930 fuel codes).",
+    (
+        Col("grid", "VARCHAR", "-", "grid name", False),
+        Col("ts_utc", TS, "UTC", "start of the hour", False),
+        Col("fuel", "VARCHAR", "-", "WND SUN WAT OIL NG COL NUC OTH", False),
+        Col("mwh", "DOUBLE", "MWh", "net generation in the hour (may be negative)", False),
+        Col("source", "VARCHAR", "-", "eia930", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+    ),
+    ("grid", "source", "ts_utc", "fuel"),
+)
+
+CORE_POWER_PRICE = TableSchema(
+    "core_power_price",
+    "Hourly electricity prices at a market node.",
+    (
+        Col("market", "VARCHAR", "-", "ERCOT, CAISO", False),
+        Col("node", "VARCHAR", "-", "settlement point / pricing node", False),
+        Col("ts_utc", TS, "UTC", "interval start", False),
+        Col("usd_per_mwh", "DOUBLE", "USD/MWh", "price (may be negative)", False),
+        Col("market_type", "VARCHAR", "-", "DAM (day-ahead) or RTM", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+    ),
+    ("market", "node", "market_type", "ts_utc"),
+    (Range("price_plausible", "abs(usd_per_mwh) > 100000"),),
+    hourly_series=("market", "node", "market_type"),
+)
+
+CORE_GRID_MARGINAL = TableSchema(
+    "core_grid_marginal",
+    "Marginal-emissions style signals (WattTime), kept with the unit the upstream states.",
+    (
+        Col("grid", "VARCHAR", "-", "WattTime region", False),
+        Col("ts_utc", TS, "UTC", "interval start (naive upstream stamps read as UTC)", False),
+        Col("moer_value", "DOUBLE", "see unit", "signal value", False),
+        Col("unit", "VARCHAR", "-", "unit as far as known", False),
+        Col("source", "VARCHAR", "-", "watttime", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+    ),
+    ("grid", "ts_utc"),
+    (Range("value_nonnegative", "moer_value < 0"),),
+)
+
+CORE_REJECTS = TableSchema(
+    "core_rejects",
+    "Malformed input rows, with the reason and the raw text; nothing is silently dropped.",
+    (
+        Col("table_name", "VARCHAR", "-", "core table the row was meant for", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+        Col("line", "BIGINT", "-", "1-based line in the upstream CSV (header counted)", False),
+        Col("reason", "VARCHAR", "-", "why it was rejected", False),
+        Col("raw_row", "VARCHAR", "-", "the raw fields, comma-joined"),
+    ),
+    ("table_name", "source_file", "line"),
+)
+
+RAW_FILES = TableSchema(
+    "raw_files",
+    "Every raw input file the warehouse was built from: where it came from and its checksum.",
+    (
+        Col("dataset", "VARCHAR", "-", "raw dataset key", False),
+        Col("source", "VARCHAR", "-", "sample or remote", False),
+        Col("path", "VARCHAR", "-", "local path of the immutable file", False),
+        Col("name", "VARCHAR", "-", "file name reported in rejects and errors", False),
+        Col("url", "VARCHAR", "-", "upstream URL (remote) or null"),
+        Col("bytes", "BIGINT", "bytes", "file size", False),
+        Col("sha256", "VARCHAR", "-", "sha256 of the file", False),
+        Col("has_header", "BOOLEAN", "-", "upstream CSV has a header row", False),
+        Col("registered_at", TS, "UTC", "when the raw asset recorded it", False),
+    ),
+    ("dataset", "path"),
+)
+
+CORE_TABLES = {s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)}
+ALL_TABLES = {**CORE_TABLES, CORE_REJECTS.name: CORE_REJECTS, RAW_FILES.name: RAW_FILES}

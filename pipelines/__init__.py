@@ -1,0 +1,1 @@
+"""Dagster Definitions, resources, the download client and the ``varcap`` CLI."""

@@ -1,0 +1,44 @@
+"""Filesystem locations, overridable by environment variables.
+
+``VARCAP_HOME`` (default: the repository root) anchors everything; ``VARCAP_WAREHOUSE`` overrides the
+DuckDB file (default ``data/warehouse.duckdb``); ``VARCAP_RAW_CACHE`` the immutable download cache
+(default ``data/raw``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home() -> Path:
+    """Repository root (or ``$VARCAP_HOME``)."""
+    env = os.environ.get("VARCAP_HOME")
+    return Path(env).resolve() if env else Path(__file__).resolve().parents[1]
+
+
+def data_dir() -> Path:
+    return home() / "data"
+
+
+def samples_dir() -> Path:
+    return data_dir() / "samples"
+
+
+def warehouse_path() -> Path:
+    env = os.environ.get("VARCAP_WAREHOUSE")
+    return Path(env).resolve() if env else data_dir() / "warehouse.duckdb"
+
+
+def raw_cache_dir() -> Path:
+    env = os.environ.get("VARCAP_RAW_CACHE")
+    return Path(env).resolve() if env else data_dir() / "raw"
+
+
+def runs_dir() -> Path:
+    return data_dir() / "runs"
+
+
+def dagster_home() -> Path:
+    env = os.environ.get("DAGSTER_HOME")
+    return Path(env).resolve() if env else home() / ".dagster_home"

@@ -1,0 +1,37 @@
+"""Dagster resources: the DuckDB warehouse (key ``duckdb``) and the download client (key ``downloader``)."""
+
+from __future__ import annotations
+
+import dagster as dg
+from dagster_duckdb import DuckDBResource
+
+from pipelines import paths
+from pipelines.download import Downloader
+
+
+class DownloaderResource(dg.ConfigurableResource):
+    """Configures :class:`pipelines.download.Downloader` (streaming, retries, Range resume, sha256)."""
+
+    cache_dir: str = ""
+    retries: int = 5
+    backoff_s: float = 0.5
+    timeout_s: float = 120.0
+
+    def client(self) -> Downloader:
+        return Downloader(
+            self.cache_dir or paths.raw_cache_dir(),
+            retries=self.retries,
+            backoff_s=self.backoff_s,
+            timeout_s=self.timeout_s,
+        )
+
+
+def warehouse_resource() -> DuckDBResource:
+    """DuckDB resource for ``$VARCAP_WAREHOUSE`` (default ``data/warehouse.duckdb``)."""
+    path = paths.warehouse_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return DuckDBResource(database=str(path))
+
+
+def default_resources() -> dict[str, object]:
+    return {"duckdb": warehouse_resource(), "downloader": DownloaderResource()}
