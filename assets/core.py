@@ -6,7 +6,6 @@ swapped in one transaction (:func:`assets.warehouse.replace_table`). Checks sit 
 schema and key checks are blocking, range and coverage checks report metadata.
 """
 
-
 import time
 from collections.abc import Callable, Sequence
 
@@ -38,7 +37,11 @@ def _fail_on_bad_file(fn: Callable[[], tuple]) -> tuple:
 
 
 def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    return pl.concat([f for f in frames if f.height], how="vertical_relaxed") if any(f.height for f in frames) else frames[0]
+    return (
+        pl.concat([f for f in frames if f.height], how="vertical_relaxed")
+        if any(f.height for f in frames)
+        else frames[0]
+    )
 
 
 def _write(
@@ -52,7 +55,9 @@ def _write(
 ) -> dg.MaterializeResult:
     with duckdb.get_connection() as conn:
         n = replace_table(conn, schema, df, rejects)
-    reasons = rejects.group_by("reason").len().sort("len", descending=True).head(10) if rejects.height else None
+    reasons = (
+        rejects.group_by("reason").len().sort("len", descending=True).head(10) if rejects.height else None
+    )
     meta: dict[str, object] = {
         "dagster/row_count": dg.MetadataValue.int(n),
         "rejects": dg.MetadataValue.int(rejects.height),
@@ -71,11 +76,15 @@ def _write(
 def md_table(df: pl.DataFrame) -> dg.MetadataValue:
     """A small frame as a Markdown table for asset metadata."""
     head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
-    return dg.MetadataValue.md(head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows()))
+    return dg.MetadataValue.md(
+        head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows())
+    )
 
 
 def _span_md(df: pl.DataFrame, by: list[str], ts: str) -> dg.MetadataValue:
-    s = df.group_by(by).agg(pl.len().alias("rows"), pl.col(ts).min().alias("first"), pl.col(ts).max().alias("last"))
+    s = df.group_by(by).agg(
+        pl.len().alias("rows"), pl.col(ts).min().alias("first"), pl.col(ts).max().alias("last")
+    )
     return md_table(s.sort(by))
 
 
@@ -117,7 +126,9 @@ def build_jobs(
     description="Jobs of the azure (GAIA Azure-100k re-timed to 30 days + the 500 month-long VMs), "
     "borg2011 (task runs from task_events), pai and mustang workloads.",
 )
-def core_jobs(context: dg.AssetExecutionContext, config: JobsConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def core_jobs(
+    context: dg.AssetExecutionContext, config: JobsConfig, duckdb: DuckDBResource
+) -> dg.MaterializeResult:
     t0 = time.perf_counter()
     with duckdb.get_connection() as conn:
         gaia = raw_files_for(conn, "gaia_traces")
@@ -212,7 +223,9 @@ def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource
         eia = raw_files_for(conn, "eia930_fuelmix")
     _, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
     rej = rej.with_columns(pl.lit(CORE_GRID_FUEL_MIX.name).alias("table_name"))
-    return _write(context, duckdb, CORE_GRID_FUEL_MIX, mix, rej, t0, {"series": _span_md(mix, ["grid"], "ts_utc")})
+    return _write(
+        context, duckdb, CORE_GRID_FUEL_MIX, mix, rej, t0, {"series": _span_md(mix, ["grid"], "ts_utc")}
+    )
 
 
 def build_prices(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -233,7 +246,9 @@ def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     with duckdb.get_connection() as conn:
         files = raw_files_for(conn, "power_prices")
     df, rej = _fail_on_bad_file(lambda: build_prices(files))
-    return _write(context, duckdb, CORE_POWER_PRICE, df, rej, t0, {"series": _span_md(df, ["market", "node"], "ts_utc")})
+    return _write(
+        context, duckdb, CORE_POWER_PRICE, df, rej, t0, {"series": _span_md(df, ["market", "node"], "ts_utc")}
+    )
 
 
 @dg.asset(
@@ -258,13 +273,17 @@ core_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price
 
 # ---------------------------------------------------------------------------------------------- checks
 def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
-    @dg.asset_check(asset=schema.name, name="schema", blocking=True, description="columns and types match the schema")
+    @dg.asset_check(
+        asset=schema.name, name="schema", blocking=True, description="columns and types match the schema"
+    )
     def _schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
         with duckdb.get_connection() as conn:
             o = check_schema(conn, schema)
         return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
 
-    @dg.asset_check(asset=schema.name, name="unique_key", blocking=True, description=f"unique non-null {schema.key}")
+    @dg.asset_check(
+        asset=schema.name, name="unique_key", blocking=True, description=f"unique non-null {schema.key}"
+    )
     def _key(duckdb: DuckDBResource) -> dg.AssetCheckResult:
         with duckdb.get_connection() as conn:
             o = check_key(conn, schema)
@@ -273,7 +292,9 @@ def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
     out = [_schema, _key]
     if schema.ranges:
 
-        @dg.asset_check(asset=schema.name, name="ranges", description="; ".join(r.name for r in schema.ranges))
+        @dg.asset_check(
+            asset=schema.name, name="ranges", description="; ".join(r.name for r in schema.ranges)
+        )
         def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
             with duckdb.get_connection() as conn:
                 o = check_ranges(conn, schema)
@@ -282,7 +303,9 @@ def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
         out.append(_ranges)
     if schema.hourly_series:
 
-        @dg.asset_check(asset=schema.name, name="hourly_gaps", description="missing hours per series (warning)")
+        @dg.asset_check(
+            asset=schema.name, name="hourly_gaps", description="missing hours per series (warning)"
+        )
         def _gaps(duckdb: DuckDBResource) -> dg.AssetCheckResult:
             with duckdb.get_connection() as conn:
                 g = hourly_gaps(conn, schema)
@@ -328,5 +351,7 @@ def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 core_checks = [
-    c for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL) for c in _table_checks(s)
+    c
+    for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
+    for c in _table_checks(s)
 ] + [eia_matches_published]

@@ -9,6 +9,7 @@ raises :class:`BadFileError` naming the file; callers then keep the previous tab
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +63,13 @@ def read_text_table(f: RawFile) -> pl.DataFrame:
             df = pl.read_parquet(f.path)
             df = df.with_columns(pl.all().cast(pl.Utf8))
         else:
+            source: Path | bytes = f.path
+            if f.path.suffix == ".gz":
+                # polars tolerates a truncated gzip stream; Python's gzip raises on it (EOFError)
+                with gzip.open(f.path, "rb") as g:
+                    source = g.read()
             df = pl.read_csv(
-                f.path,
+                source,
                 has_header=f.has_header,
                 new_columns=list(f.columns) if (f.columns and not f.has_header) else None,
                 infer_schema=False,
@@ -284,7 +290,9 @@ def coverage_windows(spans: list[tuple[int, int]], max_gap_us: int = 60_000_000)
     return [(a, b) for a, b in out]
 
 
-def normalize_borg2011(files: Sequence[RawFile], workload: str = "borg2011") -> tuple[pl.DataFrame, pl.DataFrame]:
+def normalize_borg2011(
+    files: Sequence[RawFile], workload: str = "borg2011"
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Google 2011 task_events shards -> one job per task run (SCHEDULE -> EVICT/FAIL/FINISH/KILL/LOST).
 
     Shards need not be contiguous: their time spans are merged into coverage windows, and a run whose end
@@ -298,7 +306,15 @@ def normalize_borg2011(files: Sequence[RawFile], workload: str = "borg2011") -> 
     raw_cols = list(files[0].columns or []) if files else []
     for f in files:
         df = read_text_table(f)
-        need = ["timestamp_us", "job_id", "task_index", "event_type", "priority", "cpu_request", "memory_request"]
+        need = [
+            "timestamp_us",
+            "job_id",
+            "task_index",
+            "event_type",
+            "priority",
+            "cpu_request",
+            "memory_request",
+        ]
         require_columns(df, f, need)
         df = df.with_columns(
             ts=pl.col("timestamp_us").cast(pl.Int64, strict=False),
@@ -391,7 +407,9 @@ def normalize_borg2011(files: Sequence[RawFile], workload: str = "borg2011") -> 
             pl.col("source_file"),
             pl.col("line"),
             pl.col("_reason").alias("reason"),
-            pl.format("{},{},{},{},1", pl.col("ts"), pl.col("jid"), pl.col("tix"), pl.col("prio")).alias("raw_row"),
+            pl.format("{},{},{},{},1", pl.col("ts"), pl.col("jid"), pl.col("tix"), pl.col("prio")).alias(
+                "raw_row"
+            ),
         )
     )
     runs = runs.filter(pl.col("_reason").is_null())
@@ -409,7 +427,9 @@ def normalize_borg2011(files: Sequence[RawFile], workload: str = "borg2011") -> 
         pl.col("mem_ff").alias("memory_norm"),
         pl.col("prio_ff").alias("priority"),
         pl.col("term_ev")
-        .replace_strict({EVICT: "evict", FAIL: "fail", FINISH: "finish", KILL: "kill", LOST: "lost"}, default=None)
+        .replace_strict(
+            {EVICT: "evict", FAIL: "fail", FINISH: "finish", KILL: "kill", LOST: "lost"}, default=None
+        )
         .alias("job_class"),
         (pl.col("ts") == 0).alias("left_truncated"),
     ).with_columns(pl.when(pl.col("censored")).then(None).otherwise(pl.col("job_class")).alias("job_class"))
@@ -498,9 +518,7 @@ def intensity_expr(factors: dict[str, float], fuels: Sequence[str] = FUELS) -> p
     return pl.when(den > 0).then(num / den).otherwise(None)
 
 
-def _eia_wide_to_tables(
-    wide: pl.DataFrame, f: RawFile, factor_set: str
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _eia_wide_to_tables(wide: pl.DataFrame, f: RawFile, factor_set: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """wide (grid, zone, ts_utc, FUELS..., reference) -> (carbon rows, fuel-mix long rows)."""
     present = [fu for fu in FUELS if fu in wide.columns]
     carbon = wide.with_columns(
@@ -524,7 +542,9 @@ def _eia_wide_to_tables(
 FUEL_MIX_COLUMNS = ["grid", "ts_utc", "fuel", "mwh", "source", "source_file"]
 
 
-def normalize_eia_dcrl(f: RawFile, factor_set: str = "ipcc_ar5") -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def normalize_eia_dcrl(
+    f: RawFile, factor_set: str = "ipcc_ar5"
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """dc-rl EIA-930 fuel-mix CSV (``timestamp``, fuel MWh columns, ``avg_CI``) -> (carbon, mix, rejects).
 
     The BA comes from the file name (``EIA930_<BA>_...``). The published ``avg_CI`` is kept in
@@ -582,7 +602,9 @@ def normalize_eia_api_pages(
     rej = pl.DataFrame(rejects, schema=REJECT_COLUMNS, orient="row") if rejects else empty_rejects()
     if not rows:
         return pl.DataFrame(schema=dict.fromkeys(CARBON_COLUMNS)), pl.DataFrame(), rej
-    long = pl.DataFrame(rows, schema=["period", "ba", "fuel", "mwh", "source_file"], orient="row").with_columns(
+    long = pl.DataFrame(
+        rows, schema=["period", "ba", "fuel", "mwh", "source_file"], orient="row"
+    ).with_columns(
         t=_ts_utc("period"),
         fuel=pl.when(pl.col("fuel").is_in(FUELS)).then(pl.col("fuel")).otherwise(pl.lit("OTH")),
     )
@@ -615,7 +637,11 @@ def normalize_watttime(f: RawFile, grid: str = "CAISO_NORTH") -> tuple[pl.DataFr
         df,
         f,
         "core_grid_marginal",
-        [_unparseable(tcol, pl.col("t")), _unparseable(vcol, pl.col("v")), (pl.col("v") < 0, "negative value")],
+        [
+            _unparseable(tcol, pl.col("t")),
+            _unparseable(vcol, pl.col("v")),
+            (pl.col("v") < 0, "negative value"),
+        ],
         cols,
     )
     out = good.select(

@@ -6,7 +6,7 @@ download client. Either way the asset records every file (path, url, size, sha25
 ``raw_files`` so the core layer, and anyone querying, knows exactly what the warehouse was built from.
 """
 
-
+import hashlib
 import json
 import os
 from datetime import UTC, datetime
@@ -21,8 +21,6 @@ from assets.normalize import RawFile
 from assets.schema import RAW_FILES
 from assets.sources import DATASETS, Dataset
 from pipelines import paths
-import hashlib
-
 from pipelines.download import Downloader, sha256_file
 from pipelines.resources import DownloaderResource
 
@@ -53,7 +51,9 @@ class RawConfig(dg.Config):
         return p
 
 
-def collect_files(ds: Dataset, source: str, params: dict[str, Any], downloader: Downloader) -> list[dict[str, Any]]:
+def collect_files(
+    ds: Dataset, source: str, params: dict[str, Any], downloader: Downloader
+) -> list[dict[str, Any]]:
     """Return ``raw_files`` rows for ``ds``: registered samples or downloaded remote files.
 
     Raises ``ValueError`` for an unknown source or a missing sample file, :class:`DownloadError` for a

@@ -36,9 +36,7 @@ class TableSchema:
     hourly_series: tuple[str, ...] | None = None  # group columns whose ts_utc should be hourly
 
     def ddl(self) -> str:
-        cols = ", ".join(
-            f'"{c.name}" {c.sql_type}{"" if c.nullable else " NOT NULL"}' for c in self.columns
-        )
+        cols = ", ".join(f'"{c.name}" {c.sql_type}{"" if c.nullable else " NOT NULL"}' for c in self.columns)
         return f"CREATE OR REPLACE TABLE {self.name} ({cols})"
 
     @property
@@ -67,7 +65,12 @@ CORE_JOBS = TableSchema(
         Col("memory_gb", "DOUBLE", "GB", "memory request (Azure bucket lower bound); null if unknown"),
         Col("memory_norm", "DOUBLE", "fraction", "normalized memory request (borg2011)"),
         Col("priority", "INTEGER", "-", "scheduler priority (borg2011 0-11)"),
-        Col("job_class", "VARCHAR", "-", "Azure VM category, or borg2011 end event (finish/fail/kill/evict/lost)"),
+        Col(
+            "job_class",
+            "VARCHAR",
+            "-",
+            "Azure VM category, or borg2011 end event (finish/fail/kill/evict/lost)",
+        ),
         Col("censored", "BOOLEAN", "-", "true when the end is unknown (right-censored)", False),
         Col("left_truncated", "BOOLEAN", "-", "true when it started before the trace", False),
         Col("source_file", "VARCHAR", "-", "raw file the row came from", False),
@@ -91,7 +94,9 @@ CORE_GRID_CARBON = TableSchema(
         Col("ts_utc", TS, "UTC", "start of the hour", False),
         Col("gco2_per_kwh", "DOUBLE", "gCO2eq/kWh", "lifecycle carbon intensity", False),
         Col("gco2_per_kwh_direct", "DOUBLE", "gCO2eq/kWh", "direct (combustion) intensity, if given"),
-        Col("reference_gco2_per_kwh", "DOUBLE", "gCO2eq/kWh", "intensity published with the raw file, if any"),
+        Col(
+            "reference_gco2_per_kwh", "DOUBLE", "gCO2eq/kWh", "intensity published with the raw file, if any"
+        ),
         Col("renewable_pct", "DOUBLE", "%", "renewable share (Electricity Maps)"),
         Col("low_carbon_pct", "DOUBLE", "%", "low-carbon share (Electricity Maps)"),
         Col("source", "VARCHAR", "-", "electricitymaps or eia930", False),
@@ -179,5 +184,7 @@ RAW_FILES = TableSchema(
     ("dataset", "path"),
 )
 
-CORE_TABLES = {s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)}
+CORE_TABLES = {
+    s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
+}
 ALL_TABLES = {**CORE_TABLES, CORE_REJECTS.name: CORE_REJECTS, RAW_FILES.name: RAW_FILES}

@@ -33,9 +33,15 @@ def replace_table(
     missing = [c for c in schema.column_names if c not in df.columns]
     extra = [c for c in df.columns if c not in schema.column_names]
     if missing or extra:
-        raise ValueError(f"{schema.name}: frame columns differ from schema (missing {missing}, extra {extra})")
+        raise ValueError(
+            f"{schema.name}: frame columns differ from schema (missing {missing}, extra {extra})"
+        )
     new = df.select(schema.column_names).to_arrow()  # noqa: F841 - referenced by name in SQL
-    rej = (rejects if rejects is not None else pl.DataFrame(schema=dict.fromkeys(CORE_REJECTS.column_names, pl.Utf8)))
+    rej = (
+        rejects
+        if rejects is not None
+        else pl.DataFrame(schema=dict.fromkeys(CORE_REJECTS.column_names, pl.Utf8))
+    )
     rej = rej.select(CORE_REJECTS.column_names).to_arrow()  # noqa: F841
     cols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in schema.columns)
     _ensure(conn, CORE_REJECTS)
@@ -102,9 +108,14 @@ def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutc
 
 def check_ranges(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutcome:
     """Every :class:`~assets.schema.Range` rule holds on every row."""
-    bad = {r.name: conn.execute(f"SELECT count(*) FROM {schema.name} WHERE {r.violation}").fetchone()[0] for r in schema.ranges}
+    bad = {
+        r.name: conn.execute(f"SELECT count(*) FROM {schema.name} WHERE {r.violation}").fetchone()[0]
+        for r in schema.ranges
+    }
     ok = not any(bad.values())
-    return CheckOutcome(ok, "all ranges hold" if ok else f"violations: { {k: v for k, v in bad.items() if v} }", bad)
+    return CheckOutcome(
+        ok, "all ranges hold" if ok else f"violations: { {k: v for k, v in bad.items() if v} }", bad
+    )
 
 
 def hourly_gaps(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> pl.DataFrame:

@@ -60,7 +60,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if ev.event_type_value == "ASSET_CHECK_EVALUATION":
             d = ev.event_specific_data
             checks.setdefault(d.asset_key.to_user_string(), []).append(
-                ("[green]✓[/]" if d.passed else ("[yellow]![/]" if str(d.severity).endswith("WARN") else "[red]✗[/]")) + d.check_name
+                (
+                    "[green]✓[/]"
+                    if d.passed
+                    else ("[yellow]![/]" if str(d.severity).endswith("WARN") else "[red]✗[/]")
+                )
+                + d.check_name
             )
     for m in result.get_asset_materialization_events():
         mat = m.event_specific_data.materialization
@@ -81,14 +86,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                 console.print(f"[red]{ev.step_key}: {ev.message}[/]")
         return 1
     console.print(f"warehouse: [bold]{paths.warehouse_path()}[/]")
-    console.print('  query:   duckdb data/warehouse.duckdb "select workload, count(*) from core_jobs group by 1"')
+    console.print(
+        '  query:   duckdb data/warehouse.duckdb "select workload, count(*) from core_jobs group by 1"'
+    )
     console.print("  UI:      make ui  (or `varcap ui`), then open http://127.0.0.1:3000")
     return 0
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
     prepare_dagster_home()
-    exe = shutil.which("dagster", path=os.path.dirname(sys.executable)) or shutil.which("dagster") or "dagster"
+    exe = (
+        shutil.which("dagster", path=os.path.dirname(sys.executable)) or shutil.which("dagster") or "dagster"
+    )
     cmd = [exe, "dev", "-m", "pipelines.definitions", "-h", args.host, "-p", str(args.port)]
     print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}\n{' '.join(cmd)}\nopen http://{args.host}:{args.port}")
     return subprocess.call(cmd, cwd=paths.home())

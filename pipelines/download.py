@@ -33,6 +33,7 @@ from typing import Literal
 import requests
 from requests.adapters import HTTPAdapter
 from tqdm.auto import tqdm
+from urllib3.exceptions import HTTPError as Urllib3HTTPError
 from urllib3.util.retry import Retry
 
 Expect = Literal["any", "csv", "gzip", "json", "parquet"]
@@ -178,7 +179,12 @@ class Downloader:
                 break
             except DownloadError:
                 raise
-            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as e:
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+                Urllib3HTTPError,  # raw streaming raises urllib3's ProtocolError / ReadTimeoutError
+            ) as e:
                 last_err = e
                 if attempt > self.retries:
                     raise DownloadError(f"{redact(url)}: gave up after {attempt} attempts: {e}") from e

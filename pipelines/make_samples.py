@@ -49,7 +49,9 @@ for _z, _ys in [
     ("GB", (2024,)),
 ]:
     for _y in _ys:
-        MAPPING[f"carbon_intensity/electricitymaps/{_z}_{_y}_hourly.csv"] = f"electricitymaps/{_z}_{_y}_hourly"
+        MAPPING[f"carbon_intensity/electricitymaps/{_z}_{_y}_hourly.csv"] = (
+            f"electricitymaps/{_z}_{_y}_hourly"
+        )
 for _ba in ("CISO", "ERCO", "MISO", "PJM", "NYIS"):
     MAPPING[f"carbon_intensity/eia930_fuelmix/EIA930_{_ba}_2022_hourly_fuelmix_avgCI.csv"] = (
         f"eia930/EIA930_{_ba}_2022_hourly_fuelmix_avgCI"

@@ -1,0 +1,94 @@
+"""A tiny HTTP server on 127.0.0.1 for download tests: per-path bodies and scripted misbehaviour."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Route:
+    body: bytes
+    content_type: str = "application/octet-stream"
+    fail_first: list[int] = field(default_factory=list)  # status codes answered before success
+    cut_after: int | None = None  # first successful answer closes the connection after N bytes
+    honor_range: bool = True
+    hits: int = 0
+    ranges: list[str] = field(default_factory=list)
+
+
+class FixtureServer:
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?")[0]
+                route = server.routes.get(path)
+                if route is None:
+                    self._send(404, b"not found", "text/plain")
+                    return
+                route.hits += 1
+                rng = self.headers.get("Range")
+                route.ranges.append(rng or "")
+                if route.fail_first:
+                    self._send(route.fail_first.pop(0), b"server error", "text/plain")
+                    return
+                body, status, extra = route.body, 200, {}
+                if rng and route.honor_range:
+                    start = int(rng.split("=")[1].split("-")[0])
+                    body = route.body[start:]
+                    status = 206
+                    extra["Content-Range"] = f"bytes {start}-{len(route.body) - 1}/{len(route.body)}"
+                if route.cut_after is not None:
+                    cut, route.cut_after = route.cut_after, None
+                    self.send_response(status)
+                    self.send_header("Content-Type", route.content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body[:cut])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self._send(status, body, route.content_type, extra)
+
+            def _send(
+                self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None
+            ) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (extra or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def add(self, path: str, route: Route) -> str:
+        self.routes[path] = route
+        return self.base + path
+
+    def __enter__(self) -> FixtureServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
