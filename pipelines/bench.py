@@ -23,7 +23,9 @@ def _files(key: str) -> list[nz.RawFile]:
 def bench_normalize() -> list[tuple[str, int, float]]:
     rows = []
     t = time.perf_counter()
-    jobs, _ = build_jobs(_files("gaia_traces"), _files("azure_vmtable"), _files("borg2011_task_events"), JobsConfig())
+    jobs, _ = build_jobs(
+        _files("gaia_traces"), _files("azure_vmtable"), _files("borg2011_task_events"), JobsConfig()
+    )
     rows.append(("core_jobs", jobs.height, time.perf_counter() - t))
     t = time.perf_counter()
     carbon, _ = build_carbon(_files("electricitymaps_hourly"), _files("eia930_fuelmix"), "ipcc_ar5")

@@ -1,0 +1,83 @@
+"""``simulate()``: the Python face of ``varcap simulate`` (same inputs, same metric dict)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from sim.capacity import CapacityTrace, read_capacity
+from sim.metrics import METRIC_NAMES, compute_metrics, job_table
+from sim.policies import get_policy, parse_params
+from sim.problem import Platform, Problem
+
+
+@dataclass(frozen=True)
+class SimResult:
+    metrics: dict[str, float]
+    jobs: pl.DataFrame
+    timeseries: pl.DataFrame | None
+    policy: str
+    params: dict[str, object]
+    seed: int
+    invariant_violations: int
+    events: int
+
+
+def read_jobs(path: str | Path) -> pl.DataFrame:
+    """Jobs from CSV or parquet (``job_id, submit_s, duration_s, cores[, memory_gb]``)."""
+    p = Path(path)
+    try:
+        return pl.read_parquet(p) if p.suffix == ".parquet" else pl.read_csv(p)
+    except Exception as e:
+        raise ValueError(f"{p}: cannot read jobs ({e})") from e
+
+
+def simulate(
+    jobs: pl.DataFrame | str | Path,
+    capacity: CapacityTrace | str | Path,
+    machines: int,
+    cores: float,
+    horizon_s: float,
+    policy: str = "ff",
+    settings: dict[str, str] | None = None,
+    seed: int = 0,
+    memory_gb: float | None = None,
+    slo_threshold: float = 0.10,
+    record_timeseries: bool = False,
+    check_invariants: bool = False,
+) -> SimResult:
+    """Simulate ``policy`` on ``jobs`` under ``capacity``. Raises ValueError/KeyError on bad input."""
+    jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
+    cap = read_capacity(capacity, machines, horizon_s) if isinstance(capacity, (str, Path)) else capacity
+    if cap.machines != machines:
+        cap = CapacityTrace(
+            cap.time_s,
+            cap.machines_alive.clip(0, machines),
+            machines,
+            horizon_s,
+            cap.period_s,
+            cap.generator,
+            cap.params,
+            cap.seed,
+        )
+    platform = Platform(machines, cores, memory_gb)
+    problem = Problem.build(jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants)
+    pol = get_policy(policy)
+    params = parse_params(pol, settings)
+    art = pol.run(problem, params, seed)
+    metrics = compute_metrics(art.output, problem.submit_s, problem.duration_s, slo_threshold)
+    assert tuple(metrics) == METRIC_NAMES
+    from dataclasses import asdict
+
+    return SimResult(
+        metrics,
+        job_table(art.output, problem.job_id, problem.submit_s),
+        art.timeseries,
+        policy,
+        asdict(params),
+        seed,
+        art.output.violations,
+        art.output.events,
+    )

@@ -1,0 +1,563 @@
+"""The discrete-event engine: First-Fit family under variable capacity, compiled with numba.
+
+Semantics (pinned; see the README "Simulator semantics" section):
+
+* Machines ``0..M-1`` (lower index = safer), each with ``machine_cores`` cores (and optionally
+  ``machine_mem_gb``). The capacity trace gives the number of machines alive; which machines turn off on a
+  drop is the termination policy's choice (``lifo``: highest alive index; ``random``; ``lww``: least
+  wasted work; ``lfd``: least fraction done). On a rise, the lowest-index off machines turn on.
+* Time runs over ``[0, horizon)``; nothing happens at or after the horizon. At each instant ``t``:
+  1. jobs ending at ``t`` complete and free their cores;
+  2. a capacity change at ``t`` takes effect; jobs on machines turning off are terminated (wasted work
+     ``cores * (t - start)``) and appended to the back of the queue, earlier start first, then input order;
+  3. jobs submitted at ``t`` are appended (input order);
+  4. one pass walks the queue front to back and starts each job on the lowest-index alive machine with
+     enough free cores (and memory); jobs that do not fit keep their place (no head-of-line blocking).
+* A restarted job runs its full duration again.
+
+Speed: a max segment tree over machines finds the first machine with ``free >= c`` in O(log M); a min
+segment tree over queue positions finds the next queued job whose demand is at most the largest free
+block in O(log Q). A pass therefore costs O((placements + 1) log) instead of a queue rescan, and a pass
+after an instant that freed nothing only looks at the jobs appended in that instant (nothing older can
+fit, since free capacity only shrank).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+INF = np.inf
+
+# job status codes (per-job table)
+QUEUED, RUNNING, COMPLETED = 0, 1, 2
+STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed"}
+TERMINATION_CODES = {"lifo": 0, "random": 1, "lww": 2, "lfd": 3}
+
+
+# --------------------------------------------------------------------------- machine tree (max of free)
+@njit(cache=True)
+def _mt_set(tree, size, i, v):
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        tree[k] = a if a > b else b
+        k >>= 1
+
+
+@njit(cache=True)
+def _mt_first_ge(tree, size, lo, c):
+    """Lowest leaf index >= lo whose value >= c, or -1."""
+    if tree[1] < c:
+        return -1
+    # iterative descent with a lower bound: walk up from lo's leaf, then down
+    k = size + lo
+    if tree[k] >= c:
+        return lo
+    # climb until we are a left child whose right sibling has a candidate
+    while k > 1:
+        if (k & 1) == 0 and tree[k + 1] >= c:
+            k = k + 1
+            break
+        k >>= 1
+    if k == 1:
+        return -1
+    while k < size:
+        if tree[2 * k] >= c:
+            k = 2 * k
+        else:
+            k = 2 * k + 1
+    return k - size
+
+
+# ------------------------------------------------------------------------------ queue tree (min demand)
+@njit(cache=True)
+def _qt_set(tree, size, i, v):
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        tree[k] = a if a < b else b
+        k >>= 1
+
+
+@njit(cache=True)
+def _qt_first_le(tree, size, lo, x):
+    """Lowest position >= lo whose demand <= x, or -1."""
+    if lo >= size or tree[1] > x:
+        return -1
+    k = size + lo
+    if tree[k] <= x:
+        return lo
+    while k > 1:
+        if (k & 1) == 0 and tree[k + 1] <= x:
+            k = k + 1
+            break
+        k >>= 1
+    if k == 1:
+        return -1
+    while k < size:
+        if tree[2 * k] <= x:
+            k = 2 * k
+        else:
+            k = 2 * k + 1
+    return k - size
+
+
+# ------------------------------------------------------------------------------------ completion heap
+@njit(cache=True)
+def _heap_push(ht, hj, n, t, j):
+    i = n
+    ht[i] = t
+    hj[i] = j
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] > ht[i] or (ht[p] == ht[i] and hj[p] > hj[i]):
+            ht[p], ht[i] = ht[i], ht[p]
+            hj[p], hj[i] = hj[i], hj[p]
+            i = p
+        else:
+            break
+    return n + 1
+
+
+@njit(cache=True)
+def _heap_pop(ht, hj, n):
+    t = ht[0]
+    j = hj[0]
+    n -= 1
+    ht[0] = ht[n]
+    hj[0] = hj[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        r = left + 1
+        m = left
+        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hj[r] < hj[left])):
+            m = r
+        if ht[m] < ht[i] or (ht[m] == ht[i] and hj[m] < hj[i]):
+            ht[m], ht[i] = ht[i], ht[m]
+            hj[m], hj[i] = hj[i], hj[m]
+            i = m
+        else:
+            break
+    return t, j, n
+
+
+def _pow2(n: int) -> int:
+    p = 1
+    while p < max(n, 1):
+        p *= 2
+    return p
+
+
+@njit(cache=True)
+def _kernel(
+    row,
+    submit,
+    duration,
+    cores,
+    mem,
+    use_mem,
+    cap_t,
+    cap_n,
+    n_machines,
+    msize,
+    machine_cores,
+    machine_mem,
+    horizon,
+    term_policy,
+    seed,
+    qsize0,
+    record_ts,
+    check,
+):
+    n = submit.shape[0]
+    np.random.seed(seed)
+    # ---- per-job state
+    first_start = np.full(n, -1.0)
+    start = np.full(n, -1.0)
+    end = np.full(n, -1.0)
+    attempts = np.zeros(n, np.int64)
+    terms = np.zeros(n, np.int64)
+    status = np.zeros(n, np.int8)
+    on_machine = np.full(n, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    prv = np.full(n, -1, np.int64)
+    # ---- machines
+    alive = np.zeros(n_machines, np.bool_)
+    free_c = np.full(n_machines, machine_cores)
+    free_m = np.full(n_machines, machine_mem)
+    head = np.full(n_machines, -1, np.int64)
+    mtree = np.full(2 * msize, -1.0)
+    n_alive = 0
+    # ---- queue (positions are append order; tree over positions holds demand or +inf)
+    qsize = qsize0
+    qjob = np.full(qsize, -1, np.int64)
+    qtree = np.full(2 * qsize, INF)
+    qhead = 0
+    qtail = 0
+    # ---- completion heap (one live entry per running job, stale entries skipped)
+    hcap = n + 16
+    ht = np.empty(hcap)
+    hj = np.empty(hcap, np.int64)
+    hn = 0
+    # ---- accounting
+    completed_cs = 0.0
+    wasted_cs = 0.0
+    available_cs = 0.0
+    used_cs = 0.0
+    used_cores = 0.0
+    alive_cores = 0.0
+    n_term = 0
+    aborted_time = 0.0
+    violations = 0
+    events = 0
+    ts_cap = 1024
+    ts_t = np.empty(ts_cap)
+    ts_alive = np.empty(ts_cap)
+    ts_used = np.empty(ts_cap)
+    ts_n = 0
+    killed = np.empty(n, np.int64)
+
+    si = 0
+    ci = 0
+    nc = cap_t.shape[0]
+    t_prev = 0.0
+    while True:
+        # ------------------------------------------------------------- next instant
+        t = INF
+        if hn > 0:
+            t = ht[0]
+        if ci < nc and cap_t[ci] < t:
+            t = cap_t[ci]
+        if si < n and submit[si] < t:
+            t = submit[si]
+        if t >= horizon:
+            break
+        events += 1
+        available_cs += alive_cores * (t - t_prev)
+        used_cs += used_cores * (t - t_prev)
+        t_prev = t
+        freed = False
+        new_from = qtail
+        # ------------------------------------------------------------- 1. completions
+        while hn > 0 and ht[0] == t:
+            tt, j, hn = _heap_pop(ht, hj, hn)
+            if status[j] != RUNNING or start[j] + duration[j] != tt:
+                continue  # stale entry of a terminated attempt
+            m = on_machine[j]
+            status[j] = COMPLETED
+            end[j] = t
+            completed_cs += cores[j] * duration[j]
+            free_c[m] += cores[j]
+            free_m[m] += mem[j]
+            used_cores -= cores[j]
+            if prv[j] >= 0:
+                nxt[prv[j]] = nxt[j]
+            else:
+                head[m] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = prv[j]
+            on_machine[j] = -1
+            if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
+                free_c[m] = machine_cores
+                free_m[m] = machine_mem
+            _mt_set(mtree, msize, m, free_c[m])
+            freed = True
+        # ------------------------------------------------------------- 2. capacity change
+        if ci < nc and cap_t[ci] == t:
+            target = cap_n[ci]
+            ci += 1
+            if target > n_machines:
+                target = n_machines
+            if target < 0:
+                target = 0
+            if target > n_alive:
+                m = 0
+                while n_alive < target and m < n_machines:
+                    if not alive[m]:
+                        alive[m] = True
+                        n_alive += 1
+                        alive_cores += machine_cores
+                        _mt_set(mtree, msize, m, free_c[m])
+                    m += 1
+                freed = True
+            elif target < n_alive:
+                k = n_alive - target
+                # choose k victims among alive machines
+                cand = np.empty(n_alive, np.int64)
+                score = np.empty(n_alive)
+                nc_ = 0
+                for m in range(n_machines - 1, -1, -1):  # high index first: ties go to high index
+                    if alive[m]:
+                        cand[nc_] = m
+                        s = 0.0
+                        if term_policy == 2:  # lww: work lost if turned off
+                            j = head[m]
+                            while j >= 0:
+                                s += cores[j] * (t - start[j])
+                                j = nxt[j]
+                        elif term_policy == 3:  # lfd: the most-advanced job's fraction done
+                            j = head[m]
+                            while j >= 0:
+                                f = (t - start[j]) / duration[j]
+                                if f > s:
+                                    s = f
+                                j = nxt[j]
+                        elif term_policy == 1:
+                            s = np.random.random()
+                        score[nc_] = s
+                        nc_ += 1
+                if term_policy == 0:
+                    order = np.arange(nc_)
+                else:
+                    order = np.argsort(score[:nc_], kind="mergesort")
+                nk = 0
+                for r in range(k):
+                    m = cand[order[r]]
+                    alive[m] = False
+                    n_alive -= 1
+                    alive_cores -= machine_cores
+                    j = head[m]
+                    while j >= 0:
+                        killed[nk] = j
+                        nk += 1
+                        j = nxt[j]
+                    head[m] = -1
+                    _mt_set(mtree, msize, m, -1.0)
+                # terminate killed jobs: earlier start first, then input order
+                if nk > 0:
+                    ks = killed[:nk].copy()
+                    keys = np.empty(nk)
+                    for r in range(nk):
+                        keys[r] = start[ks[r]]
+                    # stable sort by input row, then by start
+                    rk = np.empty(nk, np.int64)
+                    for r in range(nk):
+                        rk[r] = row[ks[r]]
+                    ks = ks[np.argsort(rk, kind="mergesort")]
+                    for r in range(nk):
+                        keys[r] = start[ks[r]]
+                    ks = ks[np.argsort(keys, kind="mergesort")]
+                    for r in range(nk):
+                        j = ks[r]
+                        m = on_machine[j]
+                        free_c[m] += cores[j]
+                        free_m[m] += mem[j]
+                        used_cores -= cores[j]
+                        wasted_cs += cores[j] * (t - start[j])
+                        aborted_time += t - start[j]
+                        n_term += 1
+                        terms[j] += 1
+                        status[j] = QUEUED
+                        on_machine[j] = -1
+                        nxt[j] = -1
+                        prv[j] = -1
+                        # append to queue
+                        if qtail >= qsize:
+                            # compact live entries and grow
+                            live = 0
+                            for p in range(qhead, qtail):
+                                if qjob[p] >= 0:
+                                    live += 1
+                            newsize = qsize
+                            while newsize < 2 * live + 16:
+                                newsize *= 2
+                            nq = np.full(newsize, -1, np.int64)
+                            ntree = np.full(2 * newsize, INF)
+                            w = 0
+                            for p in range(qhead, qtail):
+                                if qjob[p] >= 0:
+                                    nq[w] = qjob[p]
+                                    ntree[newsize + w] = cores[qjob[p]]
+                                    w += 1
+                            for kk in range(newsize - 1, 0, -1):
+                                a = ntree[2 * kk]
+                                b = ntree[2 * kk + 1]
+                                ntree[kk] = a if a < b else b
+                            qjob = nq
+                            qtree = ntree
+                            qsize = newsize
+                            new_from = 0 if new_from <= qhead else new_from  # rescan all after compaction
+                            freed = True
+                            qhead = 0
+                            qtail = w
+                        qjob[qtail] = j
+                        _qt_set(qtree, qsize, qtail, cores[j])
+                        qtail += 1
+                    for m in range(n_machines):
+                        if head[m] < 0:
+                            free_c[m] = machine_cores
+                            free_m[m] = machine_mem
+                        _mt_set(mtree, msize, m, free_c[m] if alive[m] else -1.0)
+        # ------------------------------------------------------------- 3. submissions
+        while si < n and submit[si] == t:
+            if qtail >= qsize:
+                live = 0
+                for p in range(qhead, qtail):
+                    if qjob[p] >= 0:
+                        live += 1
+                newsize = qsize
+                while newsize < 2 * live + 16:
+                    newsize *= 2
+                nq = np.full(newsize, -1, np.int64)
+                ntree = np.full(2 * newsize, INF)
+                w = 0
+                for p in range(qhead, qtail):
+                    if qjob[p] >= 0:
+                        nq[w] = qjob[p]
+                        ntree[newsize + w] = cores[qjob[p]]
+                        w += 1
+                for kk in range(newsize - 1, 0, -1):
+                    a = ntree[2 * kk]
+                    b = ntree[2 * kk + 1]
+                    ntree[kk] = a if a < b else b
+                qjob = nq
+                qtree = ntree
+                qsize = newsize
+                freed = True
+                qhead = 0
+                qtail = w
+            qjob[qtail] = si
+            _qt_set(qtree, qsize, qtail, cores[si])
+            qtail += 1
+            si += 1
+        # ------------------------------------------------------------- 4. scheduling pass
+        lo = qhead if freed else new_from
+        pos = _qt_first_le(qtree, qsize, lo, mtree[1])
+        while pos >= 0:
+            j = qjob[pos]
+            m = _mt_first_ge(mtree, msize, 0, cores[j])
+            if use_mem:
+                while m >= 0 and free_m[m] < mem[j]:
+                    m = _mt_first_ge(mtree, msize, m + 1, cores[j]) if m + 1 < msize else -1
+            if m >= 0:
+                # start j on m
+                qjob[pos] = -1
+                _qt_set(qtree, qsize, pos, INF)
+                free_c[m] -= cores[j]
+                free_m[m] -= mem[j]
+                used_cores += cores[j]
+                _mt_set(mtree, msize, m, free_c[m])
+                start[j] = t
+                if first_start[j] < 0:
+                    first_start[j] = t
+                attempts[j] += 1
+                status[j] = RUNNING
+                on_machine[j] = m
+                prv[j] = -1
+                nxt[j] = head[m]
+                if head[m] >= 0:
+                    prv[head[m]] = j
+                head[m] = j
+                if hn >= hcap:
+                    hcap *= 2
+                    ht2 = np.empty(hcap)
+                    hj2 = np.empty(hcap, np.int64)
+                    ht2[:hn] = ht[:hn]
+                    hj2[:hn] = hj[:hn]
+                    ht, hj = ht2, hj2
+                hn = _heap_push(ht, hj, hn, t + duration[j], j)
+            pos = _qt_first_le(qtree, qsize, pos + 1, mtree[1])
+        while qhead < qtail and qjob[qhead] < 0:
+            qhead += 1
+        # ------------------------------------------------------------- invariants (tests)
+        if check:
+            for m in range(n_machines):
+                if free_c[m] < -1e-9 or free_m[m] < -1e-9:
+                    violations += 1
+                if not alive[m] and head[m] >= 0:
+                    violations += 1
+                if alive[m] and mtree[msize + m] != free_c[m]:
+                    violations += 1
+        if record_ts:
+            if ts_n >= ts_cap:
+                ts_cap *= 2
+                a1 = np.empty(ts_cap)
+                a2 = np.empty(ts_cap)
+                a3 = np.empty(ts_cap)
+                a1[:ts_n] = ts_t[:ts_n]
+                a2[:ts_n] = ts_alive[:ts_n]
+                a3[:ts_n] = ts_used[:ts_n]
+                ts_t, ts_alive, ts_used = a1, a2, a3
+            ts_t[ts_n] = t
+            ts_alive[ts_n] = alive_cores
+            ts_used[ts_n] = used_cores
+            ts_n += 1
+    # ---- close the books at the horizon
+    if horizon > t_prev:
+        available_cs += alive_cores * (horizon - t_prev)
+        used_cs += used_cores * (horizon - t_prev)
+    inflight_cs = 0.0
+    for j in range(n):
+        if status[j] == RUNNING:
+            inflight_cs += cores[j] * (horizon - start[j])
+    scalars = np.array(
+        [
+            completed_cs,
+            wasted_cs,
+            inflight_cs,
+            available_cs,
+            used_cs,
+            float(n_term),
+            aborted_time,
+            float(violations),
+            float(events),
+        ]
+    )
+    return first_start, end, attempts, terms, status, scalars, ts_t[:ts_n], ts_alive[:ts_n], ts_used[:ts_n]
+
+
+def run_kernel(
+    submit: np.ndarray,
+    duration: np.ndarray,
+    cores: np.ndarray,
+    mem: np.ndarray | None,
+    cap_t: np.ndarray,
+    cap_n: np.ndarray,
+    n_machines: int,
+    machine_cores: float,
+    machine_mem_gb: float,
+    horizon_s: float,
+    termination: str = "lifo",
+    seed: int = 0,
+    record_ts: bool = False,
+    check: bool = False,
+    row: np.ndarray | None = None,
+) -> tuple:
+    """Run the compiled engine on jobs sorted by submit time (ties in input order). See module doc."""
+    if termination not in TERMINATION_CODES:
+        raise ValueError(
+            f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
+        )
+    n = len(submit)
+    use_mem = mem is not None
+    mem_arr = np.ascontiguousarray(mem if use_mem else np.zeros(n), dtype=np.float64)
+    return _kernel(
+        np.ascontiguousarray(row if row is not None else np.arange(n), dtype=np.int64),
+        np.ascontiguousarray(submit, dtype=np.float64),
+        np.ascontiguousarray(duration, dtype=np.float64),
+        np.ascontiguousarray(cores, dtype=np.float64),
+        mem_arr,
+        use_mem,
+        np.ascontiguousarray(cap_t, dtype=np.float64),
+        np.ascontiguousarray(cap_n, dtype=np.int64),
+        int(n_machines),
+        _pow2(int(n_machines)),
+        float(machine_cores),
+        float(machine_mem_gb if use_mem else 0.0),
+        float(horizon_s),
+        TERMINATION_CODES[termination],
+        int(seed),
+        _pow2(max(2 * n, 64)),
+        bool(record_ts),
+        bool(check),
+    )

@@ -1,0 +1,67 @@
+"""Scheduling policies, one module each, behind a name registry.
+
+A policy is a class with ``name``, a ``Params`` dataclass (parsed from ``--set key=value``) and
+``run(problem, params, seed) -> EngineOutput``. ``register`` adds one; ``get_policy`` looks one up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any, Protocol
+
+from sim.metrics import EngineOutput
+
+
+class Policy(Protocol):
+    name: str
+    Params: type
+
+    def run(self, problem: Any, params: Any, seed: int) -> EngineOutput: ...
+
+
+_REGISTRY: dict[str, Policy] = {}
+_MODULES = ("ff", "ff_unaware")
+
+
+def register(policy: Policy) -> Policy:
+    """Register a policy instance under its ``name`` (error on a duplicate)."""
+    if policy.name in _REGISTRY:
+        raise ValueError(f"policy {policy.name!r} registered twice")
+    _REGISTRY[policy.name] = policy
+    return policy
+
+
+def _load() -> None:
+    for m in _MODULES:
+        importlib.import_module(f"sim.policies.{m}")
+
+
+def available() -> list[str]:
+    _load()
+    return sorted(_REGISTRY)
+
+
+def get_policy(name: str) -> Policy:
+    """The policy registered as ``name``. Raises KeyError listing the known names."""
+    _load()
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown policy {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
+    """Build ``policy.Params`` from string settings, converting to each field's type. Unknown keys fail."""
+    fields = {f.name: f for f in dataclasses.fields(policy.Params)}
+    kwargs: dict[str, Any] = {}
+    for k, v in (settings or {}).items():
+        if k not in fields:
+            raise KeyError(
+                f"policy {policy.name!r} has no parameter {k!r}; parameters: {', '.join(fields) or 'none'}"
+            )
+        typ = fields[k].type if not isinstance(fields[k].type, str) else eval(fields[k].type)  # noqa: S307
+        if typ is bool:
+            kwargs[k] = str(v).lower() in ("1", "true", "yes", "on")
+        else:
+            kwargs[k] = typ(v) if not isinstance(v, typ) else v
+    return policy.Params(**kwargs)

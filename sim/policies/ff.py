@@ -1,0 +1,38 @@
+"""``ff``: First-Fit (thesis FF, seed 001 FirstFitAware) with a pluggable termination policy.
+
+Jobs start on the lowest-index alive machine with room; on a capacity drop the ``termination`` policy
+chooses which machines turn off: ``lifo`` (default: highest alive index, the thesis platform), ``random``,
+``lww`` (least wasted work: smallest Σ cores × (t − start) of its jobs), ``lfd`` (least fraction done:
+smallest max (t − start)/duration of its jobs) — seed 003 §5.3 applied to machines; ties go to the higher
+index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.engine import TERMINATION_CODES
+from sim.policies import register
+from sim.problem import Problem, run_first_fit
+
+
+@dataclass(frozen=True)
+class FFParams:
+    termination: str = "lifo"
+
+    def __post_init__(self) -> None:
+        if self.termination not in TERMINATION_CODES:
+            raise ValueError(
+                f"termination must be one of {sorted(TERMINATION_CODES)}, got {self.termination!r}"
+            )
+
+
+class FirstFit:
+    name = "ff"
+    Params = FFParams
+
+    def run(self, problem: Problem, params: FFParams, seed: int):
+        return run_first_fit(problem, params.termination, seed)
+
+
+register(FirstFit())

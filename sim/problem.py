@@ -1,0 +1,141 @@
+"""A simulation problem (jobs + platform + capacity) and the shared First-Fit runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from sim.capacity import CapacityTrace
+from sim.engine import run_kernel
+from sim.metrics import EngineOutput
+
+
+@dataclass(frozen=True)
+class Platform:
+    machines: int
+    cores: float
+    memory_gb: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.machines <= 0 or self.cores <= 0:
+            raise ValueError("platform needs machines > 0 and cores > 0")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Jobs in input row order plus the sorted view the engine consumes."""
+
+    job_id: np.ndarray
+    submit_s: np.ndarray
+    duration_s: np.ndarray
+    cores: np.ndarray
+    memory_gb: np.ndarray | None
+    platform: Platform
+    capacity: CapacityTrace
+    horizon_s: float
+    order: np.ndarray  # engine index -> input row (stable sort by submit)
+    record_ts: bool = False
+    check: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        jobs: pl.DataFrame,
+        platform: Platform,
+        capacity: CapacityTrace,
+        horizon_s: float,
+        record_ts: bool = False,
+        check: bool = False,
+    ) -> Problem:
+        """Validate a jobs frame (``job_id, submit_s, duration_s, cores[, memory_gb]``). Raises ValueError."""
+        missing = {"job_id", "submit_s", "duration_s", "cores"} - set(jobs.columns)
+        if missing:
+            raise ValueError(f"jobs frame lacks columns {sorted(missing)}")
+        submit = jobs["submit_s"].cast(pl.Float64).to_numpy()
+        dur = jobs["duration_s"].cast(pl.Float64).to_numpy()
+        cores = jobs["cores"].cast(pl.Float64).to_numpy()
+        mem = None
+        if platform.memory_gb is not None:
+            if "memory_gb" not in jobs.columns:
+                raise ValueError("platform has memory_gb but the jobs frame has no memory_gb column")
+            mem = jobs["memory_gb"].cast(pl.Float64).fill_null(0.0).to_numpy()
+        for name, arr in (("submit_s", submit), ("duration_s", dur), ("cores", cores)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"jobs.{name} has null or non-finite values")
+        if np.any(dur <= 0) or np.any(cores <= 0) or np.any(submit < 0):
+            raise ValueError("jobs need duration_s > 0, cores > 0 and submit_s >= 0")
+        too_big = cores > platform.cores
+        if np.any(too_big):
+            raise ValueError(
+                f"{int(too_big.sum())} jobs ask for more than {platform.cores} cores per machine "
+                f"(max {cores.max()}); filter or rescale them first"
+            )
+        order = np.argsort(submit, kind="stable")
+        return cls(
+            jobs["job_id"].cast(pl.Utf8).to_numpy(),
+            submit,
+            dur,
+            cores,
+            mem,
+            platform,
+            capacity,
+            float(horizon_s),
+            order,
+            record_ts,
+            check,
+        )
+
+
+@dataclass(frozen=True)
+class RunArtifacts:
+    output: EngineOutput
+    timeseries: pl.DataFrame | None
+
+
+def _unsort(order: np.ndarray, arr: np.ndarray) -> np.ndarray:
+    out = np.empty_like(arr)
+    out[order] = arr
+    return out
+
+
+def run_first_fit(problem: Problem, termination: str, seed: int) -> RunArtifacts:
+    """Run the compiled First-Fit engine and return outputs in input row order."""
+    o = problem.order
+    cap = problem.capacity
+    fs, end, att, terms, status, sc, tst, tsa, tsu = run_kernel(
+        problem.submit_s[o],
+        problem.duration_s[o],
+        problem.cores[o],
+        None if problem.memory_gb is None else problem.memory_gb[o],
+        cap.time_s,
+        cap.machines_alive,
+        problem.platform.machines,
+        problem.platform.cores,
+        problem.platform.memory_gb or 0.0,
+        problem.horizon_s,
+        termination,
+        seed,
+        problem.record_ts,
+        problem.check,
+        row=o,
+    )
+    out = EngineOutput(
+        _unsort(o, fs),
+        _unsort(o, end),
+        _unsort(o, att),
+        _unsort(o, terms),
+        _unsort(o, status),
+        float(sc[0]),
+        float(sc[1]),
+        float(sc[2]),
+        float(sc[3]),
+        float(sc[4]),
+        int(sc[5]),
+        float(sc[6]),
+        int(sc[7]),
+        int(sc[8]),
+    )
+    ts = pl.DataFrame({"time_s": tst, "alive_cores": tsa, "used_cores": tsu}) if problem.record_ts else None
+    return RunArtifacts(out, ts)
