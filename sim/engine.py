@@ -66,10 +66,7 @@ def _mt_first_ge(tree, size, lo, c):
     if k == 1:
         return -1
     while k < size:
-        if tree[2 * k] >= c:
-            k = 2 * k
-        else:
-            k = 2 * k + 1
+        k = 2 * k if tree[2 * k] >= c else 2 * k + 1
     return k - size
 
 
@@ -102,10 +99,7 @@ def _qt_first_le(tree, size, lo, x):
     if k == 1:
         return -1
     while k < size:
-        if tree[2 * k] <= x:
-            k = 2 * k
-        else:
-            k = 2 * k + 1
+        k = 2 * k if tree[2 * k] <= x else 2 * k + 1
     return k - size
 
 
@@ -316,10 +310,7 @@ def _kernel(
                             s = np.random.random()
                         score[nc_] = s
                         nc_ += 1
-                if term_policy == 0:
-                    order = np.arange(nc_)
-                else:
-                    order = np.argsort(score[:nc_], kind="mergesort")
+                order = np.arange(nc_) if term_policy == 0 else np.argsort(score[:nc_], kind="mergesort")
                 nk = 0
                 for r in range(k):
                     m = cand[order[r]]

@@ -39,7 +39,7 @@ def reference(jobs, cap_points, machines, cores, horizon, termination="lifo"):
                         need -= 1
             elif target < len(on):
 
-                def score(m):
+                def score(m, t=t):
                     js = [j for j in range(n) if st[j]["state"] == "running" and st[j]["m"] == m]
                     if termination == "lww":
                         return sum(jobs[j][2] * (t - st[j]["start"]) for j in js)
