@@ -103,6 +103,97 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, cwd=paths.home())
 
 
+def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise SystemExit(f"--set expects key=value, got {it!r}")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def load_jobs_arg(spec: str, cores: float):
+    """``PATH`` (CSV/parquet) or ``warehouse:WORKLOAD`` (core_jobs, read-only; oversize jobs dropped)."""
+    import duckdb
+
+    from sim.api import read_jobs
+    from sim.workloads import to_sim_jobs
+
+    if spec.startswith("warehouse:"):
+        workload = spec.split(":", 1)[1]
+        path = paths.warehouse_path()
+        if not path.exists():
+            raise SystemExit(f"{path} not found: run `make run` (or `varcap run`) first")
+        with duckdb.connect(str(path), read_only=True) as con:
+            df = con.sql(
+                "select * from core_jobs where workload = $w order by submit_s, job_id",
+                params={"w": workload},
+            ).pl()
+        if df.height == 0:
+            raise SystemExit(f"no jobs for workload {workload!r} in core_jobs")
+        jobs, dropped = to_sim_jobs(df, cores)
+        if dropped:
+            print(f"note: {dropped} {workload} jobs need more than {cores:g} cores and were left out")
+        return jobs
+    return read_jobs(spec)
+
+
+def load_capacity_arg(spec: str, machines: int, horizon_s: float):
+    """``PATH`` (time_s, machines_alive) or ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
+    from sim import random_walk, read_capacity
+
+    if spec.startswith("random-walk"):
+        kv = dict(p.split("=", 1) for p in spec.partition(":")[2].split(",") if p)
+        seed = int(kv.pop("seed", 0))
+        return random_walk(machines, horizon_s, seed=seed, **{k: float(v) for k, v in kv.items()})
+    return read_capacity(spec, machines, horizon_s)
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim import simulate
+
+    console = Console()
+    jobs = load_jobs_arg(args.jobs, args.cores)
+    cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
+    t0 = time.perf_counter()
+    with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"):
+        r = simulate(
+            jobs,
+            cap,
+            args.machines,
+            args.cores,
+            args.horizon_s,
+            args.policy,
+            _parse_sets(args.set),
+            args.seed,
+        )
+    wall = time.perf_counter() - t0
+    table = Table(
+        title=f"{args.policy} — {jobs.height:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
+    )
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, v in r.metrics.items():
+        table.add_row(k, f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
+    console.print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(r.metrics, f, indent=2)
+        console.print(f"metrics → {args.out}")
+    if args.jobs_out:
+        r.jobs.write_parquet(args.jobs_out) if args.jobs_out.endswith(".parquet") else r.jobs.write_csv(
+            args.jobs_out
+        )
+        console.print(f"per-job table → {args.jobs_out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -114,6 +205,22 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--host", default="127.0.0.1")
     u.add_argument("--port", type=int, default=3000)
     u.set_defaults(fn=cmd_ui)
+    s = sub.add_parser("simulate", help="simulate one scheduler on one workload and capacity trace")
+    s.add_argument(
+        "--jobs", required=True, help="JOBS.csv|parquet or warehouse:WORKLOAD (azure, borg2011, …)"
+    )
+    s.add_argument(
+        "--capacity", required=True, help="CAP.csv|parquet or random-walk:changes_per_hour=1,step=0.15"
+    )
+    s.add_argument("--machines", type=int, required=True)
+    s.add_argument("--cores", type=float, required=True)
+    s.add_argument("--horizon-s", type=float, required=True)
+    s.add_argument("--policy", default="ff")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
+    s.add_argument("--out", help="write the metric dict as JSON")
+    s.set_defaults(fn=cmd_simulate)
     return ap
 
 

@@ -1,0 +1,103 @@
+"""Simulator benchmarks: ``python -m sim.bench [engine]``.
+
+* Borg-scale: 600,000 jobs on 200 machines × 24 cores for 7 days, random walk at 8 changes/h. Jobs
+  resample (duration, cpu) pairs of the finished borg2011 task runs in the warehouse (CPU scaled to 24
+  cores), Poisson arrivals, durations scaled to an offered load of 80 % of the mean capacity.
+* Azure-scale: the embedded azure workload (100,488 jobs) on 1,000 machines × 24 cores for 30 days,
+  random walk at 1 change/h, step 0.15.
+
+Prints wall time, events/s and peak RSS. The warehouse must exist (``make run``); this dev tool reads it
+read-only, the simulator itself never touches DuckDB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import polars as pl
+
+from sim import random_walk, simulate
+from sim.workloads import bootstrap_jobs, offered_load, to_sim_jobs
+
+
+def _core_jobs(workload: str) -> pl.DataFrame:
+    import duckdb
+
+    from sim.paths import warehouse_path
+
+    path = warehouse_path()
+    if not path.exists():
+        raise SystemExit(f"{path} not found: run `make run` first")
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.sql(
+            f"select * from core_jobs where workload = '{workload}' order by submit_s, job_id"
+        ).pl()
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def case(
+    name: str, jobs: pl.DataFrame, machines: int, cores: int, horizon: float, freq: float, policy: str = "ff"
+) -> dict:
+    cap = random_walk(machines, horizon, changes_per_hour=freq, step=0.15, seed=0)
+    simulate(jobs.head(2000), cap, machines, cores, horizon, policy=policy)  # compile / warm up
+    t = time.perf_counter()
+    r = simulate(jobs, cap, machines, cores, horizon, policy=policy)
+    wall = time.perf_counter() - t
+    m = r.metrics
+    return {
+        "case": name,
+        "policy": policy,
+        "jobs": m["jobs"],
+        "events": r.events,
+        "wall_s": wall,
+        "events_per_s": r.events / wall,
+        "goodput": m["goodput"],
+        "terminations": m["terminations"],
+        "peak_rss_mb": _rss_mb(),
+    }
+
+
+def borg_scale_jobs(
+    n: int = 600_000, machines: int = 200, cores: int = 24, days: float = 7.0
+) -> pl.DataFrame:
+    borg = _core_jobs("borg2011").filter(~pl.col("censored"))
+    tmpl, _ = to_sim_jobs(borg, cores)
+    horizon = days * 86400
+    return bootstrap_jobs(tmpl, n, horizon, target_cores=0.8 * 0.7 * machines * cores, seed=0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="simulator benchmarks")
+    ap.add_argument("--policies", nargs="*", default=["ff"])
+    ap.add_argument("--skip-azure", action="store_true")
+    a = ap.parse_args()
+    rows = []
+    borg = borg_scale_jobs()
+    for p in a.policies:
+        rows.append(case("borg-scale 600k/200x24/7d/8ph", borg, 200, 24, 7 * 86400, 8.0, p))
+    if not a.skip_azure:
+        az, dropped = to_sim_jobs(_core_jobs("azure"), 24)
+        print(
+            f"azure: {az.height} jobs ({dropped} larger than a machine dropped), offered load "
+            f"{offered_load(az, 30 * 86400):.0f} cores of {1000 * 24 * 0.7:.0f} mean capacity"
+        )
+        for p in a.policies:
+            rows.append(case("azure 100k/1000x24/30d/1ph", az, 1000, 24, 30 * 86400, 1.0, p))
+    print(
+        f"{'case':32s} {'policy':8s} {'jobs':>8s} {'events':>9s} {'wall s':>7s} {'events/s':>10s} "
+        f"{'goodput':>8s} {'terms':>7s} {'RSS MB':>7s}"
+    )
+    for r in rows:
+        print(
+            f"{r['case']:32s} {r['policy']:8s} {r['jobs']:>8,d} {r['events']:>9,d} {r['wall_s']:>7.2f} "
+            f"{r['events_per_s']:>10,.0f} {r['goodput']:>8.4f} {r['terminations']:>7,d} {r['peak_rss_mb']:>7.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
