@@ -1,10 +1,28 @@
-"""Seeded capacity-trace generators (seeds 000 §3.4, 003 §4.1, 001 §5.1)."""
+"""Seeded capacity-trace generators.
+
+* :func:`random_walk` — thesis §3.4 / seed 003 §4.1: changes only at period boundaries, up/down/stay with
+  equal probability by ``step × machines``, within ``mean ± dynamic_range/2``.
+* :func:`random_uniform` — seed 003: each period uniform within the range.
+* :func:`risk_aware_walk` — seed 001 §5.1: ``M_avg ± M_ra``, step ``⌊M_ra/4⌋``, period φ; at a bound it
+  stays or moves inward with equal probability.
+* :func:`budget_trace` — constant carbon budget (thesis §2.1.2, seed 003 §3.2) or constant cost budget
+  (seed 003 §3.1): capacity per hour ∝ budget / signal, budget solved so the mean is the target.
+* :func:`stranded_trace` — seed 003 §3.3: full capacity only while the signal is at/below a threshold.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from sim.capacity import CapacityTrace
+
+HOUR = 3600.0
+
+
+def _bounds(machines: int, mean: float, dynamic_range: float) -> tuple[int, int]:
+    lb = int(round(max(mean - dynamic_range / 2, 0.0) * machines))
+    ub = int(round(min(mean + dynamic_range / 2, 1.0) * machines))
+    return lb, ub
 
 
 def random_walk(
@@ -16,34 +34,26 @@ def random_walk(
     mean: float = 0.7,
     seed: int = 0,
 ) -> CapacityTrace:
-    """Random walk of machines alive, changing only at period boundaries (period = 1 h / frequency).
-
-    Bounds are ``mean ± dynamic_range/2`` of ``machines`` (default [40%, 100%]); it starts at the mean;
-    at each boundary it moves up, down or stays with equal probability by ``round(step × machines)``
-    machines, reflecting at the bounds (a move that would cross a bound goes the other way).
-    """
-    if not changes_per_hour > 0:
+    """Random walk of machines alive (see module doc). It starts at the mean; a move that would leave the
+    range is reflected (goes the other way), then clipped to the range if the step exceeds it."""
+    if changes_per_hour <= 0:
         raise ValueError("changes_per_hour must be positive")
-    period = 3600.0 / changes_per_hour
-    lb = int(round((mean - dynamic_range / 2) * machines))
-    ub = int(round(min(mean + dynamic_range / 2, 1.0) * machines))
+    period = HOUR / changes_per_hour
+    lb, ub = _bounds(machines, mean, dynamic_range)
     delta = max(1, int(round(step * machines)))
     n = int(np.ceil(horizon_s / period))
-    rng = np.random.default_rng(seed)
-    moves = rng.integers(-1, 2, size=n)  # -1, 0, +1 equally likely
-    cur = int(round(mean * machines))
+    moves = np.random.default_rng(seed).integers(-1, 2, size=n)  # -1, 0, +1 equally likely
     out = np.empty(n, dtype=np.int64)
+    cur = int(round(mean * machines))
     for i in range(n):
         if i > 0:
             nxt = cur + moves[i] * delta
-            if nxt > ub or nxt < lb:  # reflect
-                nxt = cur - moves[i] * delta
-                nxt = min(max(nxt, lb), ub)
+            if nxt > ub or nxt < lb:
+                nxt = min(max(cur - moves[i] * delta, lb), ub)
             cur = nxt
         out[i] = cur
-    times = np.arange(n, dtype=np.float64) * period
     return CapacityTrace(
-        times,
+        np.arange(n) * period,
         out,
         machines,
         horizon_s,
@@ -51,4 +61,133 @@ def random_walk(
         "random_walk",
         {"changes_per_hour": changes_per_hour, "step": step, "dynamic_range": dynamic_range, "mean": mean},
         seed,
+    )
+
+
+def random_uniform(
+    machines: int,
+    horizon_s: float,
+    changes_per_hour: float = 1.0,
+    dynamic_range: float = 0.6,
+    mean: float = 0.7,
+    seed: int = 0,
+) -> CapacityTrace:
+    """Each period, machines alive drawn uniformly from the integer range ``[lb, ub]``."""
+    period = HOUR / changes_per_hour
+    lb, ub = _bounds(machines, mean, dynamic_range)
+    n = int(np.ceil(horizon_s / period))
+    out = np.random.default_rng(seed).integers(lb, ub + 1, size=n)
+    return CapacityTrace(
+        np.arange(n) * period,
+        out,
+        machines,
+        horizon_s,
+        period,
+        "random_uniform",
+        {"changes_per_hour": changes_per_hour, "dynamic_range": dynamic_range, "mean": mean},
+        seed,
+    )
+
+
+def risk_aware_walk(m_avg: int, m_ra: int, period_s: float, horizon_s: float, seed: int = 0) -> CapacityTrace:
+    """Seed 001 §5.1: walk in ``[M_avg − M_ra, M_avg + M_ra]`` with step ``⌊M_ra/4⌋`` every ``period_s``.
+
+    Inside the range: stay/up/down with probability 1/3 each; at a bound: stay or move inward, 1/2 each.
+    The platform has ``M_avg + M_ra`` machines."""
+    lo, hi = m_avg - m_ra, m_avg + m_ra
+    step = max(1, m_ra // 4)
+    n = int(np.ceil(horizon_s / period_s))
+    rng = np.random.default_rng(seed)
+    out = np.empty(n, dtype=np.int64)
+    cur = m_avg
+    for i in range(n):
+        if i > 0:
+            can_up, can_down = cur + step <= hi, cur - step >= lo
+            choices = [0] + ([step] if can_up else []) + ([-step] if can_down else [])
+            cur += choices[rng.integers(len(choices))]
+        out[i] = cur
+    return CapacityTrace(
+        np.arange(n) * period_s,
+        out,
+        hi,
+        horizon_s,
+        period_s,
+        "risk_aware_walk",
+        {"m_avg": m_avg, "m_ra": m_ra, "step": step},
+        seed,
+    )
+
+
+def _solve_budget(
+    signal: np.ndarray, machines: int, target_mean: float, floor: float
+) -> tuple[float, np.ndarray]:
+    """Budget B such that mean(clip(B / signal, floor, 1)) == target (bisection); non-positive signal
+    means free power (full capacity)."""
+    s = np.asarray(signal, dtype=np.float64)
+
+    def frac(b: float) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            f = np.where(s > 0, b / np.where(s > 0, s, 1.0), 1.0)
+        return np.clip(f, floor, 1.0)
+
+    if frac(0.0).mean() > target_mean:
+        raise ValueError(f"floor {floor} and free hours already exceed the target mean {target_mean}")
+    lo, hi = 0.0, float(np.nanmax(s[s > 0])) if np.any(s > 0) else 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if frac(mid).mean() < target_mean:
+            lo = mid
+        else:
+            hi = mid
+    b = (lo + hi) / 2
+    return b, frac(b)
+
+
+def budget_trace(
+    signal: np.ndarray,
+    machines: int,
+    kind: str = "carbon",
+    target_mean: float = 0.7,
+    floor: float = 0.0,
+    step_s: float = HOUR,
+    label: str = "",
+) -> CapacityTrace:
+    """Constant budget: capacity in hour h is ``clip(B / signal[h], floor, 1) × machines`` (rounded), with
+    B chosen so the mean fraction equals ``target_mean``. ``kind`` is ``carbon`` (signal gCO2/kWh) or
+    ``cost`` (USD/MWh; seed 003 uses a 20 % floor). Lower signal never gives fewer machines."""
+    b, f = _solve_budget(signal, machines, target_mean, floor)
+    alive = np.rint(f * machines).astype(np.int64)
+    return CapacityTrace(
+        np.arange(len(alive)) * step_s,
+        alive,
+        machines,
+        len(alive) * step_s,
+        step_s,
+        f"{kind}_budget",
+        {"budget": b, "target_mean": target_mean, "floor": floor, "label": label},
+        None,
+    )
+
+
+def stranded_trace(
+    signal: np.ndarray,
+    machines: int,
+    threshold: float,
+    base_fraction: float = 0.0,
+    step_s: float = HOUR,
+    label: str = "",
+) -> CapacityTrace:
+    """All machines on while ``signal <= threshold`` (e.g. price ≤ 0, or intensity below a percentile),
+    otherwise ``base_fraction × machines``."""
+    s = np.asarray(signal, dtype=np.float64)
+    alive = np.where(s <= threshold, machines, int(round(base_fraction * machines))).astype(np.int64)
+    return CapacityTrace(
+        np.arange(len(alive)) * step_s,
+        alive,
+        machines,
+        len(alive) * step_s,
+        step_s,
+        "stranded",
+        {"threshold": threshold, "base_fraction": base_fraction, "label": label},
+        None,
     )
