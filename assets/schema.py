@@ -188,3 +188,135 @@ CORE_TABLES = {
     s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
 }
 ALL_TABLES = {**CORE_TABLES, CORE_REJECTS.name: CORE_REJECTS, RAW_FILES.name: RAW_FILES}
+
+
+# ------------------------------------------------------------------------------- capacity / intervals
+CAPACITY_TRACES = TableSchema(
+    "capacity_traces",
+    "One row per capacity trace: how it was generated.",
+    (
+        Col("trace_id", "VARCHAR", "-", "stable id, e.g. rw-f1-s0.15-m1000-d30-seed0", False),
+        Col(
+            "generator",
+            "VARCHAR",
+            "-",
+            "random_walk, random_uniform, risk_aware_walk, carbon_budget, …",
+            False,
+        ),
+        Col("machines", "INTEGER", "machines", "platform size", False),
+        Col("horizon_s", "DOUBLE", "s", "trace length", False),
+        Col("period_s", "DOUBLE", "s", "change period (null if irregular)"),
+        Col("seed", "BIGINT", "-", "generator seed (null if deterministic)"),
+        Col("params_json", "VARCHAR", "-", "generator parameters", False),
+        Col("source", "VARCHAR", "-", "synthetic or the core table/series it came from", False),
+    ),
+    ("trace_id",),
+    (Range("positive_size", "machines <= 0 OR horizon_s <= 0"),),
+)
+
+CAPACITY_POINTS = TableSchema(
+    "capacity_points",
+    "Capacity step functions: machines alive from time_s until the next point of the same trace.",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("time_s", "DOUBLE", "s", "from the trace start", False),
+        Col("machines_alive", "INTEGER", "machines", "machines on (LIFO: indices 0…n−1)", False),
+    ),
+    ("trace_id", "time_s"),
+    (Range("nonnegative", "machines_alive < 0 OR time_s < 0"),),
+)
+
+CAPACITY_CHARACTERIZATION = TableSchema(
+    "capacity_characterization",
+    "Per trace: level, variability, steps and realized change frequency (fractions of machines).",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("mean_frac", "DOUBLE", "fraction", "time-weighted mean machines alive / machines", False),
+        Col("cv", "DOUBLE", "-", "coefficient of variation of machines alive"),
+        Col("min_frac", "DOUBLE", "fraction", "minimum", False),
+        Col("max_frac", "DOUBLE", "fraction", "maximum", False),
+        Col("dynamic_range", "DOUBLE", "fraction", "max − min", False),
+        Col("change_count", "BIGINT", "-", "number of changes", False),
+        Col("up_count", "BIGINT", "-", "increases", False),
+        Col("down_count", "BIGINT", "-", "decreases", False),
+        Col("step_mean_frac", "DOUBLE", "fraction", "mean |step| of changes", False),
+        Col("step_p50_frac", "DOUBLE", "fraction", "median |step|", False),
+        Col("step_max_frac", "DOUBLE", "fraction", "largest |step|", False),
+        Col("realized_changes_per_hour", "DOUBLE", "1/h", "changes per hour", False),
+        Col("intervals", "BIGINT", "-", "machine intervals under LIFO"),
+        Col("interval_mean_s", "DOUBLE", "s", "mean length of complete intervals"),
+    ),
+    ("trace_id",),
+)
+
+MACHINE_INTERVALS = TableSchema(
+    "machine_intervals",
+    "Maximal on-periods of each machine under LIFO termination.",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("machine", "INTEGER", "-", "machine index (0 = safest)", False),
+        Col("start_s", "DOUBLE", "s", "interval start", False),
+        Col("end_s", "DOUBLE", "s", "interval end (horizon if right-censored)", False),
+        Col("length_s", "DOUBLE", "s", "end − start", False),
+        Col("left_censored", "BOOLEAN", "-", "already on at time 0 (true start unknown)", False),
+        Col("right_censored", "BOOLEAN", "-", "still on at the horizon", False),
+    ),
+    ("trace_id", "machine", "start_s"),
+    (Range("positive_length", "length_s <= 0 OR end_s <> start_s + length_s"),),
+)
+
+MACHINE_INTER_CHANGE = TableSchema(
+    "machine_inter_change_times",
+    "Time between consecutive on/off changes of the same machine (SlackSched's input).",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("machine", "INTEGER", "-", "machine index", False),
+        Col("time_s", "DOUBLE", "s", "time of the later change", False),
+        Col("gap_s", "DOUBLE", "s", "time since the machine's previous change", False),
+    ),
+    ("trace_id", "machine", "time_s"),
+    (Range("positive_gap", "gap_s <= 0"),),
+)
+
+INTERVAL_SURVIVAL = TableSchema(
+    "interval_survival",
+    "Kaplan–Meier survival of interval length per trace (band −1: all machines; else machine-index band).",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("band", "INTEGER", "-", "−1 = all machines, else band index", False),
+        Col("machine_lo", "INTEGER", "-", "first machine of the band", False),
+        Col("machine_hi", "INTEGER", "-", "last machine of the band", False),
+        Col("time_s", "DOUBLE", "s", "interval length", False),
+        Col("survival", "DOUBLE", "probability", "S(time_s) = P(length > time_s)", False),
+    ),
+    ("trace_id", "band", "time_s"),
+    (Range("probability", "survival < 0 OR survival > 1"),),
+)
+
+INTERVAL_CONDITIONAL = TableSchema(
+    "interval_conditional",
+    "P(an interval with uptime u lasts d more seconds) on a grid, per trace (all machines).",
+    (
+        Col("trace_id", "VARCHAR", "-", "trace", False),
+        Col("uptime_s", "DOUBLE", "s", "time the interval has already lasted", False),
+        Col("duration_s", "DOUBLE", "s", "further time needed", False),
+        Col("p_survive", "DOUBLE", "probability", "S(u + d) / S(u)", False),
+        Col("mean_remaining_s", "DOUBLE", "s", "E[remaining | uptime] (restricted mean)", False),
+    ),
+    ("trace_id", "uptime_s", "duration_s"),
+    (Range("probability", "p_survive < 0 OR p_survive > 1"),),
+)
+
+CAPACITY_TABLES = {
+    s.name: s
+    for s in (
+        CAPACITY_TRACES,
+        CAPACITY_POINTS,
+        CAPACITY_CHARACTERIZATION,
+        MACHINE_INTERVALS,
+        MACHINE_INTER_CHANGE,
+        INTERVAL_SURVIVAL,
+        INTERVAL_CONDITIONAL,
+    )
+}
+ALL_TABLES.update(CAPACITY_TABLES)

@@ -59,6 +59,31 @@ def replace_table(
     return df.height
 
 
+def write_tables(
+    conn: duckdb.DuckDBPyConnection, tables: list[tuple[TableSchema, pl.DataFrame]]
+) -> dict[str, int]:
+    """Replace several tables in one transaction (all or nothing). Returns rows written per table."""
+    frames = []
+    for schema, df in tables:
+        missing = [c for c in schema.column_names if c not in df.columns]
+        if missing:
+            raise ValueError(f"{schema.name}: frame lacks columns {missing}")
+        frames.append((schema, df.select(schema.column_names).to_arrow()))
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        for i, (schema, arrow) in enumerate(frames):
+            conn.register(f"_new_{i}", arrow)
+            cols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in schema.columns)
+            conn.execute(schema.ddl())
+            conn.execute(f"INSERT INTO {schema.name} SELECT {cols} FROM _new_{i}")
+            conn.unregister(f"_new_{i}")
+        conn.execute("COMMIT")
+    except Exception:
+        conn.execute("ROLLBACK")
+        raise
+    return {schema.name: df.height for schema, df in tables}
+
+
 @dataclass
 class CheckOutcome:
     passed: bool

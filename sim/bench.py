@@ -71,11 +71,46 @@ def borg_scale_jobs(
     return bootstrap_jobs(tmpl, n, horizon, target_cores=0.8 * 0.7 * machines * cores, seed=0)
 
 
+def bench_intervals(n: int = 1_000_000, lookups: int = 1_000_000) -> None:
+    """KM fit + conditional table on ``n`` intervals; ``lookups`` vectorized p_survive queries."""
+    import numpy as np
+
+    from sim.intervals import IntervalModel
+
+    rng = np.random.default_rng(0)
+    length = rng.geometric(0.2, n) * 900.0 * rng.uniform(0.5, 1.5, n).round(2)
+    observed = rng.random(n) > 0.05
+    t = time.perf_counter()
+    model = IntervalModel.fit(length, observed)
+    tab = model.conditional_table(np.arange(0, 48) * 3600.0, np.arange(1, 73) * 3600.0)
+    model.mean_remaining(tab["uptime_s"].to_numpy())
+    fit_s = time.perf_counter() - t
+    u = rng.uniform(0, 86400, lookups)
+    d = rng.uniform(0, 86400, lookups)
+    t = time.perf_counter()
+    p = model.p_survive(u, d)
+    look_s = time.perf_counter() - t
+    t = time.perf_counter()
+    model.mean_remaining(u)
+    mr_s = time.perf_counter() - t
+    print(
+        f"KM fit + conditional table ({tab.height} cells) on {n:,} intervals: {fit_s:.3f} s   (target ≤ 1 s)"
+    )
+    print(
+        f"{lookups:,} p_survive lookups: {look_s:.3f} s ({lookups / look_s / 1e6:.1f} M/s)   (target ≤ 0.5 s)"
+    )
+    print(f"{lookups:,} mean_remaining lookups: {mr_s:.3f} s; mean p = {p.mean():.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="simulator benchmarks")
+    ap.add_argument("what", nargs="?", default="engine", choices=["engine", "intervals"])
     ap.add_argument("--policies", nargs="*", default=["ff"])
     ap.add_argument("--skip-azure", action="store_true")
     a = ap.parse_args()
+    if a.what == "intervals":
+        bench_intervals()
+        return
     rows = []
     borg = borg_scale_jobs()
     for p in a.policies:

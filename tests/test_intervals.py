@@ -65,6 +65,16 @@ def test_random_walk_statistics() -> None:
     assert np.array_equal(same.machines_alive, n)
 
 
+@pytest.mark.parametrize("step", [0.15, 0.3, 0.45, 0.6])
+@pytest.mark.parametrize("boundary", ["reflect", "clip"])
+def test_random_walk_long_run_mean_for_every_step(step: float, boundary: str) -> None:
+    tr = random_walk(1000, 200 * 86400, changes_per_hour=8, step=step, seed=11, boundary=boundary)
+    c = characterize(tr)
+    assert c["mean_frac"] == pytest.approx(0.7, abs=0.01)
+    assert c["step_max_frac"] == pytest.approx(step) and c["change_count"] > 1000
+    assert tr.machines_alive.min() >= 400 and tr.machines_alive.max() <= 1000
+
+
 def test_uniform_and_risk_aware_generators() -> None:
     u = random_uniform(100, 86400 * 10, changes_per_hour=2, seed=1)
     assert u.machines_alive.min() >= 40 and u.machines_alive.max() <= 100

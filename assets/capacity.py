@@ -1,0 +1,464 @@
+"""Capacity and intervals layers: capacity traces from generators and grid signals, their
+characterization, LIFO machine intervals and Kaplan–Meier survival tables (all computation in ``sim``).
+"""
+
+import json
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import dagster as dg
+import numpy as np
+import polars as pl
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from assets.core import md_table
+from assets.raw import POOL
+from assets.schema import (
+    CAPACITY_CHARACTERIZATION,
+    CAPACITY_POINTS,
+    CAPACITY_TRACES,
+    INTERVAL_CONDITIONAL,
+    INTERVAL_SURVIVAL,
+    MACHINE_INTER_CHANGE,
+    MACHINE_INTERVALS,
+    TableSchema,
+)
+from assets.warehouse import check_key, check_ranges, write_tables
+from sim.capacity import CapacityTrace
+from sim.generators import budget_trace, random_uniform, random_walk, risk_aware_walk, stranded_trace
+from sim.intervals import (
+    BandedIntervalModel,
+    IntervalModel,
+    characterize,
+    extract_intervals,
+    inter_change_times,
+    machine_state_changes,
+    on_time_per_machine,
+)
+
+DAY = 86400.0
+
+
+class CapacityConfig(dg.Config):
+    machines: int = Field(1000, description="platform size of the synthetic and grid-driven traces")
+    days: float = Field(30.0, description="length of the synthetic random-walk traces")
+    frequencies: list[float] = Field([0.25, 0.5, 1.0, 2.0, 4.0, 8.0], description="changes per hour")
+    steps: list[float] = Field([0.15, 0.3, 0.45, 0.6], description="step sizes (fraction of machines)")
+    dynamic_range: float = 0.6
+    mean: float = 0.7
+    seed: int = 0
+    carbon: list[str] = Field(
+        ["CAISO:electricitymaps:2024-04", "ERCOT:electricitymaps:2024-04", "MISO:eia930:2022-04"],
+        description="GRID:SOURCE:YYYY-MM months from core_grid_carbon for constant-carbon-budget traces",
+    )
+    prices: list[str] = Field(
+        ["ERCOT:HB_HUBAVG:2024-04", "CAISO:TH_NP15_GEN-APND:2024-04"],
+        description="MARKET:NODE:YYYY-MM months from core_power_price for cost-budget and stranded traces",
+    )
+    cost_floor: float = 0.2
+    stranded_percentile: float = Field(
+        10.0, description="intensity percentile below which power is 'stranded'"
+    )
+
+
+def _month_bounds(month: str) -> tuple[datetime, datetime]:
+    y, m = (int(x) for x in month.split("-"))
+    return datetime(y, m, 1, tzinfo=UTC), datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=UTC)
+
+
+def _hourly(conn, sql: str, params: list, start: datetime, end: datetime, what: str) -> np.ndarray:
+    """Hourly values over [start, end) with missing hours filled forward (then backward)."""
+    df = conn.sql(sql, params=params).pl()
+    if df.height == 0:
+        raise dg.Failure(f"no rows for {what} in {start:%Y-%m}")
+    hours = pl.DataFrame(
+        {"ts": pl.datetime_range(start, end, "1h", closed="left", time_zone="UTC", eager=True)}
+    )
+    df = df.rename({df.columns[0]: "ts", df.columns[1]: "v"}).with_columns(
+        pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us")
+    )
+    full = hours.join(df, on="ts", how="left")
+    return full["v"].fill_null(strategy="forward").fill_null(strategy="backward").to_numpy()
+
+
+def _series_sql(table: str, value: str, keys: list[str]) -> str:
+    where = " AND ".join(f"{k} = ?" for k in keys)
+    return f"SELECT ts_utc, {value} FROM {table} WHERE {where} AND ts_utc >= ? AND ts_utc < ? ORDER BY ts_utc"
+
+
+def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, CapacityTrace]]:
+    """Yield ``(trace_id, source, trace)`` for every configured trace."""
+    horizon = cfg.days * DAY
+    for f in cfg.frequencies:
+        for s in cfg.steps:
+            tid = f"rw-f{f:g}-s{s:g}-m{cfg.machines}-d{cfg.days:g}-seed{cfg.seed}"
+            yield (
+                tid,
+                "synthetic",
+                random_walk(cfg.machines, horizon, f, s, cfg.dynamic_range, cfg.mean, cfg.seed),
+            )
+    yield (
+        f"ru-f1-m{cfg.machines}-d{cfg.days:g}-seed{cfg.seed}",
+        "synthetic",
+        random_uniform(cfg.machines, horizon, 1.0, cfg.dynamic_range, cfg.mean, cfg.seed),
+    )
+    yield (
+        f"ra-avg24-ra8-p1200-d21-seed{cfg.seed}",
+        "synthetic",
+        risk_aware_walk(24, 8, 1200.0, 21 * DAY, cfg.seed),
+    )
+    for spec in cfg.carbon:
+        grid, source, month = spec.split(":")
+        start, end = _month_bounds(month)
+        ci = _hourly(
+            conn,
+            _series_sql("core_grid_carbon", "gco2_per_kwh", ["grid", "source"]),
+            [grid, source, start, end],
+            start,
+            end,
+            f"core_grid_carbon {grid}/{source}",
+        )
+        label = f"{grid}:{source}:{month}"
+        yield (
+            f"carbon-{grid}-{source}-{month}-m{cfg.machines}",
+            f"core_grid_carbon {label}",
+            budget_trace(ci, cfg.machines, "carbon", cfg.mean, 0.0, label=label),
+        )
+        thr = float(np.percentile(ci, cfg.stranded_percentile))
+        yield (
+            f"stranded-ci-p{cfg.stranded_percentile:g}-{grid}-{source}-{month}-m{cfg.machines}",
+            (f"core_grid_carbon {label}"),
+            stranded_trace(ci, cfg.machines, thr, label=label),
+        )
+    for spec in cfg.prices:
+        market, node, month = spec.split(":")
+        start, end = _month_bounds(month)
+        price = _hourly(
+            conn,
+            _series_sql("core_power_price", "usd_per_mwh", ["market", "node"]),
+            [market, node, start, end],
+            start,
+            end,
+            f"core_power_price {market}/{node}",
+        )
+        label = f"{market}:{node}:{month}"
+        yield (
+            f"cost-{market}-{month}-m{cfg.machines}",
+            f"core_power_price {label}",
+            budget_trace(price, cfg.machines, "cost", cfg.mean, cfg.cost_floor, label=label),
+        )
+        yield (
+            f"stranded-price-{market}-{month}-m{cfg.machines}",
+            f"core_power_price {label}",
+            stranded_trace(price, cfg.machines, 0.0, label=label),
+        )
+
+
+def load_traces(conn) -> dict[str, CapacityTrace]:
+    """Every trace stored in ``capacity_traces`` / ``capacity_points`` as :class:`CapacityTrace`."""
+    meta = conn.sql("SELECT * FROM capacity_traces ORDER BY trace_id").pl()
+    pts = conn.sql("SELECT * FROM capacity_points ORDER BY trace_id, time_s").pl()
+    out = {}
+    for tid, part in pts.group_by("trace_id", maintain_order=True):
+        m = meta.filter(pl.col("trace_id") == tid[0]).row(0, named=True)
+        out[tid[0]] = CapacityTrace(
+            part["time_s"].to_numpy(),
+            part["machines_alive"].to_numpy(),
+            m["machines"],
+            m["horizon_s"],
+            m["period_s"],
+            m["generator"],
+            json.loads(m["params_json"]),
+            m["seed"],
+        )
+    return out
+
+
+@dg.asset(
+    group_name="capacity",
+    pool=POOL,
+    kinds={"duckdb", "numpy"},
+    deps=["core_grid_carbon", "core_power_price"],
+    code_version="1",
+    description="Capacity traces: the synthetic random-walk grid (frequencies × steps), random uniform, "
+    "risk-aware walk, constant carbon/cost budgets and stranded-power traces from grid data.",
+)
+def capacity_traces(
+    context: dg.AssetExecutionContext, config: CapacityConfig, duckdb: DuckDBResource
+) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    meta, points = [], []
+    with duckdb.get_connection() as conn:
+        for tid, source, tr in build_traces(conn, config):
+            meta.append(
+                dict(
+                    trace_id=tid,
+                    generator=tr.generator,
+                    machines=tr.machines,
+                    horizon_s=tr.horizon_s,
+                    period_s=tr.period_s,
+                    seed=tr.seed,
+                    params_json=json.dumps(tr.params, sort_keys=True),
+                    source=source,
+                )
+            )
+            points.append(
+                pl.DataFrame({"trace_id": tid, "time_s": tr.time_s, "machines_alive": tr.machines_alive})
+            )
+        mdf = pl.DataFrame(meta, schema_overrides={"period_s": pl.Float64, "seed": pl.Int64})
+        pdf = pl.concat(points)
+        write_tables(conn, [(CAPACITY_TRACES, mdf), (CAPACITY_POINTS, pdf)])
+    context.log.info(f"{mdf.height} traces, {pdf.height} points")
+    return dg.MaterializeResult(
+        metadata={
+            "traces": mdf.height,
+            "dagster/row_count": pdf.height,
+            "seconds": round(time.perf_counter() - t0, 2),
+            "by_generator": md_table(mdf.group_by("generator").len().sort("generator")),
+        }
+    )
+
+
+@dg.asset(
+    group_name="capacity",
+    pool=POOL,
+    kinds={"duckdb"},
+    deps=[capacity_traces],
+    code_version="1",
+    description="Per trace: mean, CV, min/max, dynamic range, change counts, step sizes, realized frequency.",
+)
+def capacity_characterization(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    rows = []
+    with duckdb.get_connection() as conn:
+        for tid, tr in load_traces(conn).items():
+            iv = extract_intervals(tr)
+            done = iv.filter(~pl.col("left_censored") & ~pl.col("right_censored"))
+            rows.append(
+                {
+                    "trace_id": tid,
+                    **characterize(tr),
+                    "intervals": iv.height,
+                    "interval_mean_s": float(done["length_s"].mean()) if done.height else None,
+                }
+            )
+        df = pl.DataFrame(rows, schema_overrides={"interval_mean_s": pl.Float64})
+        write_tables(conn, [(CAPACITY_CHARACTERIZATION, df)])
+    view = df.select("trace_id", "mean_frac", "cv", "dynamic_range", "realized_changes_per_hour", "intervals")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": df.height,
+            "traces": md_table(view.with_columns(pl.col(pl.Float64).round(3))),
+        }
+    )
+
+
+@dg.asset(
+    group_name="intervals",
+    pool=POOL,
+    kinds={"duckdb"},
+    deps=[capacity_traces],
+    code_version="1",
+    description="Machine intervals under LIFO termination and per-machine inter-change times, per trace.",
+)
+def machine_intervals(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    ivs, gaps = [], []
+    with duckdb.get_connection() as conn:
+        for tid, tr in load_traces(conn).items():
+            iv = extract_intervals(tr)
+            ivs.append(iv.with_columns(pl.lit(tid).alias("trace_id")))
+            gaps.append(
+                inter_change_times(machine_state_changes(tr)).with_columns(pl.lit(tid).alias("trace_id"))
+            )
+        iv_all, gap_all = pl.concat(ivs), pl.concat(gaps)
+        write_tables(conn, [(MACHINE_INTERVALS, iv_all), (MACHINE_INTER_CHANGE, gap_all)])
+    context.log.info(f"{iv_all.height} intervals, {gap_all.height} inter-change times")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": iv_all.height,
+            "inter_change_rows": gap_all.height,
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
+    )
+
+
+class SurvivalConfig(dg.Config):
+    bands: int = Field(10, description="machine-index bands with their own survival curve")
+    uptimes_h: list[float] = Field(
+        [0, 0.25, 0.5, 1, 2, 4, 8, 12, 24, 48], description="conditional table rows"
+    )
+    durations_h: list[float] = Field(
+        [0.25, 0.5, 1, 2, 4, 8, 12, 24, 48, 72], description="conditional table columns"
+    )
+
+
+@dg.asset(
+    group_name="intervals",
+    pool=POOL,
+    kinds={"duckdb", "statsmodels"},
+    deps=[machine_intervals],
+    code_version="1",
+    description="Kaplan–Meier survival of interval length (all machines and per index band) and the "
+    "conditional table P(remaining ≥ d | uptime u), per trace.",
+)
+def interval_survival(
+    context: dg.AssetExecutionContext, config: SurvivalConfig, duckdb: DuckDBResource
+) -> dg.MaterializeResult:
+    t0 = time.perf_counter()
+    curves, conds = [], []
+    up = np.asarray(config.uptimes_h) * 3600
+    du = np.asarray(config.durations_h) * 3600
+    with duckdb.get_connection() as conn:
+        machines = dict(conn.sql("SELECT trace_id, machines FROM capacity_traces").fetchall())
+        iv_all = conn.sql("SELECT * FROM machine_intervals").pl()
+        for (tid,), iv in iv_all.group_by("trace_id", maintain_order=True):
+            usable = iv.filter(~pl.col("left_censored")).height > 0
+            model = IntervalModel.from_intervals(iv, include_left_censored=not usable)
+            c = model.curve().with_columns(
+                pl.lit(tid).alias("trace_id"),
+                pl.lit(-1).alias("band"),
+                pl.lit(0).alias("machine_lo"),
+                pl.lit(machines[tid] - 1).alias("machine_hi"),
+            )
+            curves.append(c)
+            banded = BandedIntervalModel.from_intervals(iv, machines[tid], min(config.bands, machines[tid]))
+            for b, m in enumerate(banded.models):
+                curves.append(
+                    m.curve().with_columns(
+                        pl.lit(tid).alias("trace_id"),
+                        pl.lit(b).alias("band"),
+                        pl.lit(int(banded.edges[b])).alias("machine_lo"),
+                        pl.lit(int(banded.edges[b + 1]) - 1).alias("machine_hi"),
+                    )
+                )
+            tab = model.conditional_table(up, du)
+            conds.append(
+                tab.with_columns(
+                    pl.lit(tid).alias("trace_id"),
+                    pl.Series("mean_remaining_s", model.mean_remaining(tab["uptime_s"].to_numpy())),
+                )
+            )
+        cdf = pl.concat(curves, how="vertical_relaxed")
+        tdf = pl.concat(conds)
+        write_tables(conn, [(INTERVAL_SURVIVAL, cdf), (INTERVAL_CONDITIONAL, tdf)])
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": cdf.height,
+            "conditional_rows": tdf.height,
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
+    )
+
+
+capacity_assets = [capacity_traces, capacity_characterization, machine_intervals, interval_survival]
+
+
+# ---------------------------------------------------------------------------------------------- checks
+def _key_and_ranges(schema: TableSchema, asset: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
+    @dg.asset_check(
+        asset=asset, name=f"{schema.name}_key", blocking=True, description=f"unique non-null {schema.key}"
+    )
+    def _key(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        with duckdb.get_connection() as conn:
+            o = check_key(conn, schema)
+        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+
+    out = [_key]
+    if schema.ranges:
+
+        @dg.asset_check(asset=asset, name=f"{schema.name}_ranges", blocking=True, description="value ranges")
+        def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+            with duckdb.get_connection() as conn:
+                o = check_ranges(conn, schema)
+            return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+
+        out.append(_ranges)
+    return out
+
+
+@dg.asset_check(
+    asset=capacity_traces,
+    name="within_bounds_and_steps",
+    blocking=True,
+    description="0 ≤ machines_alive ≤ machines; synthetic traces change only at period "
+    "boundaries and by at most their step size",
+)
+def capacity_within_bounds(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    problems = []
+    with duckdb.get_connection() as conn:
+        for tid, tr in load_traces(conn).items():
+            if tr.machines_alive.min() < 0 or tr.machines_alive.max() > tr.machines:
+                problems.append(f"{tid}: outside [0, {tr.machines}]")
+            if tr.period_s:
+                ratio = tr.time_s / tr.period_s
+                if not np.allclose(ratio, np.round(ratio)):
+                    problems.append(f"{tid}: change off a period boundary")
+            step = tr.params.get("step")
+            if step is not None and tr.generator == "random_walk":
+                limit = max(1, round(step * tr.machines))
+            elif tr.generator == "risk_aware_walk":
+                limit = tr.params["step"]
+            else:
+                limit = None
+            if limit is not None and np.abs(np.diff(tr.machines_alive)).max(initial=0) > limit:
+                problems.append(f"{tid}: a step exceeds {limit}")
+    return dg.AssetCheckResult(
+        passed=not problems,
+        description="; ".join(problems[:5]) or "all traces in bounds",
+        metadata={"problems": len(problems)},
+    )
+
+
+@dg.asset_check(
+    asset=machine_intervals,
+    name="intervals_tile_on_time",
+    blocking=True,
+    description="per machine, the interval lengths add up to its on-time in the capacity trace",
+)
+def intervals_tile_on_time(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    worst = 0.0
+    with duckdb.get_connection() as conn:
+        traces = load_traces(conn)
+        sums = conn.sql("SELECT trace_id, machine, sum(length_s) s FROM machine_intervals GROUP BY ALL").pl()
+    for tid, tr in traces.items():
+        on = on_time_per_machine(tr)
+        got = np.zeros(tr.machines)
+        part = sums.filter(pl.col("trace_id") == tid)
+        got[part["machine"].to_numpy()] = part["s"].to_numpy()
+        worst = max(worst, float(np.abs(got - on).max()))
+    return dg.AssetCheckResult(
+        passed=worst < 1e-6,
+        description=f"max |Σ lengths − on-time| = {worst:.3g} s",
+        metadata={"max_abs_diff_s": worst},
+    )
+
+
+@dg.asset_check(
+    asset=interval_survival,
+    name="survival_monotone",
+    blocking=True,
+    description="every survival curve lies in [0, 1] and never increases",
+)
+def survival_monotone(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    with duckdb.get_connection() as conn:
+        bad = conn.sql(
+            """SELECT count(*) FROM (
+                 SELECT survival - lag(survival) OVER (PARTITION BY trace_id, band ORDER BY time_s) d, survival
+                 FROM interval_survival) WHERE d > 1e-12 OR survival < 0 OR survival > 1"""
+        ).fetchall()[0][0]
+    return dg.AssetCheckResult(
+        passed=bad == 0, description=f"{bad} violating points", metadata={"violations": bad}
+    )
+
+
+capacity_checks = [
+    *_key_and_ranges(CAPACITY_TRACES, capacity_traces),
+    *_key_and_ranges(CAPACITY_POINTS, capacity_traces),
+    *_key_and_ranges(MACHINE_INTERVALS, machine_intervals),
+    *_key_and_ranges(INTERVAL_CONDITIONAL, interval_survival),
+    capacity_within_bounds,
+    intervals_tile_on_time,
+    survival_monotone,
+]

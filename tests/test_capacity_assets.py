@@ -1,0 +1,69 @@
+"""materialize() of the capacity and intervals groups on a small configuration over the samples."""
+
+from __future__ import annotations
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+
+from assets.capacity import capacity_assets, capacity_checks, load_traces
+from assets.core import core_assets
+from assets.raw import raw_assets
+from pipelines.resources import DownloaderResource
+
+SMALL = {
+    "machines": 50,
+    "days": 3.0,
+    "frequencies": [1.0, 8.0],
+    "steps": [0.15, 0.6],
+}
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("cap")
+    db = d / "w.duckdb"
+    res = dg.materialize(
+        [*raw_assets, *core_assets, *capacity_assets, *capacity_checks],
+        resources={
+            "duckdb": DuckDBResource(database=str(db)),
+            "downloader": DownloaderResource(cache_dir=str(d / "raw")),
+        },
+        run_config={"ops": {"capacity_traces": {"config": SMALL}}},
+    )
+    return res, db
+
+
+def test_capacity_groups_materialize_with_green_checks(result) -> None:
+    res, db = result
+    assert res.success
+    evals = [e.event_specific_data for e in res.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    cap_checks = [
+        e for e in evals if e.asset_key.to_user_string() in {a.key.to_user_string() for a in capacity_assets}
+    ]
+    assert len(cap_checks) == 11 and all(e.passed for e in cap_checks), [
+        (e.check_name, e.passed) for e in cap_checks
+    ]
+    con = duckdb.connect(str(db), read_only=True)
+    ids = [r[0] for r in con.execute("select trace_id from capacity_traces order by 1").fetchall()]
+    assert (
+        len(ids) == 4 + 2 + 3 * 2 + 2 * 2
+    )  # walks, uniform + risk-aware, carbon (+stranded), prices (+stranded)
+    assert "carbon-CAISO-electricitymaps-2024-04-m50" in ids and "carbon-MISO-eia930-2022-04-m50" in ids
+    mean = con.execute(
+        "select mean_frac from capacity_characterization where trace_id like 'carbon-ERCOT%'"
+    ).fetchall()[0][0]
+    assert mean == pytest.approx(0.7, abs=0.01)
+    # CV of carbon-driven capacity: MISO (coal/gas, steady) < ERCOT < CAISO (solar), as in the thesis
+    cv = dict(
+        con.execute(
+            "select split_part(trace_id, '-', 2), cv from capacity_characterization where trace_id like 'carbon-%'"
+        ).fetchall()
+    )
+    assert cv["MISO"] < cv["ERCOT"] < cv["CAISO"]
+    n_iv = con.execute("select count(*) from machine_intervals").fetchall()[0][0]
+    assert n_iv > 100
+    assert con.execute("select count(*) from interval_survival where band = -1").fetchall()[0][0] > 0
+    traces = load_traces(con)
+    assert set(traces) == set(ids) and traces[ids[0]].machines in (50, 32)
