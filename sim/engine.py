@@ -24,6 +24,8 @@ fit, since free capacity only shrank).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
@@ -145,6 +147,95 @@ def _heap_pop(ht, hj, n):
     return t, j, n
 
 
+# ------------------------------------------------------------------------------ admission predicates
+PRED_NONE, PRED_IAS, PRED_ORACLE = 0, 1, 2
+H2_FLAG, H3_FLAG, H4_FLAG = 1, 2, 4
+
+
+@njit(cache=True)
+def _surv(times, surv, n, x):
+    """S(x) of a step-function survival curve with n knots."""
+    if n == 0:
+        return 1.0
+    k = np.searchsorted(times[:n], x, side="right") - 1
+    if k < 0:
+        return 1.0
+    return surv[k]
+
+
+@njit(cache=True)
+def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
+    """E[remaining | uptime u], restricted to maxt (same formula as IntervalModel.mean_remaining)."""
+    if u >= maxt:
+        return 0.0
+    su = _surv(times, surv, n, u)
+    if su <= 0.0:
+        return 0.0
+    k = np.searchsorted(knots[:nk], u, side="right") - 1
+    if k < 0:
+        k = 0
+    if k > nk - 2:
+        k = nk - 2
+    area = tail[k + 1] + su * (knots[k + 1] - u)
+    return area / su
+
+
+@njit(cache=True)
+def _admit(
+    pred,
+    j,
+    m,
+    t,
+    duration,
+    jflag,
+    period,
+    a_thresh,
+    p90,
+    up_since,
+    mt,
+    ms,
+    mn,
+    mk,
+    mtl,
+    mkn,
+    mmax,
+    epoch_s,
+    iv_ptr,
+    iv_end,
+):
+    if pred == PRED_ORACLE:
+        # the machine's current interval must outlast the job (future capacity is known)
+        lo = iv_ptr[m]
+        hi = iv_ptr[m + 1]
+        k = lo + np.searchsorted(iv_end[lo:hi], t, side="right")
+        if k >= hi:
+            return False
+        return t + duration[j] <= iv_end[k]
+    f = jflag[j]
+    if f == 0:
+        return True
+    d = duration[j]
+    if (f & H2_FLAG) != 0 and d <= period:
+        phase = t - np.floor(t / period) * period
+        return (period - phase) > d or phase == 0.0
+    e = 0
+    if epoch_s > 0:
+        e = int(t // epoch_s)
+        if e >= mn.shape[0]:
+            e = mn.shape[0] - 1
+    u = t - up_since[m]
+    if (f & H3_FLAG) != 0 and d > p90:
+        if _mean_remaining(mt[e], ms[e], mn[e], mk[e], mtl[e], mkn[e], mmax[e], u) < d:
+            return False
+    if (f & H4_FLAG) != 0:
+        su = _surv(mt[e], ms[e], mn[e], u)
+        if su <= 0.0:
+            return False
+        if _surv(mt[e], ms[e], mn[e], u + d) / su < a_thresh:
+            return False
+    return True
+
+
 def _pow2(n: int) -> int:
     p = 1
     while p < max(n, 1):
@@ -172,8 +263,40 @@ def _kernel(
     qsize0,
     record_ts,
     check,
+    pred,
+    job_lo,
+    job_hi,
+    jflag,
+    period,
+    a_thresh,
+    p90,
+    mt,
+    ms,
+    mn,
+    mk,
+    mtl,
+    mkn,
+    mmax,
+    epoch_s,
+    iv_ptr,
+    iv_end,
+    full_rescan,
 ):
     n = submit.shape[0]
+    up_since = np.zeros(n_machines)
+    # IAS wake-ups: a refused job can only become admissible when capacity is freed, at a period boundary
+    # (H2), at a model epoch change, or when some machine's uptime crosses a knot of the survival curve
+    # (S(u) drops, so S(u+d)/S(u) and the mean remaining can rise). next_cross[m] is that next crossing.
+    any_h2 = False
+    for jj in range(n):
+        if (jflag[jj] & H2_FLAG) != 0:
+            any_h2 = True
+            break
+    next_cross = np.full(n_machines, np.inf)
+    knot_idx = np.zeros(n_machines, np.int64)
+    last_epoch = 0
+    last_boundary = -1.0
+    next_wake = INF  # IAS: the next time a refused job may become admissible (an event of its own)
     np.random.seed(seed)
     # ---- per-job state
     first_start = np.full(n, -1.0)
@@ -234,6 +357,8 @@ def _kernel(
             t = cap_t[ci]
         if si < n and submit[si] < t:
             t = submit[si]
+        if next_wake < t and qtail > qhead:
+            t = next_wake
         if t >= horizon:
             break
         events += 1
@@ -279,6 +404,9 @@ def _kernel(
                 while n_alive < target and m < n_machines:
                     if not alive[m]:
                         alive[m] = True
+                        up_since[m] = t
+                        knot_idx[m] = 0
+                        next_cross[m] = np.inf
                         n_alive += 1
                         alive_cores += machine_cores
                         _mt_set(mtree, msize, m, free_c[m])
@@ -422,14 +550,85 @@ def _kernel(
             qtail += 1
             si += 1
         # ------------------------------------------------------------- 4. scheduling pass
-        lo = qhead if freed else new_from
+        # IAS admission depends on time: wake (rescan the whole queue) when it may have become true
+        if pred == PRED_IAS:
+            e = 0
+            if epoch_s > 0:
+                e = int(t // epoch_s)
+                if e >= mn.shape[0]:
+                    e = mn.shape[0] - 1
+            if e != last_epoch:
+                last_epoch = e
+                freed = True
+                for mm in range(n_machines):
+                    knot_idx[mm] = 0
+                    next_cross[mm] = np.inf
+            if any_h2:
+                b = np.floor(t / period) * period
+                if b != last_boundary:
+                    last_boundary = b
+                    freed = True
+            kn = mn[e]
+            for mm in range(n_machines):
+                if not alive[mm]:
+                    continue
+                if next_cross[mm] == np.inf or t >= next_cross[mm]:
+                    u = t - up_since[mm]
+                    k = np.searchsorted(mt[e, :kn], u, side="right")
+                    if k != knot_idx[mm]:
+                        knot_idx[mm] = k
+                        freed = True
+                    next_cross[mm] = up_since[mm] + mt[e, k] if k < kn else np.inf
+                    if next_cross[mm] == np.inf:
+                        next_cross[mm] = 1e300  # past the last knot: nothing more to cross
+            next_wake = 1e300
+            for mm in range(n_machines):
+                if alive[mm] and next_cross[mm] < next_wake:
+                    next_wake = next_cross[mm]
+            if any_h2:
+                nb = (np.floor(t / period) + 1.0) * period
+                if nb < next_wake:
+                    next_wake = nb
+            if epoch_s > 0:
+                ne = (np.floor(t / epoch_s) + 1.0) * epoch_s
+                if ne < next_wake:
+                    next_wake = ne
+        lo = qhead if (freed or full_rescan) else new_from
         pos = _qt_first_le(qtree, qsize, lo, mtree[1])
         while pos >= 0:
             j = qjob[pos]
-            m = _mt_first_ge(mtree, msize, 0, cores[j])
-            if use_mem:
-                while m >= 0 and free_m[m] < mem[j]:
-                    m = _mt_first_ge(mtree, msize, m + 1, cores[j]) if m + 1 < msize else -1
+            m = _mt_first_ge(mtree, msize, job_lo[j], cores[j])
+            while m >= 0:
+                if m >= job_hi[j]:
+                    m = -1
+                    break
+                ok = not use_mem or free_m[m] >= mem[j]
+                if ok and pred != PRED_NONE:
+                    ok = _admit(
+                        pred,
+                        j,
+                        m,
+                        t,
+                        duration,
+                        jflag,
+                        period,
+                        a_thresh,
+                        p90,
+                        up_since,
+                        mt,
+                        ms,
+                        mn,
+                        mk,
+                        mtl,
+                        mkn,
+                        mmax,
+                        epoch_s,
+                        iv_ptr,
+                        iv_end,
+                    )
+                if ok:
+                    break
+                m = _mt_first_ge(mtree, msize, m + 1, cores[j]) if m + 1 < msize else -1
             if m >= 0:
                 # start j on m
                 qjob[pos] = -1
@@ -507,6 +706,80 @@ def _kernel(
     return first_start, end, attempts, terms, status, scalars, ts_t[:ts_n], ts_alive[:ts_n], ts_used[:ts_n]
 
 
+@dataclass
+class Admission:
+    """Per-(job, machine) admission rules for the scheduling pass (engine index order).
+
+    ``job_lo/job_hi``: allowed machine index range per job; ``jflag``: H2/H3/H4 bits per job; survival
+    models per epoch as padded 2-D arrays (``epoch_s`` > 0: model ``floor(t / epoch_s)`` applies at t);
+    ``iv_ptr/iv_end``: per-machine sorted interval ends (CSR) for the Oracle.
+    """
+
+    pred: int = PRED_NONE
+    job_lo: np.ndarray | None = None
+    job_hi: np.ndarray | None = None
+    jflag: np.ndarray | None = None
+    period_s: float = 3600.0
+    a_thresh: float = 0.0
+    p90_s: float = np.inf
+    models: list | None = None  # list of IntervalModel, one per epoch
+    epoch_s: float = 0.0
+    iv_ptr: np.ndarray | None = None
+    iv_end: np.ndarray | None = None
+    full_rescan: bool = False  # tests: rescan the whole queue at every instant (must not change results)
+
+    def arrays(self, n: int, machines: int) -> tuple:
+        lo = np.zeros(n, np.int64) if self.job_lo is None else np.ascontiguousarray(self.job_lo, np.int64)
+        hi = (
+            np.full(n, machines, np.int64)
+            if self.job_hi is None
+            else np.ascontiguousarray(self.job_hi, np.int64)
+        )
+        fl = np.zeros(n, np.int8) if self.jflag is None else np.ascontiguousarray(self.jflag, np.int8)
+        models = self.models or []
+        e = max(len(models), 1)
+        width = max([len(m.times) for m in models] + [1])
+        mt = np.zeros((e, width))
+        ms = np.zeros((e, width))
+        mn = np.zeros(e, np.int64)
+        mk = np.zeros((e, width + 2))
+        mtl = np.zeros((e, width + 2))
+        mkn = np.zeros(e, np.int64)
+        mmax = np.zeros(e)
+        for i, m in enumerate(models):
+            k = len(m.times)
+            mt[i, :k], ms[i, :k], mn[i] = m.times, m.surv, k
+            knots, tail = m._tail_area()
+            mk[i, : len(knots)], mtl[i, : len(tail)], mkn[i] = knots, tail, len(knots)
+            mmax[i] = m.max_time
+        ptr = (
+            np.zeros(machines + 1, np.int64)
+            if self.iv_ptr is None
+            else np.ascontiguousarray(self.iv_ptr, np.int64)
+        )
+        end = np.zeros(1) if self.iv_end is None else np.ascontiguousarray(self.iv_end, np.float64)
+        return (
+            int(self.pred),
+            lo,
+            hi,
+            fl,
+            float(self.period_s),
+            float(self.a_thresh),
+            float(self.p90_s),
+            mt,
+            ms,
+            mn,
+            mk,
+            mtl,
+            mkn,
+            mmax,
+            float(self.epoch_s),
+            ptr,
+            end,
+            bool(self.full_rescan),
+        )
+
+
 def run_kernel(
     submit: np.ndarray,
     duration: np.ndarray,
@@ -523,6 +796,7 @@ def run_kernel(
     record_ts: bool = False,
     check: bool = False,
     row: np.ndarray | None = None,
+    admission: Admission | None = None,
 ) -> tuple:
     """Run the compiled engine on jobs sorted by submit time (ties in input order). See module doc."""
     if termination not in TERMINATION_CODES:
@@ -551,4 +825,5 @@ def run_kernel(
         _pow2(max(2 * n, 64)),
         bool(record_ts),
         bool(check),
+        *(admission or Admission()).arrays(n, int(n_machines)),
     )

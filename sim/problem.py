@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 
 from sim.capacity import CapacityTrace
-from sim.engine import run_kernel
+from sim.engine import Admission, run_kernel
 from sim.metrics import EngineOutput
 
 
@@ -100,8 +100,24 @@ def _unsort(order: np.ndarray, arr: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_first_fit(problem: Problem, termination: str, seed: int) -> RunArtifacts:
-    """Run the compiled First-Fit engine and return outputs in input row order."""
+def run_first_fit(
+    problem: Problem, termination: str, seed: int, admission: Admission | None = None
+) -> RunArtifacts:
+    """Run the compiled First-Fit engine and return outputs in input row order.
+
+    ``admission`` arrays are given in input row order; they are reordered for the engine here."""
+    if admission is not None:
+        o = problem.order
+        admission = Admission(
+            **{
+                **admission.__dict__,
+                **{
+                    k: getattr(admission, k)[o]
+                    for k in ("job_lo", "job_hi", "jflag")
+                    if getattr(admission, k) is not None
+                },
+            }
+        )
     o = problem.order
     cap = problem.capacity
     fs, end, att, terms, status, sc, tst, tsa, tsu = run_kernel(
@@ -120,6 +136,7 @@ def run_first_fit(problem: Problem, termination: str, seed: int) -> RunArtifacts
         problem.record_ts,
         problem.check,
         row=o,
+        admission=admission,
     )
     out = EngineOutput(
         _unsort(o, fs),

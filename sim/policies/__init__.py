@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from sim.metrics import EngineOutput
@@ -21,7 +22,8 @@ class Policy(Protocol):
 
 
 _REGISTRY: dict[str, Policy] = {}
-_MODULES = ("ff", "ff_unaware")
+_FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
+_MODULES = ("ff", "ff_unaware", "ias", "oracle")
 
 
 def register(policy: Policy) -> Policy:
@@ -32,6 +34,11 @@ def register(policy: Policy) -> Policy:
     return policy
 
 
+def register_family(prefix: str, resolve: Callable[[str], Policy | None], examples: list[str]) -> None:
+    """Register a family of policies whose names are parsed by ``resolve`` (e.g. ``ias-h1+h3``)."""
+    _FAMILIES[prefix] = (resolve, examples)
+
+
 def _load() -> None:
     for m in _MODULES:
         importlib.import_module(f"sim.policies.{m}")
@@ -39,15 +46,19 @@ def _load() -> None:
 
 def available() -> list[str]:
     _load()
-    return sorted(_REGISTRY)
+    return sorted([*_REGISTRY, *(e for _, ex in _FAMILIES.values() for e in ex)])
 
 
 def get_policy(name: str) -> Policy:
     """The policy registered as ``name``. Raises KeyError listing the known names."""
     _load()
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown policy {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    for resolve, _ in _FAMILIES.values():
+        pol = resolve(name)
+        if pol is not None:
+            return pol
+    raise KeyError(f"unknown policy {name!r}; known: {', '.join(available())}")
 
 
 def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:

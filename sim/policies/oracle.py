@@ -1,0 +1,39 @@
+"""``oracle``: First-Fit that knows the future capacity (seed 002 §5 baseline). Under LIFO termination the
+end of every machine interval follows from the trace, so a job starts on the lowest-index machine with
+room whose current interval lasts until the job ends — it is never terminated. (With another termination
+policy machine choice at a drop depends on the schedule, so the oracle is defined for LIFO only.)"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.engine import PRED_ORACLE, Admission
+from sim.intervals import extract_intervals
+from sim.policies import register
+from sim.problem import Problem, run_first_fit
+
+
+@dataclass(frozen=True)
+class OracleParams:
+    pass
+
+
+def interval_ends_csr(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    iv = extract_intervals(problem.capacity).sort(["machine", "start_s"])
+    counts = np.bincount(iv["machine"].to_numpy(), minlength=problem.platform.machines)
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    return ptr, iv["end_s"].to_numpy()
+
+
+class Oracle:
+    name = "oracle"
+    Params = OracleParams
+
+    def run(self, problem: Problem, params: OracleParams, seed: int):
+        ptr, ends = interval_ends_csr(problem)
+        return run_first_fit(problem, "lifo", seed, Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))
+
+
+register(Oracle())

@@ -1,0 +1,186 @@
+"""Seed schedulers on hand-built micro-scenarios that make each rule fire, and core invariants for all."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import CapacityTrace, simulate
+from sim.policies import available, get_policy
+from sim.problem import Platform, Problem
+from tests.test_sim_engine import frame, scenarios
+
+H = 3600.0
+
+
+def alternating(hours: int, high: int, low: int) -> CapacityTrace:
+    """Hourly trace alternating high, low, high, … (machines ≥ low always on)."""
+    vals = np.array([high if i % 2 == 0 else low for i in range(hours)])
+    return CapacityTrace(np.arange(hours) * H, vals, high, hours * H, H, "alternating")
+
+
+def starts(r) -> list[float]:
+    return r.jobs["first_start_s"].to_list()
+
+
+def test_h2_delays_a_short_job_to_the_change_boundary() -> None:
+    cap = CapacityTrace(np.arange(10) * H, np.full(10, 2), 2, 10 * H, H, "constant-hourly")
+    jobs = frame([(3000, 1000, 1), (3000, 500, 1)])
+    ff = simulate(jobs, cap, 2, 1, 10 * H, policy="ff")
+    h2 = simulate(jobs, cap, 2, 1, 10 * H, policy="ias-h2")
+    assert starts(ff) == [3000.0, 3000.0]
+    # 600 s remain before the 3600 s boundary: the 1000 s job waits for it, the 500 s job fits before it
+    assert starts(h2) == [3600.0, 3000.0]
+
+
+def test_h4_refuses_machines_whose_intervals_will_not_last() -> None:
+    # machine 1 is on every other hour; machine 0 is always on. A long job X holds machine 0 once the pooled
+    # survival curve says machine 0 (uptime ≥ 1 h) survives; job Y (5000 s) then must not go to machine 1,
+    # whose fresh intervals last exactly an hour.
+    cap = alternating(48, 2, 1)
+    jobs = frame([(0, 100_000, 1), (4000, 5000, 1)])
+    ff = simulate(jobs, cap, 2, 1, 48 * H, policy="ff")
+    h4 = simulate(jobs, cap, 2, 1, 48 * H, policy="ias-h4", settings={"aggressiveness": "0.6"})
+    assert ff.jobs["terminations"].to_list()[1] > 0  # FF keeps putting Y on machine 1 and losing it
+    assert h4.jobs["terminations"].to_list() == [0, 0]
+    assert starts(h4)[0] == 3600.0  # X waits for uptime 1 h, where the curve flattens
+    # A = 1 means fully optimistic: H4 accepts everything and behaves like FF
+    opt = simulate(jobs, cap, 2, 1, 48 * H, policy="ias-h4", settings={"aggressiveness": "1.0"})
+    assert opt.metrics == ff.metrics
+
+
+def test_h3_needs_enough_mean_remaining_time() -> None:
+    cap = alternating(48, 2, 1)
+    # ten short jobs make the 100 000 s job the only one above the workload's P90 duration
+    jobs = frame([(0, 100_000, 1)] + [(7200 + 60 * i, 60, 1) for i in range(10)])
+    h3 = simulate(jobs, cap, 2, 1, 48 * H, policy="ias-h3")
+    assert starts(h3)[0] == 3600.0 and h3.metrics["terminations"] == 0
+
+
+def test_h1_keeps_big_jobs_on_stable_machines_and_small_jobs_off_them() -> None:
+    cap = alternating(10, 4, 2)  # machines 0, 1 are stable (never below 2 alive)
+    jobs = frame([(0, 5000, 1), (0, 100, 1), (10, 100, 1)])
+    r = simulate(
+        jobs,
+        cap,
+        4,
+        1,
+        10 * H,
+        policy="ias-h1",
+        settings={"long_job_thresh": "1000", "lb": "0.5"},
+        check_invariants=True,
+    )
+    problem = Problem.build(jobs, Platform(4, 1.0), cap, 10 * H)
+    adm = get_policy("ias-h1").admission(problem, get_policy("ias-h1").Params(long_job_thresh=1000, lb=0.5))
+    assert adm.job_hi.tolist()[0] == 2 and adm.job_lo.tolist()[1:] == [2, 2]
+    assert starts(r) == [0.0, 0.0, 10.0] and r.metrics["terminations"] == 0
+
+
+def test_ias_trailing_history_uses_no_future() -> None:
+    from sim.intervals import extract_intervals
+    from sim.policies.ias import trailing_models
+
+    cap = alternating(72, 2, 1)
+    models = trailing_models(extract_intervals(cap), cap.horizon_s, 24 * H, 24 * H)
+    assert len(models) == 3 and models[0].n == 0  # nothing known before the first refit
+    # the day-1 model saw only day 0: machine 1's hour-long intervals, machine 0 censored at 24 h
+    assert models[1].survival(3599.0) == 1.0 and models[1].survival(3600.0) < 0.2
+    r = simulate(frame([(0, 5000, 1)]), cap, 2, 1, 72 * H, policy="ias", settings={"history": "trailing"})
+    assert r.metrics["completed"] == 1
+
+
+def test_oracle_never_loses_a_job_on_a_volatile_trace() -> None:
+    cap = alternating(96, 3, 1)  # jobs over an hour long can only ever finish on machine 0
+    jobs = frame([(i * 500, 2000 + 300 * i, 1) for i in range(30)])
+    r = simulate(jobs, cap, 3, 1, 96 * H, policy="oracle", check_invariants=True)
+    assert r.metrics["terminations"] == 0 and r.metrics["completed"] == 30
+    assert simulate(jobs, cap, 3, 1, 96 * H, policy="ff").metrics["terminations"] > 0
+
+
+def test_registry_names_and_bad_combinations() -> None:
+    names = available()
+    assert {"ff", "ff-unaware", "ias", "ias-h4", "oracle"} <= set(names)
+    assert get_policy("ias-h3+h1").heuristics == ("h1", "h3")
+    with pytest.raises(KeyError, match="unknown IAS combination"):
+        get_policy("ias-h9")
+    with pytest.raises(ValueError, match="aggressiveness"):
+        simulate(
+            frame([(0, 1, 1)]),
+            CapacityTrace.constant(1, 10),
+            1,
+            1,
+            10,
+            policy="ias",
+            settings={"aggressiveness": "2"},
+        )
+
+
+POLICIES = ["ff-unaware", "ias", "ias-h1+h3", "ias-h4", "ias-h2", "oracle"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(sc=scenarios(), policy=st.sampled_from(POLICIES), seed=st.integers(0, 3))
+def test_invariants_hold_for_every_policy(sc, policy, seed) -> None:
+    machines, cores, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon))
+    problem = Problem.build(frame(jobs), Platform(machines, float(cores)), trace, float(horizon), check=True)
+    pol = get_policy(policy)
+    out = pol.run(problem, pol.Params(), seed).output
+    assert out.violations == 0
+    assert out.completed_cs + out.wasted_cs + out.inflight_cs == pytest.approx(out.used_cs)
+    assert out.used_cs <= out.available_cs + 1e-9
+    assert int(out.terminations.sum()) == out.n_terminations
+    assert np.all(out.attempts - out.terminations <= 1)
+    if policy == "oracle":
+        assert out.n_terminations == 0
+    again = pol.run(problem, pol.Params(), seed).output
+    assert np.array_equal(out.first_start_s, again.first_start_s)
+
+
+def test_jobs_frame_helper_is_plain() -> None:
+    assert isinstance(frame([(0, 1, 1)]), pl.DataFrame)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sc=scenarios(),
+    policy=st.sampled_from(["ias", "ias-h4", "ias-h3", "ias-h2", "ias-h1+h3+h4", "oracle"]),
+    trailing=st.booleans(),
+)
+def test_wakeup_rescans_equal_full_rescans(sc, policy, trailing) -> None:
+    """Rescanning only when admission can turn true gives exactly the schedule of rescanning always."""
+    import dataclasses
+
+    from sim.policies.ias import IAS
+    from sim.problem import run_first_fit
+
+    machines, cores, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 2.0)
+    problem = Problem.build(frame(jobs), Platform(machines, float(cores)), trace, float(horizon), check=True)
+    pol = get_policy(policy)
+    if isinstance(pol, IAS):
+        params = (
+            pol.Params(history="trailing", window_h=10 / 3600, refit_h=4 / 3600) if trailing else pol.Params()
+        )
+        adm = pol.admission(problem, params)
+    else:
+        from sim.engine import PRED_ORACLE, Admission
+        from sim.policies.oracle import interval_ends_csr
+
+        ptr, ends = interval_ends_csr(problem)
+        adm = Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends)
+    fast = run_first_fit(problem, "lifo", 0, adm).output
+    slow = run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, full_rescan=True)).output
+    assert np.array_equal(fast.first_start_s, slow.first_start_s)
+    assert np.array_equal(fast.end_s, slow.end_s) and fast.n_terminations == slow.n_terminations
+
+
+def test_h2_wakes_at_a_boundary_even_without_any_event_there() -> None:
+    cap = CapacityTrace(np.array([0.0]), np.array([2]), 2, 10 * H, H, "constant")  # period known, one point
+    r = simulate(frame([(3000, 1000, 1)]), cap, 2, 1, 10 * H, policy="ias-h2")
+    assert starts(r) == [3600.0]
