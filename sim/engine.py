@@ -224,9 +224,12 @@ def _admit(
         if e >= mn.shape[0]:
             e = mn.shape[0] - 1
     u = t - up_since[m]
-    if (f & H3_FLAG) != 0 and d > p90:
-        if _mean_remaining(mt[e], ms[e], mn[e], mk[e], mtl[e], mkn[e], mmax[e], u) < d:
-            return False
+    if (
+        (f & H3_FLAG) != 0
+        and d > p90
+        and _mean_remaining(mt[e], ms[e], mn[e], mk[e], mtl[e], mkn[e], mmax[e], u) < d
+    ):
+        return False
     if (f & H4_FLAG) != 0:
         su = _surv(mt[e], ms[e], mn[e], u)
         if su <= 0.0:
