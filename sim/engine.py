@@ -239,6 +239,184 @@ def _admit(
     return True
 
 
+# --------------------------------------------------------- queue class trees (IAS pruning), rows:
+# 0 min cores of class-U jobs, 1/2 min cores/duration of H2-class jobs, 3/4 min cores/duration of H4-class
+CLS_U, CLS_H2, CLS_H4 = 0, 1, 2
+
+
+@njit(cache=True)
+def _q_put(qt, size, pos, cls, c, d):
+    if cls == CLS_U:
+        _qt_set(qt[0], size, pos, c)
+    elif cls == CLS_H2:
+        _qt_set(qt[1], size, pos, c)
+        _qt_set(qt[2], size, pos, d)
+    else:
+        _qt_set(qt[3], size, pos, c)
+        _qt_set(qt[4], size, pos, d)
+
+
+@njit(cache=True)
+def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls):
+    """Copy live queue entries to the front of fresh (possibly larger) arrays; rebuild the trees."""
+    live = 0
+    for p in range(qhead, qtail):
+        if qjob[p] >= 0:
+            live += 1
+    newsize = qsize
+    while newsize < 2 * live + 16:
+        newsize *= 2
+    nq = np.full(newsize, -1, np.int64)
+    nt = np.full((5, 2 * newsize), INF)
+    w = 0
+    for p in range(qhead, qtail):
+        j = qjob[p]
+        if j >= 0:
+            nq[w] = j
+            c = jcls[j]
+            if c == CLS_U:
+                nt[0, newsize + w] = cores[j]
+            elif c == CLS_H2:
+                nt[1, newsize + w] = cores[j]
+                nt[2, newsize + w] = duration[j]
+            else:
+                nt[3, newsize + w] = cores[j]
+                nt[4, newsize + w] = duration[j]
+            w += 1
+    for r in range(5):
+        for k in range(newsize - 1, 0, -1):
+            a = nt[r, 2 * k]
+            b = nt[r, 2 * k + 1]
+            nt[r, k] = a if a < b else b
+    return nq, nt, newsize, w
+
+
+@njit(cache=True)
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
+    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
+
+    A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
+    cores <= c4 and duration < g4 (g4 = best machine bound − t)."""
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack_n[sp]
+        l = stack_l[sp]
+        r = stack_r[sp]
+        if r <= lo:
+            continue
+        ok = qt[0, k] <= cu or (qt[1, k] <= c2 and qt[2, k] < r2) or (qt[3, k] <= c4 and qt[4, k] < g4)
+        if not ok:
+            continue
+        if k >= size:
+            return k - size
+        mid = (l + r) >> 1
+        stack_n[sp] = 2 * k + 1
+        stack_l[sp] = mid
+        stack_r[sp] = r
+        sp += 1
+        stack_n[sp] = 2 * k
+        stack_l[sp] = l
+        stack_r[sp] = mid
+        sp += 1
+    return -1
+
+
+@njit(cache=True)
+def _mt_range_max(tree, size, l, r):
+    """max over leaves [l, r)."""
+    res = -INF
+    l += size
+    r += size
+    while l < r:
+        if l & 1:
+            if tree[l] > res:
+                res = tree[l]
+            l += 1
+        if r & 1:
+            r -= 1
+            if tree[r] > res:
+                res = tree[r]
+        l >>= 1
+        r >>= 1
+    return res
+
+
+@njit(cache=True)
+def _mt2_first(tf, ta, size, lo, c, tg, stk):
+    """Lowest machine >= lo with free >= c and A4 bound > tg (DFS with pruning on both maxima), or -1."""
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack_n[sp]
+        l = stack_l[sp]
+        r = stack_r[sp]
+        if r <= lo or tf[k] < c or ta[k] <= tg:
+            continue
+        if k >= size:
+            return k - size
+        mid = (l + r) >> 1
+        stack_n[sp] = 2 * k + 1
+        stack_l[sp] = mid
+        stack_r[sp] = r
+        sp += 1
+        stack_n[sp] = 2 * k
+        stack_l[sp] = l
+        stack_r[sp] = mid
+        sp += 1
+    return -1
+
+
+@njit(cache=True)
+def _a4_bound(times, surv, n, k, up, theta):
+    """Absolute time bound for H4 on a machine up since ``up`` whose uptime has passed k knots:
+    a job of duration d is admissible iff t + d < bound."""
+    su = 1.0 if k == 0 else surv[k - 1]
+    if su <= 0.0:
+        return -INF
+    target = theta * su
+    kk = np.searchsorted(-surv[:n], -target, side="right")
+    if kk < n:
+        return up + times[kk]
+    return INF
+
+
+@njit(cache=True)
+def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, ias):
+    """Per-class best free cores (and best H4 bound) over the dirty machines only."""
+    cu = -INF
+    c2 = -INF
+    c4 = -INF
+    g4 = -INF
+    for x in range(nd):
+        m = dm[x]
+        if not alive[m]:
+            continue
+        f = free_c[m]
+        if cls_lo[0] <= m < cls_hi[0] and f > cu:
+            cu = f
+        if cls_lo[1] <= m < cls_hi[1] and f > c2:
+            c2 = f
+        if cls_lo[2] <= m < cls_hi[2]:
+            if f > c4:
+                c4 = f
+            if ias and ma4[msize + m] > g4:
+                g4 = ma4[msize + m]
+    return cu, c2, c4, g4
+
+
 def _pow2(n: int) -> int:
     p = 1
     while p < max(n, 1):
@@ -284,8 +462,15 @@ def _kernel(
     iv_ptr,
     iv_end,
     full_rescan,
+    jcls,
+    cls_lo,
+    cls_hi,
 ):
     n = submit.shape[0]
+    ias = pred == PRED_IAS
+    use_a4 = ias or pred == PRED_ORACLE  # a per-machine time bound (H4 or the oracle's interval end)
+    stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
+    ma4 = np.full(2 * msize, -INF)  # max over machines of the H4 bound (IAS only)
     up_since = np.zeros(n_machines)
     # IAS wake-ups: a refused job can only become admissible when capacity is freed, at a period boundary
     # (H2), at a model epoch change, or when some machine's uptime crosses a knot of the survival curve
@@ -299,7 +484,13 @@ def _kernel(
     knot_idx = np.zeros(n_machines, np.int64)
     last_epoch = 0
     last_boundary = -1.0
+    need_eval = True
+    min_cross = 1e300
     next_wake = INF  # IAS: the next time a refused job may become admissible (an event of its own)
+    # machines whose state improved since the last pass (IAS/Oracle): a job refused then can only be
+    # admitted now on one of them, unless a global wake (boundary, epoch, queue compaction) happened
+    dirty = np.empty(n_machines, np.int64)
+    is_dirty = np.zeros(n_machines, np.bool_)
     np.random.seed(seed)
     # ---- per-job state
     first_start = np.full(n, -1.0)
@@ -321,7 +512,7 @@ def _kernel(
     # ---- queue (positions are append order; tree over positions holds demand or +inf)
     qsize = qsize0
     qjob = np.full(qsize, -1, np.int64)
-    qtree = np.full(2 * qsize, INF)
+    qt = np.full((5, 2 * qsize), INF)
     qhead = 0
     qtail = 0
     # ---- completion heap (one live entry per running job, stale entries skipped)
@@ -369,6 +560,8 @@ def _kernel(
         used_cs += used_cores * (t - t_prev)
         t_prev = t
         freed = False
+        global_wake = False
+        nd = 0
         new_from = qtail
         # ------------------------------------------------------------- 1. completions
         while hn > 0 and ht[0] == t:
@@ -394,6 +587,10 @@ def _kernel(
                 free_m[m] = machine_mem
             _mt_set(mtree, msize, m, free_c[m])
             freed = True
+            if not is_dirty[m]:
+                is_dirty[m] = True
+                dirty[nd] = m
+                nd += 1
         # ------------------------------------------------------------- 2. capacity change
         if ci < nc and cap_t[ci] == t:
             target = cap_n[ci]
@@ -410,6 +607,16 @@ def _kernel(
                         up_since[m] = t
                         knot_idx[m] = 0
                         next_cross[m] = np.inf
+                        need_eval = True
+                        if pred == PRED_ORACLE:
+                            lo_ = iv_ptr[m]
+                            hi_ = iv_ptr[m + 1]
+                            kk = lo_ + np.searchsorted(iv_end[lo_:hi_], t, side="right")
+                            _mt_set(ma4, msize, m, iv_end[kk] if kk < hi_ else -INF)
+                        if not is_dirty[m]:
+                            is_dirty[m] = True
+                            dirty[nd] = m
+                            nd += 1
                         n_alive += 1
                         alive_cores += machine_cores
                         _mt_set(mtree, msize, m, free_c[m])
@@ -455,6 +662,8 @@ def _kernel(
                         j = nxt[j]
                     head[m] = -1
                     _mt_set(mtree, msize, m, -1.0)
+                    if ias or pred == PRED_ORACLE:
+                        _mt_set(ma4, msize, m, -INF)
                 # terminate killed jobs: earlier start first, then input order
                 if nk > 0:
                     ks = killed[:nk].copy()
@@ -485,35 +694,14 @@ def _kernel(
                         prv[j] = -1
                         # append to queue
                         if qtail >= qsize:
-                            # compact live entries and grow
-                            live = 0
-                            for p in range(qhead, qtail):
-                                if qjob[p] >= 0:
-                                    live += 1
-                            newsize = qsize
-                            while newsize < 2 * live + 16:
-                                newsize *= 2
-                            nq = np.full(newsize, -1, np.int64)
-                            ntree = np.full(2 * newsize, INF)
-                            w = 0
-                            for p in range(qhead, qtail):
-                                if qjob[p] >= 0:
-                                    nq[w] = qjob[p]
-                                    ntree[newsize + w] = cores[qjob[p]]
-                                    w += 1
-                            for kk in range(newsize - 1, 0, -1):
-                                a = ntree[2 * kk]
-                                b = ntree[2 * kk + 1]
-                                ntree[kk] = a if a < b else b
-                            qjob = nq
-                            qtree = ntree
-                            qsize = newsize
-                            new_from = 0 if new_from <= qhead else new_from  # rescan all after compaction
-                            freed = True
+                            qjob, qt, qsize, qtail = _q_compact(
+                                qjob, qhead, qtail, qsize, cores, duration, jcls
+                            )
                             qhead = 0
-                            qtail = w
+                            freed = True  # positions moved: rescan everything
+                            global_wake = True
                         qjob[qtail] = j
-                        _qt_set(qtree, qsize, qtail, cores[j])
+                        _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
                         qtail += 1
                     for m in range(n_machines):
                         if head[m] < 0:
@@ -523,33 +711,12 @@ def _kernel(
         # ------------------------------------------------------------- 3. submissions
         while si < n and submit[si] == t:
             if qtail >= qsize:
-                live = 0
-                for p in range(qhead, qtail):
-                    if qjob[p] >= 0:
-                        live += 1
-                newsize = qsize
-                while newsize < 2 * live + 16:
-                    newsize *= 2
-                nq = np.full(newsize, -1, np.int64)
-                ntree = np.full(2 * newsize, INF)
-                w = 0
-                for p in range(qhead, qtail):
-                    if qjob[p] >= 0:
-                        nq[w] = qjob[p]
-                        ntree[newsize + w] = cores[qjob[p]]
-                        w += 1
-                for kk in range(newsize - 1, 0, -1):
-                    a = ntree[2 * kk]
-                    b = ntree[2 * kk + 1]
-                    ntree[kk] = a if a < b else b
-                qjob = nq
-                qtree = ntree
-                qsize = newsize
-                freed = True
+                qjob, qt, qsize, qtail = _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls)
                 qhead = 0
-                qtail = w
+                freed = True
+                global_wake = True
             qjob[qtail] = si
-            _qt_set(qtree, qsize, qtail, cores[si])
+            _q_put(qt, qsize, qtail, jcls[si], cores[si], duration[si])
             qtail += 1
             si += 1
         # ------------------------------------------------------------- 4. scheduling pass
@@ -563,6 +730,8 @@ def _kernel(
             if e != last_epoch:
                 last_epoch = e
                 freed = True
+                global_wake = True
+                need_eval = True
                 for mm in range(n_machines):
                     knot_idx[mm] = 0
                     next_cross[mm] = np.inf
@@ -571,23 +740,30 @@ def _kernel(
                 if b != last_boundary:
                     last_boundary = b
                     freed = True
+                    global_wake = True
             kn = mn[e]
-            for mm in range(n_machines):
-                if not alive[mm]:
-                    continue
-                if next_cross[mm] == np.inf or t >= next_cross[mm]:
-                    u = t - up_since[mm]
-                    k = np.searchsorted(mt[e, :kn], u, side="right")
-                    if k != knot_idx[mm]:
-                        knot_idx[mm] = k
-                        freed = True
-                    next_cross[mm] = up_since[mm] + mt[e, k] if k < kn else np.inf
-                    if next_cross[mm] == np.inf:
-                        next_cross[mm] = 1e300  # past the last knot: nothing more to cross
-            next_wake = 1e300
-            for mm in range(n_machines):
-                if alive[mm] and next_cross[mm] < next_wake:
-                    next_wake = next_cross[mm]
+            # the per-machine loop runs only when some crossing is due or a machine needs a first look
+            if need_eval or t >= min_cross:
+                need_eval = False
+                min_cross = 1e300
+                for mm in range(n_machines):
+                    if not alive[mm]:
+                        continue
+                    if next_cross[mm] == np.inf or t >= next_cross[mm]:
+                        u = t - up_since[mm]
+                        k = np.searchsorted(mt[e, :kn], u, side="right")
+                        if k != knot_idx[mm]:
+                            knot_idx[mm] = k
+                            freed = True
+                            if not is_dirty[mm]:
+                                is_dirty[mm] = True
+                                dirty[nd] = mm
+                                nd += 1
+                        _mt_set(ma4, msize, mm, _a4_bound(mt[e], ms[e], kn, k, up_since[mm], a_thresh))
+                        next_cross[mm] = up_since[mm] + mt[e, k] if k < kn else 1e300
+                    if next_cross[mm] < min_cross:
+                        min_cross = next_cross[mm]
+            next_wake = min_cross
             if any_h2:
                 nb = (np.floor(t / period) + 1.0) * period
                 if nb < next_wake:
@@ -597,45 +773,181 @@ def _kernel(
                 if ne < next_wake:
                     next_wake = ne
         lo = qhead if (freed or full_rescan) else new_from
-        pos = _qt_first_le(qtree, qsize, lo, mtree[1])
+        if pred != PRED_NONE and not full_rescan and not global_wake:
+            # old queue entries: only the dirty machines can take them now
+            if nd > 0:
+                dm = dirty[:nd]
+                if nd > 1:
+                    dm.sort()
+                slack = 1e-9 * (abs(t) + 1.0)
+                phase = t - np.floor(t / period) * period
+                r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
+                cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_a4)
+                if not use_a4:
+                    g4 = INF
+                pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, stk)
+                while pos >= 0 and pos < new_from:
+                    j = qjob[pos]
+                    m = -1
+                    for x in range(nd):
+                        mm = dm[x]
+                        if mm < job_lo[j] or mm >= job_hi[j] or not alive[mm] or free_c[mm] < cores[j]:
+                            continue
+                        if use_mem and free_m[mm] < mem[j]:
+                            continue
+                        if _admit(
+                            pred,
+                            j,
+                            mm,
+                            t,
+                            duration,
+                            jflag,
+                            period,
+                            a_thresh,
+                            p90,
+                            up_since,
+                            mt,
+                            ms,
+                            mn,
+                            mk,
+                            mtl,
+                            mkn,
+                            mmax,
+                            epoch_s,
+                            iv_ptr,
+                            iv_end,
+                        ):
+                            m = mm
+                            break
+                    if m >= 0:
+                        qjob[pos] = -1
+                        _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                        free_c[m] -= cores[j]
+                        free_m[m] -= mem[j]
+                        used_cores += cores[j]
+                        _mt_set(mtree, msize, m, free_c[m])
+                        start[j] = t
+                        if first_start[j] < 0:
+                            first_start[j] = t
+                        attempts[j] += 1
+                        status[j] = RUNNING
+                        on_machine[j] = m
+                        prv[j] = -1
+                        nxt[j] = head[m]
+                        if head[m] >= 0:
+                            prv[head[m]] = j
+                        head[m] = j
+                        if hn >= hcap:
+                            hcap *= 2
+                            ht2 = np.empty(hcap)
+                            hj2 = np.empty(hcap, np.int64)
+                            ht2[:hn] = ht[:hn]
+                            hj2[:hn] = hj[:hn]
+                            ht, hj = ht2, hj2
+                        hn = _heap_push(ht, hj, hn, t + duration[j], j)
+                        cu, c2, c4, g4 = _dirty_bounds(
+                            dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_a4
+                        )
+                        if not use_a4:
+                            g4 = INF
+                    pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, stk)
+            lo = new_from
+        if full_rescan:
+            # reference path (tests): visit every queued job, scan machines linearly, no pruning
+            pos = lo
+            while pos < qtail and qjob[pos] < 0:
+                pos += 1
+            if pos >= qtail:
+                pos = -1
+        elif use_a4:
+            cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
+            c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
+            c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
+            phase = t - np.floor(t / period) * period
+            r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
+            g4 = _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2])
+            slack = 1e-9 * (abs(t) + 1.0)
+            pos = _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, stk)
+        else:
+            pos = _qt_first_le(qt[0], qsize, lo, mtree[1])
         while pos >= 0:
             j = qjob[pos]
-            m = _mt_first_ge(mtree, msize, job_lo[j], cores[j])
-            while m >= 0:
+            if full_rescan:
+                m = job_lo[j]
+                while m < job_hi[j]:
+                    if alive[m] and free_c[m] >= cores[j] and (not use_mem or free_m[m] >= mem[j]):
+                        if pred == PRED_NONE or _admit(
+                            pred,
+                            j,
+                            m,
+                            t,
+                            duration,
+                            jflag,
+                            period,
+                            a_thresh,
+                            p90,
+                            up_since,
+                            mt,
+                            ms,
+                            mn,
+                            mk,
+                            mtl,
+                            mkn,
+                            mmax,
+                            epoch_s,
+                            iv_ptr,
+                            iv_end,
+                        ):
+                            break
+                    m += 1
                 if m >= job_hi[j]:
                     m = -1
-                    break
-                ok = not use_mem or free_m[m] >= mem[j]
-                if ok and pred != PRED_NONE:
-                    ok = _admit(
-                        pred,
-                        j,
-                        m,
-                        t,
-                        duration,
-                        jflag,
-                        period,
-                        a_thresh,
-                        p90,
-                        up_since,
-                        mt,
-                        ms,
-                        mn,
-                        mk,
-                        mtl,
-                        mkn,
-                        mmax,
-                        epoch_s,
-                        iv_ptr,
-                        iv_end,
-                    )
-                if ok:
-                    break
-                m = _mt_first_ge(mtree, msize, m + 1, cores[j]) if m + 1 < msize else -1
+            else:
+                if use_a4 and jcls[j] == CLS_H4:
+                    tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+                    m = _mt2_first(mtree, ma4, msize, job_lo[j], cores[j], tg, stk)
+                else:
+                    m = _mt_first_ge(mtree, msize, job_lo[j], cores[j])
+                while m >= 0:
+                    if m >= job_hi[j]:
+                        m = -1
+                        break
+                    ok = not use_mem or free_m[m] >= mem[j]
+                    if ok and pred != PRED_NONE:
+                        ok = _admit(
+                            pred,
+                            j,
+                            m,
+                            t,
+                            duration,
+                            jflag,
+                            period,
+                            a_thresh,
+                            p90,
+                            up_since,
+                            mt,
+                            ms,
+                            mn,
+                            mk,
+                            mtl,
+                            mkn,
+                            mmax,
+                            epoch_s,
+                            iv_ptr,
+                            iv_end,
+                        )
+                    if ok:
+                        break
+                    if m + 1 >= msize:
+                        m = -1
+                    elif use_a4 and jcls[j] == CLS_H4:
+                        m = _mt2_first(mtree, ma4, msize, m + 1, cores[j], tg, stk)
+                    else:
+                        m = _mt_first_ge(mtree, msize, m + 1, cores[j])
             if m >= 0:
                 # start j on m
                 qjob[pos] = -1
-                _qt_set(qtree, qsize, pos, INF)
+                _q_put(qt, qsize, pos, jcls[j], INF, INF)
                 free_c[m] -= cores[j]
                 free_m[m] -= mem[j]
                 used_cores += cores[j]
@@ -659,7 +971,21 @@ def _kernel(
                     hj2[:hn] = hj[:hn]
                     ht, hj = ht2, hj2
                 hn = _heap_push(ht, hj, hn, t + duration[j], j)
-            pos = _qt_first_le(qtree, qsize, pos + 1, mtree[1])
+            if full_rescan:
+                pos += 1
+                while pos < qtail and qjob[pos] < 0:
+                    pos += 1
+                if pos >= qtail:
+                    pos = -1
+            elif use_a4:
+                cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
+                c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
+                c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
+                pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, stk)
+            else:
+                pos = _qt_first_le(qt[0], qsize, pos + 1, mtree[1])
+        for x in range(nd):
+            is_dirty[dirty[x]] = False
         while qhead < qtail and qjob[qhead] < 0:
             qhead += 1
         # ------------------------------------------------------------- invariants (tests)
@@ -729,7 +1055,7 @@ class Admission:
     epoch_s: float = 0.0
     iv_ptr: np.ndarray | None = None
     iv_end: np.ndarray | None = None
-    full_rescan: bool = False  # tests: rescan the whole queue at every instant (must not change results)
+    full_rescan: bool = False  # tests: naive reference pass (visit everything, no pruning) every instant
 
     def arrays(self, n: int, machines: int) -> tuple:
         lo = np.zeros(n, np.int64) if self.job_lo is None else np.ascontiguousarray(self.job_lo, np.int64)
@@ -782,6 +1108,28 @@ class Admission:
             bool(self.full_rescan),
         )
 
+    def classes(self, duration: np.ndarray, machines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pruning class per job (engine order) and each class's machine range (min lo, max hi)."""
+        n = len(duration)
+        cls = np.zeros(n, np.int8)
+        if self.pred == PRED_ORACLE:
+            cls[:] = CLS_H4  # pruned by the machines' interval ends, like H4's bound
+        elif self.pred == PRED_IAS and self.jflag is not None:
+            f = np.asarray(self.jflag)
+            h2 = ((f & H2_FLAG) != 0) & (duration <= self.period_s)
+            h4 = ((f & H4_FLAG) != 0) & ~h2
+            cls[h2] = CLS_H2
+            cls[h4] = CLS_H4
+        lo = np.zeros(n, np.int64) if self.job_lo is None else np.asarray(self.job_lo, np.int64)
+        hi = np.full(n, machines, np.int64) if self.job_hi is None else np.asarray(self.job_hi, np.int64)
+        clo = np.zeros(3, np.int64)
+        chi = np.zeros(3, np.int64)
+        for c in range(3):
+            sel = cls == c
+            if sel.any():
+                clo[c], chi[c] = lo[sel].min(), hi[sel].max()
+        return cls, clo, chi
+
 
 def run_kernel(
     submit: np.ndarray,
@@ -807,6 +1155,7 @@ def run_kernel(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
         )
     n = len(submit)
+    adm = admission or Admission()
     use_mem = mem is not None
     mem_arr = np.ascontiguousarray(mem if use_mem else np.zeros(n), dtype=np.float64)
     return _kernel(
@@ -828,5 +1177,6 @@ def run_kernel(
         _pow2(max(2 * n, 64)),
         bool(record_ts),
         bool(check),
-        *(admission or Admission()).arrays(n, int(n_machines)),
+        *adm.arrays(n, int(n_machines)),
+        *adm.classes(np.asarray(duration, dtype=np.float64), int(n_machines)),
     )

@@ -152,7 +152,8 @@ def test_jobs_frame_helper_is_plain() -> None:
     trailing=st.booleans(),
 )
 def test_wakeup_rescans_equal_full_rescans(sc, policy, trailing) -> None:
-    """Rescanning only when admission can turn true gives exactly the schedule of rescanning always."""
+    """The indexed pass (pruned queue/machine trees, rescans only when admission can turn true) gives
+    exactly the schedule of the naive pass (every queued job, every machine, every instant)."""
     import dataclasses
 
     from sim.policies.ias import IAS
@@ -163,7 +164,11 @@ def test_wakeup_rescans_equal_full_rescans(sc, policy, trailing) -> None:
     trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 2.0)
     problem = Problem.build(frame(jobs), Platform(machines, float(cores)), trace, float(horizon), check=True)
     pol = get_policy(policy)
-    if isinstance(pol, IAS):
+    if policy == "ff":
+        from sim.engine import Admission
+
+        adm = Admission()
+    elif isinstance(pol, IAS):
         params = (
             pol.Params(history="trailing", window_h=10 / 3600, refit_h=4 / 3600) if trailing else pol.Params()
         )
