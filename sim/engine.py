@@ -307,7 +307,7 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
     while sp > 0:
         sp -= 1
         k = stack_n[sp]
-        l = stack_l[sp]
+        lft = stack_l[sp]
         r = stack_r[sp]
         if r <= lo:
             continue
@@ -316,34 +316,34 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
             continue
         if k >= size:
             return k - size
-        mid = (l + r) >> 1
+        mid = (lft + r) >> 1
         stack_n[sp] = 2 * k + 1
         stack_l[sp] = mid
         stack_r[sp] = r
         sp += 1
         stack_n[sp] = 2 * k
-        stack_l[sp] = l
+        stack_l[sp] = lft
         stack_r[sp] = mid
         sp += 1
     return -1
 
 
 @njit(cache=True)
-def _mt_range_max(tree, size, l, r):
-    """max over leaves [l, r)."""
+def _mt_range_max(tree, size, lft, r):
+    """max over leaves [lft, r)."""
     res = -INF
-    l += size
+    lft += size
     r += size
-    while l < r:
-        if l & 1:
-            if tree[l] > res:
-                res = tree[l]
-            l += 1
+    while lft < r:
+        if lft & 1:
+            if tree[lft] > res:
+                res = tree[lft]
+            lft += 1
         if r & 1:
             r -= 1
             if tree[r] > res:
                 res = tree[r]
-        l >>= 1
+        lft >>= 1
         r >>= 1
     return res
 
@@ -361,19 +361,19 @@ def _mt2_first(tf, ta, size, lo, c, tg, stk):
     while sp > 0:
         sp -= 1
         k = stack_n[sp]
-        l = stack_l[sp]
+        lft = stack_l[sp]
         r = stack_r[sp]
         if r <= lo or tf[k] < c or ta[k] <= tg:
             continue
         if k >= size:
             return k - size
-        mid = (l + r) >> 1
+        mid = (lft + r) >> 1
         stack_n[sp] = 2 * k + 1
         stack_l[sp] = mid
         stack_r[sp] = r
         sp += 1
         stack_n[sp] = 2 * k
-        stack_l[sp] = l
+        stack_l[sp] = lft
         stack_r[sp] = mid
         sp += 1
     return -1
@@ -875,8 +875,9 @@ def _kernel(
             if full_rescan:
                 m = job_lo[j]
                 while m < job_hi[j]:
-                    if alive[m] and free_c[m] >= cores[j] and (not use_mem or free_m[m] >= mem[j]):
-                        if pred == PRED_NONE or _admit(
+                    if (alive[m] and free_c[m] >= cores[j] and (not use_mem or free_m[m] >= mem[j])) and (
+                        pred == PRED_NONE
+                        or _admit(
                             pred,
                             j,
                             m,
@@ -897,8 +898,9 @@ def _kernel(
                             epoch_s,
                             iv_ptr,
                             iv_end,
-                        ):
-                            break
+                        )
+                    ):
+                        break
                     m += 1
                 if m >= job_hi[j]:
                     m = -1
