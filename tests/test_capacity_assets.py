@@ -67,3 +67,33 @@ def test_capacity_groups_materialize_with_green_checks(result) -> None:
     assert con.execute("select count(*) from interval_survival where band = -1").fetchall()[0][0] > 0
     traces = load_traces(con)
     assert set(traces) == set(ids) and traces[ids[0]].machines in (50, 32)
+
+
+def test_capacity_notebook_executes(result, monkeypatch) -> None:
+    """The chapter notebook runs top to bottom against the warehouse (thin: analysis does the work)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from tests.conftest import REPO
+
+    _, db = result
+    monkeypatch.setenv("VARCAP_WAREHOUSE", str(db))
+    nb = nbformat.read(REPO / "notebooks" / "01_capacity_and_intervals.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+    ).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    charts = [o for o in outputs if "vega" in str(o.get("data", {}).get("text/html", ""))]
+    assert len(charts) == 2  # the two altair charts rendered
+
+
+def test_charts_render(result, tmp_path) -> None:
+    from analysis.charts import capacity_steps, save_png, survival_curves
+    from analysis.warehouse import carbon_capacity, connect, survival
+
+    _, db = result
+    con = connect(db)
+    pts, sizes = carbon_capacity(con)
+    assert save_png(capacity_steps(pts, sizes), tmp_path / "c.png").stat().st_size > 10_000
+    assert save_png(survival_curves(survival(con, "rw-%")), tmp_path / "s.png").stat().st_size > 10_000

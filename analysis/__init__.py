@@ -1,0 +1,1 @@
+"""Pure statistics and altair chart builders over polars frames or a read-only DuckDB connection."""

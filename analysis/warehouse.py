@@ -1,0 +1,44 @@
+"""Read-only access to the warehouse for notebooks and charts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+
+def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse read-only (``$VARCAP_WAREHOUSE`` or ``data/warehouse.duckdb``)."""
+    p = Path(
+        path
+        or os.environ.get("VARCAP_WAREHOUSE")
+        or Path(__file__).resolve().parents[1] / "data" / "warehouse.duckdb"
+    )
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no warehouse yet; run `make run`")
+    return duckdb.connect(str(p), read_only=True)
+
+
+def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+    return con.sql(sql).pl()
+
+
+def carbon_capacity(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Points and sizes of the constant-carbon-budget traces."""
+    pts = query(
+        con, "SELECT trace_id, time_s, machines_alive FROM capacity_points WHERE trace_id LIKE 'carbon-%'"
+    )
+    sizes = dict(
+        con.sql("SELECT trace_id, machines FROM capacity_traces WHERE trace_id LIKE 'carbon-%'").fetchall()
+    )
+    return pts, sizes
+
+
+def survival(con: duckdb.DuckDBPyConnection, pattern: str = "rw-f%-s0.15-%") -> pl.DataFrame:
+    return query(
+        con,
+        f"SELECT trace_id, time_s, survival FROM interval_survival WHERE band = -1 AND trace_id LIKE '{pattern}' "
+        "ORDER BY trace_id, time_s",
+    )
