@@ -417,6 +417,64 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, ias):
     return cu, c2, c4, g4
 
 
+@njit(cache=True)
+def _start_job(
+    j,
+    m,
+    t,
+    pos,
+    qjob,
+    qt,
+    qsize,
+    jcls,
+    cores,
+    mem,
+    duration,
+    free_c,
+    free_m,
+    mtree,
+    msize,
+    start,
+    first_start,
+    attempts,
+    status,
+    on_machine,
+    prv,
+    nxt,
+    head,
+    ht,
+    hj,
+    hn,
+    hcap,
+):
+    """Start queued job j (queue position pos) on machine m at t; returns the (possibly grown) heap."""
+    qjob[pos] = -1
+    _q_put(qt, qsize, pos, jcls[j], INF, INF)
+    free_c[m] -= cores[j]
+    free_m[m] -= mem[j]
+    _mt_set(mtree, msize, m, free_c[m])
+    start[j] = t
+    if first_start[j] < 0:
+        first_start[j] = t
+    attempts[j] += 1
+    status[j] = RUNNING
+    on_machine[j] = m
+    prv[j] = -1
+    nxt[j] = head[m]
+    if head[m] >= 0:
+        prv[head[m]] = j
+    head[m] = j
+    if hn >= hcap:
+        hcap *= 2
+        ht2 = np.empty(hcap)
+        hj2 = np.empty(hcap, np.int64)
+        ht2[:hn] = ht[:hn]
+        hj2[:hn] = hj[:hn]
+        ht, hj = ht2, hj2
+    hn = _heap_push(ht, hj, hn, t + duration[j], j)
+    return hn, hcap, ht, hj
+
+
 def _pow2(n: int) -> int:
     p = 1
     while p < max(n, 1):
@@ -820,31 +878,36 @@ def _kernel(
                             m = mm
                             break
                     if m >= 0:
-                        qjob[pos] = -1
-                        _q_put(qt, qsize, pos, jcls[j], INF, INF)
-                        free_c[m] -= cores[j]
-                        free_m[m] -= mem[j]
+                        hn, hcap, ht, hj = _start_job(
+                            j,
+                            m,
+                            t,
+                            pos,
+                            qjob,
+                            qt,
+                            qsize,
+                            jcls,
+                            cores,
+                            mem,
+                            duration,
+                            free_c,
+                            free_m,
+                            mtree,
+                            msize,
+                            start,
+                            first_start,
+                            attempts,
+                            status,
+                            on_machine,
+                            prv,
+                            nxt,
+                            head,
+                            ht,
+                            hj,
+                            hn,
+                            hcap,
+                        )
                         used_cores += cores[j]
-                        _mt_set(mtree, msize, m, free_c[m])
-                        start[j] = t
-                        if first_start[j] < 0:
-                            first_start[j] = t
-                        attempts[j] += 1
-                        status[j] = RUNNING
-                        on_machine[j] = m
-                        prv[j] = -1
-                        nxt[j] = head[m]
-                        if head[m] >= 0:
-                            prv[head[m]] = j
-                        head[m] = j
-                        if hn >= hcap:
-                            hcap *= 2
-                            ht2 = np.empty(hcap)
-                            hj2 = np.empty(hcap, np.int64)
-                            ht2[:hn] = ht[:hn]
-                            hj2[:hn] = hj[:hn]
-                            ht, hj = ht2, hj2
-                        hn = _heap_push(ht, hj, hn, t + duration[j], j)
                         cu, c2, c4, g4 = _dirty_bounds(
                             dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_a4
                         )
@@ -947,32 +1010,36 @@ def _kernel(
                     else:
                         m = _mt_first_ge(mtree, msize, m + 1, cores[j])
             if m >= 0:
-                # start j on m
-                qjob[pos] = -1
-                _q_put(qt, qsize, pos, jcls[j], INF, INF)
-                free_c[m] -= cores[j]
-                free_m[m] -= mem[j]
+                hn, hcap, ht, hj = _start_job(
+                    j,
+                    m,
+                    t,
+                    pos,
+                    qjob,
+                    qt,
+                    qsize,
+                    jcls,
+                    cores,
+                    mem,
+                    duration,
+                    free_c,
+                    free_m,
+                    mtree,
+                    msize,
+                    start,
+                    first_start,
+                    attempts,
+                    status,
+                    on_machine,
+                    prv,
+                    nxt,
+                    head,
+                    ht,
+                    hj,
+                    hn,
+                    hcap,
+                )
                 used_cores += cores[j]
-                _mt_set(mtree, msize, m, free_c[m])
-                start[j] = t
-                if first_start[j] < 0:
-                    first_start[j] = t
-                attempts[j] += 1
-                status[j] = RUNNING
-                on_machine[j] = m
-                prv[j] = -1
-                nxt[j] = head[m]
-                if head[m] >= 0:
-                    prv[head[m]] = j
-                head[m] = j
-                if hn >= hcap:
-                    hcap *= 2
-                    ht2 = np.empty(hcap)
-                    hj2 = np.empty(hcap, np.int64)
-                    ht2[:hn] = ht[:hn]
-                    hj2[:hn] = hj[:hn]
-                    ht, hj = ht2, hj2
-                hn = _heap_push(ht, hj, hn, t + duration[j], j)
             if full_rescan:
                 pos += 1
                 while pos < qtail and qjob[pos] < 0:

@@ -189,3 +189,48 @@ def test_h2_wakes_at_a_boundary_even_without_any_event_there() -> None:
     cap = CapacityTrace(np.array([0.0]), np.array([2]), 2, 10 * H, H, "constant")  # period known, one point
     r = simulate(frame([(3000, 1000, 1)]), cap, 2, 1, 10 * H, policy="ias-h2")
     assert starts(r) == [3600.0]
+
+
+def test_target_asap_sends_the_longest_job_to_the_safest_machine() -> None:
+    from sim.policies.target import _Sim
+
+    cap = alternating(48, 8, 4)  # M⁻ = 4 usable machines at first
+    # reference windows of one hour: the first hour holds short jobs (601-639 s); in the second hour a job
+    # longer than all of them gets category 0 (safest machine), one shorter than all category 1 (riskiest
+    # usable machine)
+    jobs = frame([(10 * i, 600 + i, 1) for i in range(1, 40)] + [(5000, 40_000, 1), (5100, 300, 1)])
+    problem = Problem.build(jobs, Platform(8, 4.0), cap, 48 * H)
+    params = get_policy("target-asap").Params(reference_days=1 / 24)
+    sim = _Sim(problem, params, "target-asap")
+    sim.alive = 8
+    long_j = int(np.where(problem.order == 39)[0][0])
+    short_j = int(np.where(problem.order == 40)[0][0])
+    assert sim._category(long_j, 5000.0) == 0.0 and sim._target(long_j, 5000.0) == 0
+    assert sim._category(short_j, 5100.0) == 1.0 and sim._target(short_j, 5100.0) == sim.m_use - 1 == 3
+    r = simulate(jobs, cap, 8, 4, 48 * H, policy="target-asap", settings={"reference_days": str(1 / 24)})
+    assert r.jobs["terminations"][39] == 0 and r.jobs["status"][39] == "completed"
+
+
+def test_earliest_start_respects_the_plan() -> None:
+    from sim.policies.target import earliest_start
+
+    plan = [(0.0, 10.0, 20.0), (5.0, 15.0, 4.0), (12.0, 20.0, 10.0)]
+    assert earliest_start(plan, 0.0, 3.0, 4.0, 24.0) == 0.0
+    assert earliest_start(plan, 0.0, 3.0, 10.0, 24.0) == 10.0  # [10, 13) leaves 24 − 14 = 10 cores
+    assert earliest_start(plan, 0.0, 20.0, 24.0, 24.0) == 20.0
+    assert earliest_start([], 7.0, 1.0, 1.0, 1.0) == 7.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(sc=scenarios(), policy=st.sampled_from(["target-stretch", "target-asap", "packed-target-asap"]))
+def test_target_policies_keep_the_books(sc, policy) -> None:
+    machines, cores, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon))
+    r = simulate(frame(jobs), trace, machines, cores, horizon, policy=policy)
+    m = r.metrics
+    out_used = m["goodput"] + m["wasted_fraction"] + m["in_flight_fraction"]
+    assert -1e-9 <= m["idle_fraction"] <= 1 + 1e-9 and out_used <= 1 + 1e-9
+    done = r.jobs.filter(pl.col("status") == "completed")
+    assert (done["end_s"] - done["first_start_s"] >= 0).all()
+    assert m["terminations"] == int(r.jobs["terminations"].sum())
