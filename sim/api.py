@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sim.capacity import CapacityTrace, read_capacity
+from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
 from sim.policies import get_policy, parse_params
 from sim.problem import Platform, Problem
@@ -36,7 +36,7 @@ def read_jobs(path: str | Path) -> pl.DataFrame:
 
 def simulate(
     jobs: pl.DataFrame | str | Path,
-    capacity: CapacityTrace | str | Path,
+    capacity: CapacityTrace | MachineCapacityTrace | str | Path,
     machines: int,
     cores: float,
     horizon_s: float,
@@ -51,7 +51,13 @@ def simulate(
     """Simulate ``policy`` on ``jobs`` under ``capacity``. Raises ValueError/KeyError on bad input."""
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     cap = read_capacity(capacity, machines, horizon_s) if isinstance(capacity, (str, Path)) else capacity
-    if cap.machines != machines:
+    if isinstance(cap, MachineCapacityTrace):
+        if cap.machines != machines or cap.max_cores() > cores:
+            raise ValueError(
+                f"per-machine capacity has {cap.machines} machines and up to {cap.max_cores():g} cores; "
+                f"the platform has {machines} × {cores:g}"
+            )
+    elif cap.machines != machines:
         cap = CapacityTrace(
             cap.time_s,
             cap.machines_alive.clip(0, machines),

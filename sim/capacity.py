@@ -83,13 +83,17 @@ class CapacityTrace:
 
 def read_capacity(
     path: str | Path, machines: int | None = None, horizon_s: float | None = None
-) -> CapacityTrace:
-    """Read ``time_s, machines_alive`` from CSV or parquet. Raises ValueError naming the file if malformed."""
+) -> CapacityTrace | MachineCapacityTrace:
+    """Read ``time_s, machines_alive`` (or, per machine, ``time_s, machine, cores_available``) from CSV or
+    parquet. Raises ValueError naming the file if malformed."""
     p = Path(path)
     try:
         df = pl.read_parquet(p) if p.suffix == ".parquet" else pl.read_csv(p)
     except Exception as e:
         raise ValueError(f"{p}: cannot read capacity trace ({e})") from e
+    if "cores_available" in df.columns:
+        h = float(horizon_s if horizon_s is not None else df["time_s"].max() + 1)
+        return read_machine_capacity(p, machines, h)
     missing = {"time_s", "machines_alive"} - set(df.columns)
     if missing:
         raise ValueError(f"{p}: missing columns {sorted(missing)}")
@@ -98,5 +102,58 @@ def read_capacity(
     h = float(horizon_s if horizon_s is not None else df["time_s"].max() + 1)
     try:
         return CapacityTrace(df["time_s"].to_numpy(), df["machines_alive"].to_numpy(), m, h)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from e
+
+
+@dataclass(frozen=True)
+class MachineCapacityTrace:
+    """Per-machine capacity (harvest-VM style): from ``time_s`` on, ``machine`` has ``cores`` cores (0 = off).
+
+    Machines start with 0 cores until their first event. Events are sorted by time, then machine."""
+
+    time_s: np.ndarray
+    machine: np.ndarray
+    cores: np.ndarray
+    machines: int
+    horizon_s: float
+    generator: str = "file"
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.time_s, dtype=np.float64)
+        m = np.asarray(self.machine, dtype=np.int64)
+        c = np.asarray(self.cores, dtype=np.float64)
+        if not (t.shape == m.shape == c.shape) or t.ndim != 1:
+            raise ValueError("per-machine capacity needs equal-length time_s, machine, cores")
+        if np.any(t < 0) or np.any(c < 0) or np.any((m < 0) | (m >= self.machines)):
+            raise ValueError(
+                f"per-machine capacity: times and cores must be ≥ 0, machines in [0, {self.machines})"
+            )
+        order = np.lexsort((m, t))
+        object.__setattr__(self, "time_s", t[order])
+        object.__setattr__(self, "machine", m[order])
+        object.__setattr__(self, "cores", c[order])
+
+    def frame(self) -> pl.DataFrame:
+        return pl.DataFrame({"time_s": self.time_s, "machine": self.machine, "cores_available": self.cores})
+
+    def max_cores(self) -> float:
+        return float(self.cores.max()) if self.cores.size else 0.0
+
+
+def read_machine_capacity(path: str | Path, machines: int | None, horizon_s: float) -> MachineCapacityTrace:
+    """Read ``time_s, machine, cores_available`` (CSV or parquet). Raises ValueError naming the file."""
+    p = Path(path)
+    df = pl.read_parquet(p) if p.suffix == ".parquet" else pl.read_csv(p)
+    missing = {"time_s", "machine", "cores_available"} - set(df.columns)
+    if missing:
+        raise ValueError(f"{p}: missing columns {sorted(missing)}")
+    m = int(machines if machines is not None else df["machine"].max() + 1)
+    try:
+        return MachineCapacityTrace(
+            df["time_s"].to_numpy(), df["machine"].to_numpy(), df["cores_available"].to_numpy(), m, horizon_s
+        )
     except ValueError as e:
         raise ValueError(f"{p}: {e}") from e

@@ -523,8 +523,14 @@ def _kernel(
     jcls,
     cls_lo,
     cls_hi,
+    pm_t,
+    pm_m,
+    pm_c,
 ):
     n = submit.shape[0]
+    mcap = np.zeros(n_machines)  # cores each machine has while on (count mode: machine_cores)
+    pi = 0
+    npm = pm_t.shape[0]
     ias = pred == PRED_IAS
     use_a4 = ias or pred == PRED_ORACLE  # a per-machine time bound (H4 or the oracle's interval end)
     stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
@@ -562,7 +568,7 @@ def _kernel(
     prv = np.full(n, -1, np.int64)
     # ---- machines
     alive = np.zeros(n_machines, np.bool_)
-    free_c = np.full(n_machines, machine_cores)
+    free_c = np.zeros(n_machines)
     free_m = np.full(n_machines, machine_mem)
     head = np.full(n_machines, -1, np.int64)
     mtree = np.full(2 * msize, -1.0)
@@ -607,6 +613,8 @@ def _kernel(
             t = ht[0]
         if ci < nc and cap_t[ci] < t:
             t = cap_t[ci]
+        if pi < npm and pm_t[pi] < t:
+            t = pm_t[pi]
         if si < n and submit[si] < t:
             t = submit[si]
         if next_wake < t and qtail > qhead:
@@ -641,7 +649,7 @@ def _kernel(
                 prv[nxt[j]] = prv[j]
             on_machine[j] = -1
             if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
-                free_c[m] = machine_cores
+                free_c[m] = mcap[m]
                 free_m[m] = machine_mem
             _mt_set(mtree, msize, m, free_c[m])
             freed = True
@@ -650,6 +658,7 @@ def _kernel(
                 dirty[nd] = m
                 nd += 1
         # ------------------------------------------------------------- 2. capacity change
+        nk = 0
         if ci < nc and cap_t[ci] == t:
             target = cap_n[ci]
             ci += 1
@@ -676,6 +685,8 @@ def _kernel(
                             dirty[nd] = m
                             nd += 1
                         n_alive += 1
+                        mcap[m] = machine_cores
+                        free_c[m] = machine_cores if head[m] < 0 else free_c[m]
                         alive_cores += machine_cores
                         _mt_set(mtree, msize, m, free_c[m])
                     m += 1
@@ -707,12 +718,11 @@ def _kernel(
                         score[nc_] = s
                         nc_ += 1
                 order = np.arange(nc_) if term_policy == 0 else np.argsort(score[:nc_], kind="mergesort")
-                nk = 0
                 for r in range(k):
                     m = cand[order[r]]
                     alive[m] = False
                     n_alive -= 1
-                    alive_cores -= machine_cores
+                    alive_cores -= mcap[m]
                     j = head[m]
                     while j >= 0:
                         killed[nk] = j
@@ -722,50 +732,99 @@ def _kernel(
                     _mt_set(mtree, msize, m, -1.0)
                     if ias or pred == PRED_ORACLE:
                         _mt_set(ma4, msize, m, -INF)
-                # terminate killed jobs: earlier start first, then input order
-                if nk > 0:
-                    ks = killed[:nk].copy()
-                    keys = np.empty(nk)
-                    for r in range(nk):
-                        keys[r] = start[ks[r]]
-                    # stable sort by input row, then by start
-                    rk = np.empty(nk, np.int64)
-                    for r in range(nk):
-                        rk[r] = row[ks[r]]
-                    ks = ks[np.argsort(rk, kind="mergesort")]
-                    for r in range(nk):
-                        keys[r] = start[ks[r]]
-                    ks = ks[np.argsort(keys, kind="mergesort")]
-                    for r in range(nk):
-                        j = ks[r]
-                        m = on_machine[j]
-                        free_c[m] += cores[j]
-                        free_m[m] += mem[j]
-                        used_cores -= cores[j]
-                        wasted_cs += cores[j] * (t - start[j])
-                        aborted_time += t - start[j]
-                        n_term += 1
-                        terms[j] += 1
-                        status[j] = QUEUED
-                        on_machine[j] = -1
-                        nxt[j] = -1
-                        prv[j] = -1
-                        # append to queue
-                        if qtail >= qsize:
-                            qjob, qt, qsize, qtail = _q_compact(
-                                qjob, qhead, qtail, qsize, cores, duration, jcls
-                            )
-                            qhead = 0
-                            freed = True  # positions moved: rescan everything
-                            global_wake = True
-                        qjob[qtail] = j
-                        _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
-                        qtail += 1
-                    for m in range(n_machines):
-                        if head[m] < 0:
-                            free_c[m] = machine_cores
-                            free_m[m] = machine_mem
-                        _mt_set(mtree, msize, m, free_c[m] if alive[m] else -1.0)
+        # per-machine capacity mode (harvest VMs): a machine's cores change; a machine shrinking below its
+        # running jobs' demand kills jobs newest-start-first (ties: later input row) until they fit
+        while pi < npm and pm_t[pi] == t:
+            m = pm_m[pi]
+            newc = pm_c[pi]
+            pi += 1
+            old = mcap[m]
+            if newc > old:
+                if old <= 0.0:
+                    alive[m] = True
+                    up_since[m] = t
+                    n_alive += 1
+                free_c[m] += newc - old
+                alive_cores += newc - old
+                mcap[m] = newc
+                freed = True
+                if not is_dirty[m]:
+                    is_dirty[m] = True
+                    dirty[nd] = m
+                    nd += 1
+                _mt_set(mtree, msize, m, free_c[m])
+            elif newc < old:
+                free_c[m] -= old - newc
+                alive_cores -= old - newc
+                mcap[m] = newc
+                while head[m] >= 0 and (free_c[m] < -1e-9 or newc <= 0.0):
+                    best = head[m]
+                    jj = nxt[best]
+                    while jj >= 0:
+                        if start[jj] > start[best] or (start[jj] == start[best] and row[jj] > row[best]):
+                            best = jj
+                        jj = nxt[jj]
+                    free_c[m] += cores[best]
+                    free_m[m] += mem[best]
+                    if prv[best] >= 0:
+                        nxt[prv[best]] = nxt[best]
+                    else:
+                        head[m] = nxt[best]
+                    if nxt[best] >= 0:
+                        prv[nxt[best]] = prv[best]
+                    killed[nk] = best
+                    nk += 1
+                if free_c[m] > 1e-9:  # a kill can leave more room than the last pass saw
+                    freed = True
+                    if not is_dirty[m]:
+                        is_dirty[m] = True
+                        dirty[nd] = m
+                        nd += 1
+                if newc <= 0.0:
+                    alive[m] = False
+                    n_alive -= 1
+                    _mt_set(mtree, msize, m, -1.0)
+                else:
+                    _mt_set(mtree, msize, m, free_c[m])
+        # terminate killed jobs: earlier start first, then input order
+        if nk > 0:
+            ks = killed[:nk].copy()
+            keys = np.empty(nk)
+            for r in range(nk):
+                keys[r] = start[ks[r]]
+            # stable sort by input row, then by start
+            rk = np.empty(nk, np.int64)
+            for r in range(nk):
+                rk[r] = row[ks[r]]
+            ks = ks[np.argsort(rk, kind="mergesort")]
+            for r in range(nk):
+                keys[r] = start[ks[r]]
+            ks = ks[np.argsort(keys, kind="mergesort")]
+            for r in range(nk):
+                j = ks[r]
+                used_cores -= cores[j]
+                wasted_cs += cores[j] * (t - start[j])
+                aborted_time += t - start[j]
+                n_term += 1
+                terms[j] += 1
+                status[j] = QUEUED
+                on_machine[j] = -1
+                nxt[j] = -1
+                prv[j] = -1
+                # append to queue
+                if qtail >= qsize:
+                    qjob, qt, qsize, qtail = _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls)
+                    qhead = 0
+                    freed = True  # positions moved: rescan everything
+                    global_wake = True
+                qjob[qtail] = j
+                _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
+                qtail += 1
+            for m in range(n_machines):
+                if head[m] < 0:
+                    free_c[m] = mcap[m]
+                    free_m[m] = machine_mem
+                _mt_set(mtree, msize, m, free_c[m] if alive[m] else -1.0)
         # ------------------------------------------------------------- 3. submissions
         while si < n and submit[si] == t:
             if qtail >= qsize:
@@ -1217,6 +1276,7 @@ def run_kernel(
     check: bool = False,
     row: np.ndarray | None = None,
     admission: Admission | None = None,
+    machine_events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple:
     """Run the compiled engine on jobs sorted by submit time (ties in input order). See module doc."""
     if termination not in TERMINATION_CODES:
@@ -1248,4 +1308,17 @@ def run_kernel(
         bool(check),
         *adm.arrays(n, int(n_machines)),
         *adm.classes(np.asarray(duration, dtype=np.float64), int(n_machines)),
+        *_machine_event_arrays(machine_events),
+    )
+
+
+def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if ev is None:
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    t, m, c = (np.asarray(x) for x in ev)
+    order = np.lexsort((m, t))  # time, then machine index
+    return (
+        np.ascontiguousarray(t[order], np.float64),
+        np.ascontiguousarray(m[order], np.int64),
+        np.ascontiguousarray(c[order], np.float64),
     )

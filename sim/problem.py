@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sim.capacity import CapacityTrace
+from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.engine import Admission, run_kernel
 from sim.metrics import EngineOutput
 
@@ -33,7 +33,7 @@ class Problem:
     cores: np.ndarray
     memory_gb: np.ndarray | None
     platform: Platform
-    capacity: CapacityTrace
+    capacity: CapacityTrace | MachineCapacityTrace
     horizon_s: float
     order: np.ndarray  # engine index -> input row (stable sort by submit)
     record_ts: bool = False
@@ -44,7 +44,7 @@ class Problem:
         cls,
         jobs: pl.DataFrame,
         platform: Platform,
-        capacity: CapacityTrace,
+        capacity: CapacityTrace | MachineCapacityTrace,
         horizon_s: float,
         record_ts: bool = False,
         check: bool = False,
@@ -88,6 +88,12 @@ class Problem:
         )
 
 
+def require_machines_alive(problem: Problem, policy: str) -> None:
+    """Raise ValueError if ``problem`` has per-machine capacity (the policy reasons about LIFO intervals)."""
+    if isinstance(problem.capacity, MachineCapacityTrace):
+        raise ValueError(f"policy {policy!r} needs a machines-alive capacity trace, not per-machine capacity")
+
+
 @dataclass(frozen=True)
 class RunArtifacts:
     output: EngineOutput
@@ -120,13 +126,19 @@ def run_first_fit(
         )
     o = problem.order
     cap = problem.capacity
+    per_machine = isinstance(cap, MachineCapacityTrace)
+    if per_machine and admission is not None:
+        raise ValueError("this policy needs a machines-alive capacity trace, not per-machine capacity")
+    cap_t = np.zeros(0) if per_machine else cap.time_s
+    cap_n = np.zeros(0, np.int64) if per_machine else cap.machines_alive
+    events = (cap.time_s, cap.machine, cap.cores) if per_machine else None
     fs, end, att, terms, status, sc, tst, tsa, tsu = run_kernel(
         problem.submit_s[o],
         problem.duration_s[o],
         problem.cores[o],
         None if problem.memory_gb is None else problem.memory_gb[o],
-        cap.time_s,
-        cap.machines_alive,
+        cap_t,
+        cap_n,
         problem.platform.machines,
         problem.platform.cores,
         problem.platform.memory_gb or 0.0,
@@ -137,6 +149,7 @@ def run_first_fit(
         problem.check,
         row=o,
         admission=admission,
+        machine_events=events,
     )
     out = EngineOutput(
         _unsort(o, fs),

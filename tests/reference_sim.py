@@ -89,3 +89,59 @@ def reference(jobs, cap_points, machines, cores, horizon, termination="lifo"):
     return st, dict(
         completed=completed, wasted=wasted, inflight=inflight, available=available, terminations=n_term
     )
+
+
+def reference_per_machine(jobs, events, machines, horizon):
+    """Per-machine capacity: events maps time -> list of (machine, cores). A shrinking machine kills its
+    jobs newest-start-first (ties: later input row) until they fit; killed jobs requeue earliest start
+    first, then input row. Returns (per-job dicts, totals)."""
+    n = len(jobs)
+    st = [dict(first=-1, start=-1, end=-1, attempts=0, terms=0, state="waiting", m=-1) for _ in range(n)]
+    cap = [0.0] * machines
+    queue: list[int] = []
+    completed = wasted = available = 0.0
+    n_term = 0
+    order = sorted(range(n), key=lambda j: (jobs[j][0], j))
+
+    def used(m):
+        return sum(jobs[j][2] for j in range(n) if st[j]["state"] == "running" and st[j]["m"] == m)
+
+    for t in range(horizon):
+        for j in range(n):
+            if st[j]["state"] == "running" and st[j]["start"] + jobs[j][1] == t:
+                st[j].update(state="done", end=t)
+                completed += jobs[j][2] * jobs[j][1]
+        killed = []
+        for m, c in events.get(t, []):
+            cap[m] = c
+            while used(m) > cap[m] + 1e-9 or (cap[m] == 0 and used(m) > 0):
+                on = [j for j in range(n) if st[j]["state"] == "running" and st[j]["m"] == m]
+                j = max(on, key=lambda x: (st[x]["start"], x))
+                st[j].update(state="waiting", m=-1)
+                killed.append(j)
+        killed.sort(key=lambda j: (st[j]["start"], j))
+        for j in killed:
+            wasted += jobs[j][2] * (t - st[j]["start"])
+            n_term += 1
+            st[j]["terms"] += 1
+            queue.append(j)
+        for j in order:
+            if jobs[j][0] == t:
+                queue.append(j)
+        rest = []
+        for j in queue:
+            for m in range(machines):
+                if cap[m] > 0 and cap[m] - used(m) >= jobs[j][2]:
+                    st[j].update(state="running", start=t, m=m)
+                    st[j]["attempts"] += 1
+                    if st[j]["first"] < 0:
+                        st[j]["first"] = t
+                    break
+            else:
+                rest.append(j)
+        queue = rest
+        available += sum(cap)
+    inflight = sum(jobs[j][2] * (horizon - st[j]["start"]) for j in range(n) if st[j]["state"] == "running")
+    return st, dict(
+        completed=completed, wasted=wasted, inflight=inflight, available=available, terminations=n_term
+    )

@@ -85,3 +85,35 @@ def test_simulate_cli_random_walk_spec(tmp_path, capsys) -> None:
         ]
     )
     assert rc == 0 and "goodput" in capsys.readouterr().out
+
+
+def test_simulate_cli_per_machine_capacity(tmp_path) -> None:
+    pl.DataFrame(
+        {"job_id": ["a", "b"], "submit_s": [0.0, 1.0], "duration_s": [10.0, 10.0], "cores": [2.0, 2.0]}
+    ).write_csv(tmp_path / "j.csv")
+    pl.DataFrame({"time_s": [0.0, 5.0], "machine": [0, 0], "cores_available": [4.0, 2.0]}).write_csv(
+        tmp_path / "cap.csv"
+    )
+    rc = main(
+        [
+            "simulate",
+            "--jobs",
+            str(tmp_path / "j.csv"),
+            "--capacity",
+            str(tmp_path / "cap.csv"),
+            "--machines",
+            "1",
+            "--cores",
+            "4",
+            "--horizon-s",
+            "100",
+            "--out",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    got = json.loads((tmp_path / "r.json").read_text())
+    # the machine shrinks to 2 cores at t=5: the newest job (b) is killed and reruns after a completes
+    assert rc == 0 and got["terminations"] == 1 and got["completed"] == 2
+    assert got["available_core_seconds"] == 4 * 5 + 2 * 95
+    with pytest.raises(ValueError, match="needs a machines-alive capacity trace"):
+        simulate(pl.read_csv(tmp_path / "j.csv"), tmp_path / "cap.csv", 1, 4, 100, policy="ias")

@@ -178,3 +178,59 @@ def test_golden_killed_jobs_requeue_earlier_start_first_then_row_order() -> None
     # equal start times: input row order decides (j1 before j2)
     out2 = run(3, 1, 50, [(0, 100, 1), (1, 100, 1), (1, 100, 1)], {0: 3, 5: 1, 6: 2})
     assert out2.attempts.tolist() == [1, 2, 1]
+
+
+@st.composite
+def per_machine_scenarios(draw):
+    machines = draw(st.integers(1, 3))
+    max_cores = draw(st.integers(1, 4))
+    horizon = draw(st.integers(5, 25))
+    jobs = [
+        (draw(st.integers(0, horizon)), draw(st.integers(1, 8)), draw(st.integers(1, max_cores)))
+        for _ in range(draw(st.integers(1, 20)))
+    ]
+    events: dict[int, list[tuple[int, int]]] = {
+        0: [(m, draw(st.integers(0, max_cores))) for m in range(machines)]
+    }
+    for _ in range(draw(st.integers(0, 10))):
+        t = draw(st.integers(1, horizon + 2))
+        m = draw(st.integers(0, machines - 1))
+        events.setdefault(t, [])
+        if all(mm != m for mm, _ in events[t]):
+            events[t].append((m, draw(st.integers(0, max_cores))))
+    for t in events:
+        events[t].sort()
+    return machines, max_cores, horizon, jobs, events
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=per_machine_scenarios())
+def test_per_machine_capacity_agrees_with_brute_force(sc) -> None:
+    from sim.capacity import MachineCapacityTrace
+    from tests.reference_sim import reference_per_machine
+
+    machines, max_cores, horizon, jobs, events = sc
+    rows = [(t, m, c) for t, evs in events.items() for m, c in evs]
+    cap = MachineCapacityTrace(
+        *(np.array(x, float) for x in zip(*rows, strict=True)), machines, float(horizon)
+    )
+    problem = Problem.build(
+        frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
+    )
+    out = run_first_fit(problem, "lifo", 0).output
+    ref, tot = reference_per_machine(jobs, events, machines, horizon)
+    for j, r in enumerate(ref):
+        assert (out.first_start_s[j], out.end_s[j], out.attempts[j], out.terminations[j]) == (
+            r["first"],
+            r["end"],
+            r["attempts"],
+            r["terms"],
+        ), (j, r)
+    assert out.completed_cs == pytest.approx(tot["completed"]) and out.wasted_cs == pytest.approx(
+        tot["wasted"]
+    )
+    assert out.available_cs == pytest.approx(tot["available"]) and out.inflight_cs == pytest.approx(
+        tot["inflight"]
+    )
+    assert out.completed_cs + out.wasted_cs + out.inflight_cs == pytest.approx(out.used_cs)
+    assert out.violations == 0

@@ -33,7 +33,7 @@ import polars as pl
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
 from sim.intervals import IntervalModel, extract_intervals
 from sim.policies import register_family
-from sim.problem import Problem, run_first_fit
+from sim.problem import Problem, require_machines_alive, run_first_fit
 
 ALL_H = ("h1", "h2", "h3", "h4")
 
@@ -91,6 +91,7 @@ class IAS:
         self.heuristics = heuristics
 
     def admission(self, problem: Problem, p: IASParams) -> Admission:
+        require_machines_alive(problem, self.name)
         trace = problem.capacity
         n, machines = len(problem.submit_s), problem.platform.machines
         dur, cores = problem.duration_s, problem.cores

@@ -12,7 +12,7 @@ import numpy as np
 from sim.engine import PRED_ORACLE, Admission
 from sim.intervals import extract_intervals
 from sim.policies import register
-from sim.problem import Problem, run_first_fit
+from sim.problem import Problem, require_machines_alive, run_first_fit
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class Oracle:
     Params = OracleParams
 
     def run(self, problem: Problem, params: OracleParams, seed: int):
+        require_machines_alive(problem, self.name)
         ptr, ends = interval_ends_csr(problem)
         return run_first_fit(problem, "lifo", seed, Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))
 

@@ -40,7 +40,7 @@ import numpy as np
 from sim.engine import COMPLETED, QUEUED, RUNNING
 from sim.metrics import EngineOutput
 from sim.policies import register
-from sim.problem import Problem, RunArtifacts, _unsort
+from sim.problem import Problem, RunArtifacts, _unsort, require_machines_alive
 
 
 @dataclass(frozen=True)
@@ -314,6 +314,7 @@ class Target:
         self.name = name
 
     def run(self, problem: Problem, params: TargetParams, seed: int) -> RunArtifacts:
+        require_machines_alive(problem, self.name)
         return RunArtifacts(_Sim(problem, params, self.name).run(), None)
 
 
