@@ -194,6 +194,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sql(args: argparse.Namespace) -> int:
+    """Run one read-only SQL query against the warehouse and print the result."""
+    import duckdb
+
+    path = paths.warehouse_path()
+    if not path.exists():
+        raise SystemExit(f"{path} not found: run `make run` first")
+    with duckdb.connect(str(path), read_only=True) as con:
+        try:
+            rel = con.sql(args.query)
+        except duckdb.Error as e:
+            raise SystemExit(f"query failed: {e}") from e
+        if rel is None:
+            return 0
+        df = rel.pl()
+    if args.csv:
+        df.write_csv(args.csv)
+        print(f"{df.height} rows → {args.csv}")
+    else:
+        import polars as pl
+
+        with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60):
+            print(df)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -221,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)
+    q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
+    q.add_argument("query")
+    q.add_argument("--rows", type=int, default=40, help="rows to print")
+    q.add_argument("--csv", help="write the result to this CSV file instead")
+    q.set_defaults(fn=cmd_sql)
     return ap
 
 

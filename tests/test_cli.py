@@ -117,3 +117,17 @@ def test_simulate_cli_per_machine_capacity(tmp_path) -> None:
     assert got["available_core_seconds"] == 4 * 5 + 2 * 95
     with pytest.raises(ValueError, match="needs a machines-alive capacity trace"):
         simulate(pl.read_csv(tmp_path / "j.csv"), tmp_path / "cap.csv", 1, 4, 100, policy="ias")
+
+
+def test_sql_command_is_read_only(tmp_path, monkeypatch, capsys) -> None:
+    import duckdb
+
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table t as select 1 as a union all select 2")
+    monkeypatch.setenv("VARCAP_WAREHOUSE", str(db))
+    assert main(["sql", "select sum(a) s from t"]) == 0 and "3" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="query failed"):
+        main(["sql", "drop table t"])
+    assert main(["sql", "select * from t", "--csv", str(tmp_path / "o.csv")]) == 0
+    assert (tmp_path / "o.csv").read_text().splitlines() == ["a", "1", "2"]
