@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import polars as pl
@@ -75,8 +75,6 @@ def simulate(
     art = pol.run(problem, params, seed)
     metrics = compute_metrics(art.output, problem.submit_s, problem.duration_s, slo_threshold)
     assert tuple(metrics) == METRIC_NAMES
-    from dataclasses import asdict
-
     return SimResult(
         metrics,
         job_table(art.output, problem.job_id, problem.submit_s),

@@ -14,6 +14,7 @@ censoring and optional left truncation) and answers, vectorized and in O(log n) 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -207,11 +208,13 @@ class IntervalModel:
         tail = np.concatenate([np.cumsum(seg[::-1])[::-1], [0.0]])
         return knots, tail
 
+    @cached_property
+    def _tail(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._tail_area()
+
     def mean_remaining(self, uptime_s: np.ndarray | float) -> np.ndarray:
         """E[R | U = u] restricted to the last observed time: ∫_u^{max} S(x) dx / S(u)."""
-        if not hasattr(self, "_tail_cache"):
-            object.__setattr__(self, "_tail_cache", self._tail_area())
-        knots, tail = self._tail_cache  # type: ignore[attr-defined]
+        knots, tail = self._tail
         u = np.clip(np.asarray(uptime_s, dtype=np.float64), 0.0, self.max_time)
         k = np.clip(np.searchsorted(knots, u, side="right") - 1, 0, len(knots) - 2)
         area = tail[k + 1] + self.survival(u) * (knots[k + 1] - u)
