@@ -87,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     console.print(f"warehouse: [bold]{paths.warehouse_path()}[/]")
     console.print(
-        '  query:   duckdb data/warehouse.duckdb "select workload, count(*) from core_jobs group by 1"'
+        '  query:   varcap sql "select workload, count(*) from core_jobs group by 1"'
     )
     console.print("  UI:      make ui  (or `varcap ui`), then open http://127.0.0.1:3000")
     return 0
