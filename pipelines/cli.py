@@ -86,9 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 console.print(f"[red]{ev.step_key}: {ev.message}[/]")
         return 1
     console.print(f"warehouse: [bold]{paths.warehouse_path()}[/]")
-    console.print(
-        '  query:   varcap sql "select workload, count(*) from core_jobs group by 1"'
-    )
+    console.print('  query:   varcap sql "select workload, count(*) from core_jobs group by 1"')
     console.print("  UI:      make ui  (or `varcap ui`), then open http://127.0.0.1:3000")
     return 0
 

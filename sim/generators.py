@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.capacity import CapacityTrace
+from sim.capacity import CapacityTrace, MachineCapacityTrace
 
 HOUR = 3600.0
 
@@ -200,4 +200,81 @@ def stranded_trace(
         "stranded",
         {"threshold": threshold, "base_fraction": base_fraction, "label": label},
         None,
+    )
+
+
+def harvest_trace(
+    machines: int,
+    horizon_s: float,
+    max_cores: int = 48,
+    min_cores: int = 2,
+    mean_inter_change_s: float = 3600.0,
+    inter_change_sigma: float = 1.2,
+    mean_change_cores: float = 6.0,
+    p_shrink_after_growth: float = 0.6,
+    p_shrink_after_shrink: float = 0.4,
+    eviction_prob: float = 0.02,
+    seed: int = 0,
+) -> MachineCapacityTrace:
+    """Synthetic harvest-VM cores per machine (seed 002 §2.1), a documented model:
+
+    * each machine starts at a uniform core count in ``[min_cores, max_cores]``;
+    * times between its changes are log-normal with mean ``mean_inter_change_s`` and log-sd
+      ``inter_change_sigma`` (heavy-tailed, as measured in seed 002 Fig. 1);
+    * whether a change shrinks follows a bigram chain: P(shrink | last change grew) and
+      P(shrink | last change shrank) (seed 002 §3.1.1);
+    * change sizes are 1 + Poisson(``mean_change_cores`` − 1) cores, clipped to the bounds;
+    * with ``eviction_prob`` a shrink is an eviction to 0 cores; the VM comes back at ``min_cores`` at its
+      next change (counted as a growth).
+    """
+    rng = np.random.default_rng(seed)
+    mu = np.log(mean_inter_change_s) - inter_change_sigma**2 / 2
+    ts, ms, cs = [], [], []
+    for m in range(machines):
+        cur = int(rng.integers(min_cores, max_cores + 1))
+        ts.append(0.0)
+        ms.append(m)
+        cs.append(cur)
+        t = 0.0
+        last_shrink = bool(rng.random() < 0.5)
+        while True:
+            t += float(rng.lognormal(mu, inter_change_sigma))
+            if t >= horizon_s:
+                break
+            if cur == 0:
+                cur, last_shrink = min_cores, False
+            else:
+                shrink = rng.random() < (p_shrink_after_shrink if last_shrink else p_shrink_after_growth)
+                size = 1 + int(rng.poisson(max(mean_change_cores - 1, 0.0)))
+                if shrink and rng.random() < eviction_prob:
+                    nxt = 0
+                elif shrink:
+                    nxt = max(cur - size, min_cores)
+                else:
+                    nxt = min(cur + size, max_cores)
+                if nxt == cur:  # at a bound: the change goes the other way
+                    nxt = min(cur + size, max_cores) if shrink else max(cur - size, min_cores)
+                    shrink = not shrink
+                cur, last_shrink = nxt, shrink
+            ts.append(t)
+            ms.append(m)
+            cs.append(cur)
+    return MachineCapacityTrace(
+        np.array(ts),
+        np.array(ms),
+        np.array(cs, dtype=float),
+        machines,
+        horizon_s,
+        "harvest",
+        {
+            "max_cores": max_cores,
+            "min_cores": min_cores,
+            "mean_inter_change_s": mean_inter_change_s,
+            "inter_change_sigma": inter_change_sigma,
+            "mean_change_cores": mean_change_cores,
+            "p_shrink_after_growth": p_shrink_after_growth,
+            "p_shrink_after_shrink": p_shrink_after_shrink,
+            "eviction_prob": eviction_prob,
+        },
+        seed,
     )

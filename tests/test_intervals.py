@@ -176,3 +176,37 @@ def test_conditional_table_monotone() -> None:
     for u in (0.0, 3600.0, 7200.0):
         p = tab.filter(pl.col("uptime_s") == u)["p_survive"].to_numpy()
         assert np.all(np.diff(p) <= 1e-12)
+
+
+def test_harvest_trace_realizes_its_parameters_and_runs() -> None:
+    from sim import simulate
+    from sim.generators import harvest_trace
+
+    tr = harvest_trace(
+        40,
+        30 * 86400,
+        mean_inter_change_s=1800,
+        p_shrink_after_growth=0.7,
+        p_shrink_after_shrink=0.3,
+        eviction_prob=0.0,
+        seed=2,
+    )
+    ch = tr.frame().rename({"cores_available": "cores"})
+    assert ch["cores"].min() >= 2 and ch["cores"].max() <= 48
+    gaps = inter_change_times(ch)
+    assert gaps["gap_s"].mean() == pytest.approx(1800, rel=0.1)
+    big = bigram_probabilities(ch)
+    # the chain's intent is blurred only by moves reflected at the bounds
+    assert big["p_shrink_after_growth"] == pytest.approx(0.7, abs=0.06)
+    assert big["p_shrink_after_shrink"] == pytest.approx(0.3, abs=0.06)
+    assert harvest_trace(40, 30 * 86400, seed=2).frame().equals(harvest_trace(40, 30 * 86400, seed=2).frame())
+    jobs = pl.DataFrame(
+        {
+            "job_id": [str(i) for i in range(500)],
+            "submit_s": np.linspace(0, 86400 * 20, 500),
+            "duration_s": np.full(500, 3600.0),
+            "cores": np.full(500, 2.0),
+        }
+    )
+    r = simulate(jobs, harvest_trace(10, 30 * 86400, seed=1), 10, 48, 30 * 86400, check_invariants=True)
+    assert r.invariant_violations == 0 and r.metrics["completed"] > 400
