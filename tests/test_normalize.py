@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from assets import normalize as nz
-from assets.sources import GOOGLE_2011_TASK_EVENTS_COLUMNS
+from assets.sources import AZURE_V2_VMTABLE_COLUMNS, GOOGLE_2011_TASK_EVENTS_COLUMNS
 
 
 def write(tmp_path: Path, name: str, text: str, gz: bool = False) -> nz.RawFile:
@@ -80,19 +80,7 @@ def test_azure_vmtable_buckets_censoring_and_headerless(tmp_path: Path) -> None:
         write(tmp_path, "vmtable.csv.gz", rows + "\n", gz=True).path,
         "vmtable.csv.gz",
         False,
-        (
-            "vm_id",
-            "subscription_id",
-            "deployment_id",
-            "timestamp_vm_created",
-            "timestamp_vm_deleted",
-            "max_cpu",
-            "avg_cpu",
-            "p95_max_cpu",
-            "vm_category",
-            "vm_virtual_core_count_bucket",
-            "vm_memory_gb_bucket",
-        ),
+        AZURE_V2_VMTABLE_COLUMNS,
     )
     good, rej = nz.normalize_azure_vmtable(f, window_s=2_592_000.0)
     g = {r["job_id"]: r for r in good.iter_rows(named=True)}
