@@ -181,28 +181,10 @@ def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
 
 
 @njit(cache=True)
-def _admit(
-    pred,
-    j,
-    m,
-    t,
-    duration,
-    jflag,
-    period,
-    a_thresh,
-    p90,
-    up_since,
-    mt,
-    ms,
-    mn,
-    mk,
-    mtl,
-    mkn,
-    mmax,
-    epoch_s,
-    iv_ptr,
-    iv_end,
-):
+def _admit(pred, j, m, t, duration, adm):
+    """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end)."""
+    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end = adm
     if pred == PRED_ORACLE:
         # the machine's current interval must outlast the job (future capacity is known)
         lo = iv_ptr[m]
@@ -237,6 +219,23 @@ def _admit(
         if _surv(mt[e], ms[e], mn[e], u + d) / su < a_thresh:
             return False
     return True
+
+
+@njit(cache=True)
+def _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
+    """Machine m is on, has the job's cores (and memory) free, and the policy admits the job there."""
+    if not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j]):
+        return False
+    return pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
+
+
+@njit(cache=True)
+def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi):
+    """Best free cores per pruning class over its machine range, and the best H4/oracle bound."""
+    cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
+    c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
+    c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
+    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2])
 
 
 # --------------------------------------------------------- queue class trees (IAS pruning), rows:
@@ -536,6 +535,8 @@ def _kernel(
     stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
     ma4 = np.full(2 * msize, -INF)  # max over machines of the H4 bound (IAS only)
     up_since = np.zeros(n_machines)
+    # admission inputs, bundled once for _admit / _can_run
+    adm = (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end)
     # IAS wake-ups: a refused job can only become admissible when capacity is freed, at a period boundary
     # (H2), at a model epoch change, or when some machine's uptime crosses a knot of the survival curve
     # (S(u) drops, so S(u+d)/S(u) and the mean remaining can rise). next_cross[m] is that next crossing.
@@ -890,15 +891,15 @@ def _kernel(
                 if ne < next_wake:
                     next_wake = ne
         lo = qhead if (freed or full_rescan) else new_from
+        slack = 1e-9 * (abs(t) + 1.0)
+        phase = t - np.floor(t / period) * period
+        r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
         if pred != PRED_NONE and not full_rescan and not global_wake:
             # old queue entries: only the dirty machines can take them now
             if nd > 0:
                 dm = dirty[:nd]
                 if nd > 1:
                     dm.sort()
-                slack = 1e-9 * (abs(t) + 1.0)
-                phase = t - np.floor(t / period) * period
-                r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
                 cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_a4)
                 if not use_a4:
                     g4 = INF
@@ -908,64 +909,17 @@ def _kernel(
                     m = -1
                     for x in range(nd):
                         mm = dm[x]
-                        if mm < job_lo[j] or mm >= job_hi[j] or not alive[mm] or free_c[mm] < cores[j]:
-                            continue
-                        if use_mem and free_m[mm] < mem[j]:
-                            continue
-                        if _admit(
-                            pred,
-                            j,
-                            mm,
-                            t,
-                            duration,
-                            jflag,
-                            period,
-                            a_thresh,
-                            p90,
-                            up_since,
-                            mt,
-                            ms,
-                            mn,
-                            mk,
-                            mtl,
-                            mkn,
-                            mmax,
-                            epoch_s,
-                            iv_ptr,
-                            iv_end,
+                        if job_lo[j] <= mm < job_hi[j] and _can_run(
+                            pred, j, mm, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm
                         ):
                             m = mm
                             break
                     if m >= 0:
                         hn, hcap, ht, hj = _start_job(
-                            j,
-                            m,
-                            t,
-                            pos,
-                            qjob,
-                            qt,
-                            qsize,
-                            jcls,
-                            cores,
-                            mem,
-                            duration,
-                            free_c,
-                            free_m,
-                            mtree,
-                            msize,
-                            start,
-                            first_start,
-                            attempts,
-                            status,
-                            on_machine,
-                            prv,
-                            nxt,
-                            head,
-                            ht,
-                            hj,
-                            hn,
+                            j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, free_c, free_m, mtree,
+                            msize, start, first_start, attempts, status, on_machine, prv, nxt, head, ht, hj, hn,
                             hcap,
-                        )
+                        )  # fmt: skip
                         used_cores += cores[j]
                         cu, c2, c4, g4 = _dirty_bounds(
                             dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_a4
@@ -982,13 +936,7 @@ def _kernel(
             if pos >= qtail:
                 pos = -1
         elif use_a4:
-            cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
-            c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
-            c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
-            phase = t - np.floor(t / period) * period
-            r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
-            g4 = _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2])
-            slack = 1e-9 * (abs(t) + 1.0)
+            cu, c2, c4, g4 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
             pos = _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, stk)
         else:
             pos = _qt_first_le(qt[0], qsize, lo, mtree[1])
@@ -996,33 +944,9 @@ def _kernel(
             j = qjob[pos]
             if full_rescan:
                 m = job_lo[j]
-                while m < job_hi[j]:
-                    if (alive[m] and free_c[m] >= cores[j] and (not use_mem or free_m[m] >= mem[j])) and (
-                        pred == PRED_NONE
-                        or _admit(
-                            pred,
-                            j,
-                            m,
-                            t,
-                            duration,
-                            jflag,
-                            period,
-                            a_thresh,
-                            p90,
-                            up_since,
-                            mt,
-                            ms,
-                            mn,
-                            mk,
-                            mtl,
-                            mkn,
-                            mmax,
-                            epoch_s,
-                            iv_ptr,
-                            iv_end,
-                        )
-                    ):
-                        break
+                while m < job_hi[j] and not _can_run(
+                    pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm
+                ):
                     m += 1
                 if m >= job_hi[j]:
                     m = -1
@@ -1036,31 +960,7 @@ def _kernel(
                     if m >= job_hi[j]:
                         m = -1
                         break
-                    ok = not use_mem or free_m[m] >= mem[j]
-                    if ok and pred != PRED_NONE:
-                        ok = _admit(
-                            pred,
-                            j,
-                            m,
-                            t,
-                            duration,
-                            jflag,
-                            period,
-                            a_thresh,
-                            p90,
-                            up_since,
-                            mt,
-                            ms,
-                            mn,
-                            mk,
-                            mtl,
-                            mkn,
-                            mmax,
-                            epoch_s,
-                            iv_ptr,
-                            iv_end,
-                        )
-                    if ok:
+                    if _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
                         break
                     if m + 1 >= msize:
                         m = -1
@@ -1070,34 +970,9 @@ def _kernel(
                         m = _mt_first_ge(mtree, msize, m + 1, cores[j])
             if m >= 0:
                 hn, hcap, ht, hj = _start_job(
-                    j,
-                    m,
-                    t,
-                    pos,
-                    qjob,
-                    qt,
-                    qsize,
-                    jcls,
-                    cores,
-                    mem,
-                    duration,
-                    free_c,
-                    free_m,
-                    mtree,
-                    msize,
-                    start,
-                    first_start,
-                    attempts,
-                    status,
-                    on_machine,
-                    prv,
-                    nxt,
-                    head,
-                    ht,
-                    hj,
-                    hn,
-                    hcap,
-                )
+                    j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, free_c, free_m, mtree, msize,
+                    start, first_start, attempts, status, on_machine, prv, nxt, head, ht, hj, hn, hcap,
+                )  # fmt: skip
                 used_cores += cores[j]
             if full_rescan:
                 pos += 1
@@ -1106,9 +981,7 @@ def _kernel(
                 if pos >= qtail:
                     pos = -1
             elif use_a4:
-                cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
-                c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
-                c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
+                cu, c2, c4, g4 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
                 pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, stk)
             else:
                 pos = _qt_first_le(qt[0], qsize, pos + 1, mtree[1])
