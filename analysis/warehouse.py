@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from sim.paths import warehouse_path
+
 
 def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse read-only (``$VARCAP_WAREHOUSE`` or ``data/warehouse.duckdb``)."""
-    p = Path(
-        path
-        or os.environ.get("VARCAP_WAREHOUSE")
-        or Path(__file__).resolve().parents[1] / "data" / "warehouse.duckdb"
-    )
+    p = Path(path) if path else warehouse_path()
     if not p.exists():
         raise FileNotFoundError(f"{p}: no warehouse yet; run `make run`")
     return duckdb.connect(str(p), read_only=True)

@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sim.paths import home, warehouse_path
 
-def home() -> Path:
-    """Repository root (or ``$VARCAP_HOME``)."""
-    env = os.environ.get("VARCAP_HOME")
-    return Path(env).resolve() if env else Path(__file__).resolve().parents[1]
+__all__ = ["home", "warehouse_path", "data_dir", "samples_dir", "raw_cache_dir", "runs_dir", "dagster_home"]
 
 
 def data_dir() -> Path:
@@ -23,11 +21,6 @@ def data_dir() -> Path:
 
 def samples_dir() -> Path:
     return data_dir() / "samples"
-
-
-def warehouse_path() -> Path:
-    env = os.environ.get("VARCAP_WAREHOUSE")
-    return Path(env).resolve() if env else data_dir() / "warehouse.duckdb"
 
 
 def raw_cache_dir() -> Path:

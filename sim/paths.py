@@ -1,4 +1,9 @@
-"""Default locations used by simulator tools (no Dagster): mirrors ``pipelines.paths``."""
+"""Where the project lives and where its warehouse is — the one definition every layer uses.
+
+``VARCAP_HOME`` (default: the repository root) anchors everything; ``VARCAP_WAREHOUSE`` overrides the
+DuckDB file (default ``<home>/data/warehouse.duckdb``). No Dagster here, so ``sim`` and ``analysis`` can
+use it too.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,13 @@ import os
 from pathlib import Path
 
 
+def home() -> Path:
+    """Repository root (or ``$VARCAP_HOME``)."""
+    env = os.environ.get("VARCAP_HOME")
+    return Path(env).resolve() if env else Path(__file__).resolve().parents[1]
+
+
 def warehouse_path() -> Path:
+    """``$VARCAP_WAREHOUSE`` or ``<home>/data/warehouse.duckdb``."""
     env = os.environ.get("VARCAP_WAREHOUSE")
-    root = Path(os.environ.get("VARCAP_HOME", Path(__file__).resolve().parents[1]))
-    return Path(env).resolve() if env else root / "data" / "warehouse.duckdb"
+    return Path(env).resolve() if env else home() / "data" / "warehouse.duckdb"
