@@ -215,6 +215,7 @@ def harvest_trace(
     p_shrink_after_shrink: float = 0.4,
     eviction_prob: float = 0.02,
     seed: int = 0,
+    stability_spread: float = 0.0,
 ) -> MachineCapacityTrace:
     """Synthetic harvest-VM cores per machine (seed 002 §2.1), a documented model:
 
@@ -225,12 +226,21 @@ def harvest_trace(
       P(shrink | last change shrank) (seed 002 §3.1.1);
     * change sizes are 1 + Poisson(``mean_change_cores`` − 1) cores, clipped to the bounds;
     * with ``eviction_prob`` a shrink is an eviction to 0 cores; the VM comes back at ``min_cores`` at its
-      next change (counted as a growth).
+      next change (counted as a growth);
+    * ``stability_spread`` > 0 makes HVMs differ in stability (seed 002 Fig. 2: some servers see far less
+      regular-VM churn): machine ``m``'s mean inter-change time is ``mean_inter_change_s`` times a
+      log-normal factor of log-sd ``stability_spread`` and mean 1 (drawn from a separate seeded stream, so
+      ``stability_spread = 0`` reproduces the homogeneous trace).
     """
     rng = np.random.default_rng(seed)
-    mu = np.log(mean_inter_change_s) - inter_change_sigma**2 / 2
+    factor = np.ones(machines)
+    if stability_spread > 0:
+        factor = np.random.default_rng([seed, 1]).lognormal(
+            -(stability_spread**2) / 2, stability_spread, machines
+        )
     ts, ms, cs = [], [], []
     for m in range(machines):
+        mu = np.log(mean_inter_change_s * factor[m]) - inter_change_sigma**2 / 2
         cur = int(rng.integers(min_cores, max_cores + 1))
         ts.append(0.0)
         ms.append(m)
@@ -275,6 +285,7 @@ def harvest_trace(
             "p_shrink_after_growth": p_shrink_after_growth,
             "p_shrink_after_shrink": p_shrink_after_shrink,
             "eviction_prob": eviction_prob,
+            "stability_spread": stability_spread,
         },
         seed,
     )

@@ -5,19 +5,25 @@ chooses which machines turn off: ``lifo`` (default: highest alive index, the the
 ``lww`` (least wasted work: smallest Σ cores × (t − start) of its jobs), ``lfd`` (least fraction done:
 smallest max (t − start)/duration of its jobs) — seed 003 §5.3 applied to machines; ties go to the higher
 index.
+
+In per-machine (harvest-VM) mode the compiled engine runs FF as is; ``nodes`` (cluster size out of the
+trace's pool) or ``acquirer=true`` (seed 002 Algorithm 2) switch to the harvest-VM loop of
+:mod:`sim.harvest` with First-Fit placement.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.capacity import MachineCapacityTrace
 from sim.engine import TERMINATION_CODES
+from sim.harvest import ClusterOptions, place_first_fit, run_cluster
 from sim.policies import register
 from sim.problem import Problem, run_first_fit
 
 
 @dataclass(frozen=True)
-class FFParams:
+class FFParams(ClusterOptions):
     termination: str = "lifo"
 
     def __post_init__(self) -> None:
@@ -32,6 +38,10 @@ class FirstFit:
     Params = FFParams
 
     def run(self, problem: Problem, params: FFParams, seed: int):
+        if params.uses_loop():
+            if not isinstance(problem.capacity, MachineCapacityTrace):
+                raise ValueError("nodes/acquirer need a per-machine (harvest-VM) capacity trace")
+            return run_cluster(problem, place_first_fit, params.cluster(), seed)
         return run_first_fit(problem, params.termination, seed)
 
 

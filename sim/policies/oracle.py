@@ -1,7 +1,11 @@
 """``oracle``: First-Fit that knows the future capacity (seed 002 §5 baseline). Under LIFO termination the
 end of every machine interval follows from the trace, so a job starts on the lowest-index machine with
 room whose current interval lasts until the job ends — it is never terminated. (With another termination
-policy machine choice at a drop depends on the schedule, so the oracle is defined for LIFO only.)"""
+policy machine choice at a drop depends on the schedule, so the oracle is defined for LIFO only.)
+
+On per-machine (harvest-VM) capacity it runs in :mod:`sim.harvest`: a job starts on the lowest-index node
+with room whose future capacity stays at or above the node's current use plus the job until the job ends
+(kills take the newest job first, so such a job is never killed). ``nodes``/``acquirer`` as for ``ff``."""
 
 from __future__ import annotations
 
@@ -9,14 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.capacity import MachineCapacityTrace
 from sim.engine import PRED_ORACLE, Admission
+from sim.harvest import ClusterOptions, place_oracle, run_cluster
 from sim.intervals import extract_intervals
 from sim.policies import register
 from sim.problem import Problem, require_machines_alive, run_first_fit
 
 
 @dataclass(frozen=True)
-class OracleParams:
+class OracleParams(ClusterOptions):
     pass
 
 
@@ -32,6 +38,8 @@ class Oracle:
     Params = OracleParams
 
     def run(self, problem: Problem, params: OracleParams, seed: int):
+        if isinstance(problem.capacity, MachineCapacityTrace):
+            return run_cluster(problem, place_oracle, params.cluster(), seed)
         require_machines_alive(problem, self.name)
         ptr, ends = interval_ends_csr(problem)
         return run_first_fit(problem, "lifo", seed, Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))

@@ -1,0 +1,414 @@
+"""A harvest-VM cluster simulator for per-machine capacity (seed 002): pluggable placement and the Acquirer.
+
+The compiled engine (:mod:`sim.engine`) runs First-Fit and the interval policies. SlackSched, the
+per-machine Oracle and anything with the Acquirer need state the kernel does not keep (per-node change
+history, a pool of HVMs larger than the cluster), so they run in this plain Python event loop. With
+``placement="ff"`` and no Acquirer it reproduces the compiled engine's per-machine semantics exactly (a
+test holds it to that):
+
+* at each instant ``t``: (1) jobs ending at ``t`` complete; (2) capacity events at ``t`` apply in machine
+  order; a node shrinking below its running jobs' demand kills them newest-start-first (ties: later input
+  row) until they fit; killed jobs join the back of the queue, earlier start first, then input row;
+  (2b) the Acquirer acts if ``t`` is one of its ticks; (3) jobs submitted at ``t`` join the queue in input
+  order; (4) one pass over the queue front to back asks the placement for a node (or "wait").
+* **Pool and cluster.** The capacity trace describes a *pool* of HVMs (one per machine index, their harvested
+  cores over time). The cluster holds ``nodes`` of them (default: all). Only allocated nodes run jobs, count
+  towards available core-seconds and feed the change history.
+* **Change history** (what SlackSched's prediction engine sees): every capacity change of an allocated node
+  records its inter-change time (since that node's previous change or its allocation) and its direction
+  (growth, or shrink incl. eviction to 0). A freshly allocated node counts as "last change = growth at
+  allocation" (seed 002 Table 1).
+* **Acquirer** (seed 002 §3.2, Algorithm 2): every ``acquirer_period_s`` it sorts allocated nodes by time
+  since their last change, marks the most recently changed ``⌊fraction × nodes⌋`` for graceful
+  decommissioning (no new jobs; deallocated when their last job ends or is killed) and first allocates as
+  many replacements, chosen uniformly at random (seeded) among pool HVMs that are not allocated and have
+  cores now (the paper's *Random* allocator). No scaling policy: the job load is the given trace.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.capacity import CapacityTrace, MachineCapacityTrace
+from sim.engine import COMPLETED, QUEUED, RUNNING
+from sim.metrics import EngineOutput
+from sim.problem import Problem, RunArtifacts, _unsort
+
+GROW, SHRINK = 0, 1
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Pool/cluster options shared by every placement in this loop."""
+
+    nodes: int = 0  # allocated nodes; 0 = every machine of the trace
+    acquirer: bool = False
+    acquirer_period_s: float = 3600.0
+    acquirer_fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.nodes < 0 or not (0.0 <= self.acquirer_fraction <= 1.0) or self.acquirer_period_s <= 0:
+            raise ValueError("nodes must be ≥ 0, acquirer_fraction in [0, 1], acquirer_period_s > 0")
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Policy parameters (``--set``) that select the harvest-VM loop's pool/Acquirer options."""
+
+    nodes: int = 0
+    acquirer: bool = False
+    acquirer_period_h: float = 1.0
+    acquirer_fraction: float = 0.1
+
+    def cluster(self) -> ClusterConfig:
+        return ClusterConfig(
+            self.nodes, self.acquirer, self.acquirer_period_h * 3600.0, self.acquirer_fraction
+        )
+
+    def uses_loop(self) -> bool:
+        return bool(self.nodes or self.acquirer)
+
+
+def machine_trace(cap: CapacityTrace | MachineCapacityTrace, cores: float) -> MachineCapacityTrace:
+    """Per-machine view of a machines-alive trace: machine ``i`` has ``cores`` while ``i < alive(t)``, else 0
+    (the LIFO platform of the thesis). A per-machine trace is returned unchanged."""
+    if isinstance(cap, MachineCapacityTrace):
+        return cap
+    tt, mm, cc = [], [], []
+    prev = 0
+    for t, n in zip(cap.changes().time_s, cap.changes().machines_alive, strict=True):
+        n = int(n)
+        lo, hi = sorted((prev, n))
+        if t == 0:
+            lo, hi = 0, cap.machines  # every machine gets a first event at time 0
+        for m in range(lo, hi):
+            tt.append(t)
+            mm.append(m)
+            cc.append(cores if m < n else 0.0)
+        prev = n
+    return MachineCapacityTrace(
+        np.array(tt), np.array(mm), np.array(cc), cap.machines, cap.horizon_s, "lifo-view"
+    )
+
+
+class ChangeHistory:
+    """Inter-change times of the last ``window_s`` (rolling) and bigram shrink counts (all history)."""
+
+    def __init__(self, window_s: float) -> None:
+        self.window_s = window_s
+        self.samples: deque[tuple[float, float]] = deque()  # (time observed, inter-change time)
+        self.bigram = np.ones((2, 2))  # Laplace prior: counts[prev_dir, next_dir]
+        self._cache: tuple[float, np.ndarray, np.ndarray] | None = None
+
+    def add(self, t: float, inter: float, prev_dir: int, new_dir: int) -> None:
+        self.samples.append((t, inter))
+        self.bigram[prev_dir, new_dir] += 1
+        self._cache = None
+
+    def p_shrink(self, last_dir: np.ndarray) -> np.ndarray:
+        """P(next change is a shrink | last change direction)."""
+        b = self.bigram
+        return (b[:, SHRINK] / b.sum(axis=1))[last_dir]
+
+    def sorted_samples(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Inter-change times observed in ``(t − window_s, t]``, sorted, with prefix sums (index 0 = 0)."""
+        while self.samples and self.samples[0][0] <= t - self.window_s:
+            self.samples.popleft()
+            self._cache = None
+        if self._cache is None:
+            xs = np.sort(np.fromiter((x for _, x in self.samples), float, len(self.samples)))
+            self._cache = (t, xs, np.concatenate(([0.0], np.cumsum(xs))))
+        return self._cache[1], self._cache[2]
+
+
+class Cluster:
+    """Event loop state; placements read it through the attributes documented here."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        cfg: ClusterConfig,
+        seed: int,
+        placement: Callable[[Cluster, int, float], int],
+        history_window_s: float = 86400.0,
+    ) -> None:
+        if problem.memory_gb is not None:
+            raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
+        tr = machine_trace(problem.capacity, problem.platform.cores)
+        self.trace = tr
+        o = problem.order
+        self.row = o
+        self.submit = problem.submit_s[o]
+        self.duration = problem.duration_s[o]
+        self.cores = problem.cores[o]
+        self.n = len(o)
+        self.M = tr.machines
+        self.horizon = problem.horizon_s
+        self.placement = placement
+        self.cfg = cfg
+        self.rng = np.random.default_rng(seed)
+        self.cap = np.zeros(self.M)  # current harvested cores of every pool HVM
+        self.used = np.zeros(self.M)
+        self.allocated = np.zeros(self.M, bool)
+        self.decom = np.zeros(self.M, bool)
+        self.last_change = np.zeros(self.M)
+        self.last_dir = np.full(self.M, GROW, np.int64)
+        self.running: list[dict[int, float]] = [{} for _ in range(self.M)]  # node -> {job: end}
+        self.history = ChangeHistory(history_window_s)
+        nodes = cfg.nodes or self.M
+        if nodes > self.M:
+            raise ValueError(f"nodes={nodes} exceeds the {self.M} HVMs of the capacity trace")
+        init = (
+            np.arange(self.M) if nodes == self.M else np.sort(self.rng.choice(self.M, nodes, replace=False))
+        )
+        self.allocated[init] = True
+        self.start = np.full(self.n, -1.0)
+        self.first = np.full(self.n, -1.0)
+        self.end = np.full(self.n, -1.0)
+        self.att = np.zeros(self.n, np.int64)
+        self.terms = np.zeros(self.n, np.int64)
+        self.status = np.full(self.n, QUEUED, np.int8)
+        self.node = np.full(self.n, -1, np.int64)
+        self.completed_cs = self.wasted_cs = self.aborted = self.available_cs = self.used_cs = 0.0
+        self.n_term = 0
+        self.events = 0
+        self.check = problem.check
+        self.violations = 0
+        self.acquisitions = 0
+        # per-machine future capacity (for the oracle): event times and cores per machine
+        order = np.lexsort((tr.time_s, tr.machine))
+        self.fut_ptr = np.concatenate(([0], np.cumsum(np.bincount(tr.machine, minlength=self.M))))
+        self.fut_t = tr.time_s[order]
+        self.fut_c = tr.cores[order]
+
+    # ------------------------------------------------------------------ helpers for placements
+    def free(self) -> np.ndarray:
+        """Free cores per node; −1 where a node takes no new jobs (not allocated, decommissioning)."""
+        f = self.cap - self.used
+        return np.where(self.allocated & ~self.decom & (self.cap > 0), f, -1.0)
+
+    def next_avail(self, m: int, c: float, t: float) -> float:
+        """Seconds until node ``m`` has ``c`` free cores if its capacity holds and its jobs end as planned
+        (``inf`` if it never will at its current size)."""
+        free = self.cap[m] - self.used[m]
+        if free >= c:
+            return 0.0
+        if self.cap[m] < c:
+            return INF
+        for e, cj in sorted((e, self.cores[j]) for j, e in self.running[m].items()):
+            free += cj
+            if free >= c - 1e-9:
+                return e - t
+        return INF
+
+    def min_future_cap(self, m: int, t: float, d: float) -> float:
+        """Smallest capacity node ``m`` will have over ``[t, t + d)`` (looks into the trace: oracle only)."""
+        lo, hi = self.fut_ptr[m], self.fut_ptr[m + 1]
+        ts = self.fut_t[lo:hi]
+        a, b = np.searchsorted(ts, [t, t + d], side="left")
+        fut = self.fut_c[lo:hi][a:b]
+        return min(self.cap[m], float(fut.min())) if fut.size else self.cap[m]
+
+    # ------------------------------------------------------------------ state changes
+    def _start(self, j: int, m: int, t: float) -> None:
+        self.status[j] = RUNNING
+        self.start[j] = t
+        if self.first[j] < 0:
+            self.first[j] = t
+        self.att[j] += 1
+        self.node[j] = m
+        e = t + self.duration[j]
+        self.running[m][j] = e
+        self.used[m] += self.cores[j]
+        self.heap_push(e, j)
+
+    def heap_push(self, e: float, j: int) -> None:
+        heapq.heappush(self.heap, (e, j, self.att[j]))
+
+    def _kill(self, j: int, t: float) -> None:
+        m = self.node[j]
+        del self.running[m][j]
+        self.used[m] -= self.cores[j]
+        if not self.running[m]:
+            self.used[m] = 0.0
+        self.wasted_cs += self.cores[j] * (t - self.start[j])
+        self.aborted += t - self.start[j]
+        self.terms[j] += 1
+        self.n_term += 1
+        self.status[j] = QUEUED
+        self.node[j] = -1
+
+    def _deallocate_if_idle(self, m: int) -> None:
+        if self.decom[m] and not self.running[m]:
+            self.decom[m] = False
+            self.allocated[m] = False
+
+    def _allocate(self, m: int, t: float) -> None:
+        self.allocated[m] = True
+        self.last_change[m] = t
+        self.last_dir[m] = GROW
+        self.acquisitions += 1
+
+    def _acquire(self, t: float) -> None:
+        """Algorithm 2: request replacements first, then gracefully decommission the most recently changed."""
+        live = np.flatnonzero(self.allocated & ~self.decom)
+        k = int(np.floor(self.cfg.acquirer_fraction * live.size))
+        if k == 0:
+            return
+        since = t - self.last_change[live]
+        victims = live[np.lexsort((-live, since))][:k]  # most recently changed first; ties: higher index
+        cand = np.flatnonzero(~self.allocated & (self.cap > 0))
+        new = self.rng.choice(cand, min(k, cand.size), replace=False) if cand.size else []
+        for m in np.sort(np.asarray(new, dtype=np.int64)):
+            self._allocate(int(m), t)
+        for m in victims:
+            self.decom[m] = True
+            self._deallocate_if_idle(int(m))
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> EngineOutput:
+        tr = self.trace
+        self.heap: list[tuple[float, int, int]] = []
+        queue: list[int] = []
+        si = pi = 0
+        npm = tr.time_s.size
+        period = self.cfg.acquirer_period_s if self.cfg.acquirer else INF
+        next_tick = period
+        t_prev = 0.0
+        alloc_cores = 0.0
+        used_total = 0.0
+        while True:
+            t = INF
+            if self.heap:
+                t = self.heap[0][0]
+            if pi < npm:
+                t = min(t, tr.time_s[pi])
+            if si < self.n:
+                t = min(t, self.submit[si])
+            t = min(t, next_tick)
+            if t >= self.horizon:
+                break
+            self.events += 1
+            self.available_cs += alloc_cores * (t - t_prev)
+            self.used_cs += used_total * (t - t_prev)
+            t_prev = t
+            # 1. completions
+            while self.heap and self.heap[0][0] == t:
+                _, j, att = heapq.heappop(self.heap)
+                if self.status[j] != RUNNING or att != self.att[j]:
+                    continue
+                m = self.node[j]
+                del self.running[m][j]
+                self.used[m] -= self.cores[j]
+                if not self.running[m]:
+                    self.used[m] = 0.0
+                self.status[j] = COMPLETED
+                self.end[j] = t
+                self.completed_cs += self.cores[j] * self.duration[j]
+                self._deallocate_if_idle(m)
+            # 2. capacity changes
+            killed: list[int] = []
+            while pi < npm and tr.time_s[pi] == t:
+                m, newc = int(tr.machine[pi]), float(tr.cores[pi])
+                pi += 1
+                old = self.cap[m]
+                if newc == old:
+                    continue
+                self.cap[m] = newc
+                if not self.allocated[m]:
+                    continue
+                d = SHRINK if newc < old else GROW
+                if t > self.last_change[m]:  # not the node's appearance at its allocation instant
+                    self.history.add(t, t - self.last_change[m], int(self.last_dir[m]), d)
+                self.last_change[m], self.last_dir[m] = t, d
+                while self.running[m] and (self.used[m] > newc + 1e-9 or newc <= 0.0):
+                    victim = max(self.running[m], key=lambda j: (self.start[j], self.row[j]))
+                    self._kill(victim, t)
+                    killed.append(victim)
+                self._deallocate_if_idle(m)
+            if killed:
+                killed.sort(key=lambda j: (self.start[j], self.row[j]))
+                queue.extend(killed)
+            # 2b. the Acquirer
+            if t == next_tick:
+                self._acquire(t)
+                next_tick += period
+            # 3. arrivals
+            while si < self.n and self.submit[si] == t:
+                queue.append(si)
+                si += 1
+            # 4. one pass over the queue
+            if queue:
+                keep = []
+                for j in queue:
+                    m = self.placement(self, j, t)
+                    if m >= 0:
+                        self._start(j, m, t)
+                    else:
+                        keep.append(j)
+                queue = keep
+            alloc_cores = float(self.cap[self.allocated].sum())
+            used_total = float(self.used.sum())
+            if self.check:
+                over = (self.used > self.cap + 1e-9) | ((self.used > 0) & ~self.allocated)
+                self.violations += int(over.sum())
+        h = self.horizon
+        self.available_cs += alloc_cores * (h - t_prev)
+        self.used_cs += used_total * (h - t_prev)
+        inflight = sum(self.cores[j] * (h - self.start[j]) for j in np.flatnonzero(self.status == RUNNING))
+        o = self.row
+        return EngineOutput(
+            _unsort(o, self.first),
+            _unsort(o, self.end),
+            _unsort(o, self.att),
+            _unsort(o, self.terms),
+            _unsort(o, self.status),
+            self.completed_cs,
+            self.wasted_cs,
+            float(inflight),
+            self.available_cs,
+            self.used_cs,
+            self.n_term,
+            self.aborted,
+            self.violations,
+            self.events,
+        )
+
+
+# ---------------------------------------------------------------------- placements
+def place_first_fit(cl: Cluster, j: int, t: float) -> int:
+    """Lowest-index allocated node with room now."""
+    ok = np.flatnonzero(cl.free() >= cl.cores[j])
+    return int(ok[0]) if ok.size else -1
+
+
+def place_oracle(cl: Cluster, j: int, t: float) -> int:
+    """Lowest-index node with room now whose capacity (read from the future trace) stays ≥ its current use
+    plus the job's cores until the job would end. Since kills take the newest job first and a node's use
+    only grows through later starts that made the same check, such a job is never killed."""
+    c, d = cl.cores[j], cl.duration[j]
+    for m in np.flatnonzero(cl.free() >= c):
+        if cl.min_future_cap(int(m), t, d) >= cl.used[m] + c - 1e-9:
+            return int(m)
+    return -1
+
+
+def run_cluster(
+    problem: Problem,
+    placement: Callable[[Cluster, int, float], int],
+    cfg: ClusterConfig,
+    seed: int,
+    history_window_s: float = 86400.0,
+) -> RunArtifacts:
+    """Run the harvest-VM loop. Raises ValueError on memory platforms or ``nodes`` above the pool size."""
+    if problem.record_ts:
+        raise ValueError("time series recording is not available in the harvest-VM loop")
+    cl = Cluster(problem, cfg, seed, placement, history_window_s)
+    out = cl.run()
+    return RunArtifacts(out, None)

@@ -1,0 +1,122 @@
+"""Seed 002's SlackSched scheduler: ``slacksched`` (with delayed scheduling) and ``slacksched-nodelay``.
+
+Runs in the harvest-VM loop (:mod:`sim.harvest`) on per-machine capacity; a machines-alive trace is viewed
+per machine (machine i has its cores while i < alive, so a LIFO turn-off is a shrink to 0).
+
+* **Completion probability** (eq. 1): ``P_c(x, e, d) = 1 − P_s(x) · (1 − S(e + d) / S(e))`` where ``S`` is
+  the empirical survival function of the inter-change times observed on allocated nodes in the last
+  ``window_h`` hours (rolling), ``e`` the time since the node's last change (or allocation), ``d`` the job's
+  duration and ``P_s(x)`` the bigram probability that the next change is a shrink given the last change's
+  direction (all history, Laplace prior). Choices: with fewer than ``min_samples`` inter-change times in
+  the window there is no model yet and ``P_c = 1``; a node older than every sample (``S(e) = 0``) is
+  treated as one that will not change during the job.
+* **Worst-case expected completion time** (eq. 2): ``E = a + p·d + (1 − p)·(w + E₀)``, with ``a`` the time
+  until the node has the job's cores if its running jobs end as planned and its size holds (``inf`` if the
+  node is smaller than the job), ``e' = e + a``, ``p = P_c(x, e', d)``, ``w = E[X − e' | e' < X ≤ e' + d]``
+  (empirical; ``d/2`` if no sample falls there) and ``E₀ = E_wc(g, 0, 0, d)``. Eq. 2 defines ``E₀``
+  recursively (a restart lands on a fresh node); we use the recursion's fixed point
+  ``E₀ = d + w₀ (1 − p₀) / p₀`` (``p₀`` floored at 1e-9 so costs stay finite and comparable).
+* ``slacksched``: the job goes to the node with the smallest ``E`` (ties: lower index) if that node has room
+  now; otherwise it waits and the choice is recomputed at the next instant (Algorithm 1; non-work-
+  conserving). ``slacksched-nodelay``: among nodes with room now, the highest ``P_c`` (ties: lower index).
+* Options of the loop: ``nodes`` (cluster size out of the trace's pool; 0 = all) and ``acquirer``
+  (Algorithm 2 every ``acquirer_period_h`` hours, releasing ``acquirer_fraction`` of the nodes).
+Not modelled: the heartbeat variant (Algorithm 3) and runtime misestimates (durations are exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.harvest import GROW, INF, Cluster, ClusterOptions, run_cluster
+from sim.policies import register
+from sim.problem import Problem, RunArtifacts
+
+
+@dataclass(frozen=True)
+class SlackSchedParams(ClusterOptions):
+    window_h: float = 24.0
+    min_samples: int = 30
+
+
+def _survival(xs: np.ndarray, t: np.ndarray) -> np.ndarray:
+    return (xs.size - np.searchsorted(xs, t, side="right")) / xs.size
+
+
+def completion_probability(xs: np.ndarray, p_shrink: np.ndarray, e: np.ndarray, d: float) -> np.ndarray:
+    """Eq. 1 for nodes with elapsed times ``e`` given sorted inter-change samples ``xs``."""
+    se, sed = _survival(xs, e), _survival(xs, e + d)
+    change = np.where(se > 0, 1.0 - sed / np.where(se > 0, se, 1.0), 0.0)
+    return 1.0 - p_shrink * change
+
+
+def expected_waste(xs: np.ndarray, cum: np.ndarray, e: np.ndarray, d: float) -> np.ndarray:
+    """``E[X − e | e < X ≤ e + d]`` from sorted samples and their prefix sums (``d/2`` where none)."""
+    lo = np.searchsorted(xs, e, side="right")
+    hi = np.searchsorted(xs, e + d, side="right")
+    cnt = hi - lo
+    return np.where(cnt > 0, (cum[hi] - cum[lo]) / np.maximum(cnt, 1) - e, d / 2.0)
+
+
+def expected_completion(
+    xs: np.ndarray, cum: np.ndarray, ps: np.ndarray, ps_grow: float, a: np.ndarray, e: np.ndarray, d: float
+) -> np.ndarray:
+    """Eq. 2 per node: waiting ``a``, elapsed ``e``, shrink probabilities ``ps``; ``inf`` where ``a`` is."""
+    fin = np.isfinite(a)
+    e2 = e + np.where(fin, a, 0.0)
+    p = completion_probability(xs, ps, e2, d)
+    w = expected_waste(xs, cum, e2, d)
+    p0 = float(completion_probability(xs, np.array([ps_grow]), np.array([0.0]), d)[0])
+    w0 = float(expected_waste(xs, cum, np.array([0.0]), d)[0])
+    e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)  # finite even if a fresh node never completes the job
+    return np.where(fin, np.where(fin, a, 0.0) + p * d + (1.0 - p) * (w + e0), INF)
+
+
+class SlackSched:
+    Params = SlackSchedParams
+
+    def __init__(self, name: str, delay: bool) -> None:
+        self.name, self.delay = name, delay
+
+    def placement(self, params: SlackSchedParams):
+        def place(cl: Cluster, j: int, t: float) -> int:
+            c, d = float(cl.cores[j]), float(cl.duration[j])
+            free = cl.free()
+            nodes = np.flatnonzero(free >= 0)
+            if nodes.size == 0:
+                return -1
+            xs, cum = cl.history.sorted_samples(t)
+            modelled = xs.size >= params.min_samples
+            e = t - cl.last_change[nodes]
+            if not self.delay:
+                room = nodes[free[nodes] >= c]
+                if room.size == 0:
+                    return -1
+                if not modelled:
+                    return int(room[0])
+                p = completion_probability(
+                    xs, cl.history.p_shrink(cl.last_dir[room]), t - cl.last_change[room], d
+                )
+                return int(room[np.argmax(p)])
+            a = np.where(free[nodes] >= c, 0.0, INF)
+            for k in np.flatnonzero((free[nodes] < c) & (cl.cap[nodes] >= c)):
+                a[k] = cl.next_avail(int(nodes[k]), c, t)
+            if not modelled:
+                cost = np.where(np.isfinite(a), a + d, INF)
+            else:
+                ps = cl.history.p_shrink(cl.last_dir[nodes])
+                ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
+                cost = expected_completion(xs, cum, ps, ps_grow, a, e, d)
+            k = int(np.argmin(cost))
+            return int(nodes[k]) if a[k] == 0.0 else -1
+
+        return place
+
+    def run(self, problem: Problem, params: SlackSchedParams, seed: int) -> RunArtifacts:
+        return run_cluster(problem, self.placement(params), params.cluster(), seed, params.window_h * 3600.0)
+
+
+register(SlackSched("slacksched", delay=True))
+register(SlackSched("slacksched-nodelay", delay=False))

@@ -1,0 +1,216 @@
+"""SlackSched, the per-machine Oracle and the Acquirer (seed 002) in the harvest-VM loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from sim import simulate
+from sim.capacity import CapacityTrace, MachineCapacityTrace
+from sim.generators import harvest_trace, random_walk
+from sim.harvest import ClusterConfig, machine_trace, place_first_fit, run_cluster
+from sim.policies.slacksched import completion_probability, expected_completion, expected_waste
+from sim.problem import Platform, Problem, run_first_fit
+from tests.test_sim_engine import frame, per_machine_scenarios
+
+
+def _cap(rows: list[tuple[float, int, float]], machines: int, horizon: float) -> MachineCapacityTrace:
+    t, m, c = (np.array(x, float) for x in zip(*rows, strict=True))
+    return MachineCapacityTrace(t, m.astype(int), c, machines, horizon)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=per_machine_scenarios())
+def test_loop_first_fit_equals_compiled_engine(sc) -> None:
+    """The Python harvest-VM loop with FF placement and no Acquirer is the compiled engine, job by job."""
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    problem = Problem.build(
+        frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
+    )
+    a = run_first_fit(problem, "lifo", 0).output
+    b = run_cluster(problem, place_first_fit, ClusterConfig(), 0).output
+    for f in ("first_start_s", "end_s", "attempts", "terminations", "status"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    for f in ("completed_cs", "wasted_cs", "inflight_cs", "available_cs", "used_cs", "aborted_time_s"):
+        assert getattr(b, f) == pytest.approx(getattr(a, f)), f
+    assert b.n_terminations == a.n_terminations and b.violations == 0
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=per_machine_scenarios())
+def test_every_harvest_policy_keeps_invariants_and_oracle_never_loses_a_job(sc) -> None:
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    for policy, st in [
+        ("oracle", {}),
+        ("slacksched", {"min_samples": "1"}),
+        ("slacksched-nodelay", {"min_samples": "1"}),
+        ("ff", {"acquirer": "1", "acquirer_period_h": str(3 / 3600), "acquirer_fraction": "0.5"}),
+    ]:
+        r = simulate(frame(jobs), cap, machines, max_cores, horizon, policy, st, check_invariants=True)
+        m = r.metrics
+        assert r.invariant_violations == 0, policy
+        total = m["goodput"] + m["wasted_fraction"] + m["in_flight_fraction"] + m["idle_fraction"]
+        assert total == pytest.approx(1.0) and m["idle_fraction"] >= -1e-9, policy
+        if policy == "oracle":
+            assert m["terminations"] == 0
+
+
+def test_equation_one_and_two_by_hand() -> None:
+    xs = np.array([100.0, 200.0, 300.0, 400.0])  # S(t) = P(X > t)
+    cum = np.concatenate(([0.0], np.cumsum(xs)))
+    # e = 150, d = 200: P(X ≤ 350 | X > 150) = 1 − S(350)/S(150) = 1 − (1/4)/(3/4) = 2/3
+    p = completion_probability(xs, np.array([0.5]), np.array([150.0]), 200.0)
+    assert p[0] == pytest.approx(1 - 0.5 * 2 / 3)
+    # w = E[X − 150 | 150 < X ≤ 350] = mean(200, 300) − 150 = 100
+    assert expected_waste(xs, cum, np.array([150.0]), 200.0)[0] == pytest.approx(100.0)
+    # a node older than every sample is not expected to change
+    assert completion_probability(xs, np.array([1.0]), np.array([500.0]), 50.0)[0] == 1.0
+    # eq. 2 with a = 0: E = p d + (1 − p)(w + E0); E0 = d + w0 (1 − p0)/p0, p0 = 1 − ps(1 − S(d)) with d = 200
+    ps = 0.5
+    p0 = 1 - ps * (1 - 0.5)
+    w0 = 150.0  # mean(100, 200)
+    e0 = 200 + w0 * (1 - p0) / p0
+    got = expected_completion(xs, cum, np.array([ps]), ps, np.array([0.0]), np.array([150.0]), 200.0)[0]
+    assert got == pytest.approx(p[0] * 200 + (1 - p[0]) * (100 + e0))
+    # waiting 60 s on a node shifts e by the wait and adds it
+    got2 = expected_completion(xs, cum, np.array([ps]), ps, np.array([60.0]), np.array([150.0]), 200.0)[0]
+    p2 = completion_probability(xs, np.array([ps]), np.array([210.0]), 200.0)[0]
+    w2 = expected_waste(xs, cum, np.array([210.0]), 200.0)[0]
+    assert got2 == pytest.approx(60 + p2 * 200 + (1 - p2) * (w2 + e0))
+    assert np.isinf(
+        expected_completion(xs, cum, np.array([ps]), ps, np.array([np.inf]), np.array([0.0]), 1.0)[0]
+    )
+
+
+def _waiting_scenario() -> tuple[pl.DataFrame, MachineCapacityTrace, float]:
+    """Machine 0 is stable and busy until T + 60; machine 1 is free (48 cores since T − 100) but flaps 48 ↔ 4
+    cores every 600 s."""
+    T, horizon = 20_500.0, 40_000.0
+    rows = [(0.0, 0, 48.0), (0.0, 1, 48.0)]
+    rows += [(k * 600.0, 1, 4.0 if k % 2 else 48.0) for k in range(1, int(horizon // 600))]
+    jobs = pl.DataFrame(
+        {"job_id": ["A", "B"], "submit_s": [0.0, T], "duration_s": [T + 60.0, 3600.0], "cores": [48.0, 8.0]}
+    )
+    return jobs, _cap(rows, 2, horizon), T
+
+
+def test_slacksched_waits_when_equation_two_says_waiting_is_cheaper() -> None:
+    jobs, cap, T = _waiting_scenario()
+    wait = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched", check_invariants=True).jobs
+    now = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-nodelay", check_invariants=True).jobs
+    b_wait = wait.filter(pl.col("job_id") == "B").row(0, named=True)
+    b_now = now.filter(pl.col("job_id") == "B").row(0, named=True)
+    assert b_wait["first_start_s"] == T + 60 and b_wait["terminations"] == 0  # waited for the stable node
+    assert b_now["first_start_s"] == T and b_now["terminations"] >= 1  # took the flapping node, was killed
+    # FF (work-conserving) does what nodelay does here
+    ff = (
+        simulate(jobs, cap, 2, 48, cap.horizon_s, "ff")
+        .jobs.filter(pl.col("job_id") == "B")
+        .row(0, named=True)
+    )
+    assert ff["first_start_s"] == T
+
+
+def test_nodelay_prefers_the_node_with_higher_completion_probability() -> None:
+    """Both nodes have room; FF takes machine 0 (the flapping one), SlackSched-NoDelay machine 1."""
+    T, horizon = 20_500.0, 30_000.0
+    rows = [(0.0, 0, 48.0), (0.0, 1, 48.0)]
+    rows += [(k * 600.0, 0, 4.0 if k % 2 else 48.0) for k in range(1, int(horizon // 600))]
+    jobs = pl.DataFrame({"job_id": ["B"], "submit_s": [T], "duration_s": [3600.0], "cores": [8.0]})
+    cap = _cap(rows, 2, horizon)
+    assert simulate(jobs, cap, 2, 48, horizon, "ff").metrics["terminations"] >= 1
+    r = simulate(jobs, cap, 2, 48, horizon, "slacksched-nodelay")
+    assert r.metrics["terminations"] == 0 and r.metrics["completed"] == 1
+
+
+def test_acquirer_converges_to_stable_hvms_and_decommissions_gracefully() -> None:
+    horizon = 2 * 86400.0
+    rows = [(0.0, m, 16.0) for m in range(20)]
+    # machines 0–9 flap every 5 min, 10–19 never change
+    rows += [(k * 300.0, m, 8.0 if k % 2 else 16.0) for m in range(10) for k in range(1, int(horizon // 300))]
+    cap = _cap(rows, 20, horizon)
+    rng = np.random.default_rng(0)
+    n = 400
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "submit_s": np.sort(rng.uniform(0, horizon * 0.9, n)).round(),
+            "duration_s": rng.integers(600, 3600, n).astype(float),
+            "cores": rng.integers(1, 9, n).astype(float),
+        }
+    )
+    problem = Problem.build(jobs, Platform(20, 16.0), cap, horizon, check=True)
+    from sim.harvest import Cluster
+
+    cl = Cluster(problem, ClusterConfig(nodes=10, acquirer=True), 7, place_first_fit)
+    initial_stable = int(cl.allocated[10:].sum())
+    out = cl.run()
+    assert out.violations == 0 and cl.acquisitions > 0
+    assert int(cl.allocated[10:].sum()) > initial_stable and int((cl.allocated & ~cl.decom)[:10].sum()) <= 2
+    # graceful: with no capacity changes at all, the Acquirer's churn kills nothing
+    flat = _cap([(0.0, m, 16.0) for m in range(20)], 20, horizon)
+    r = simulate(jobs, flat, 20, 16, horizon, "ff", {"nodes": "10", "acquirer": "1"}, check_invariants=True)
+    assert r.metrics["terminations"] == 0 and r.invariant_violations == 0
+    # and the Acquirer lowers terminations against the same cluster without it
+    base = simulate(jobs, cap, 20, 16, horizon, "ff", {"nodes": "10"}).metrics["terminations"]
+    acq = simulate(jobs, cap, 20, 16, horizon, "ff", {"nodes": "10", "acquirer": "1"}).metrics["terminations"]
+    assert acq < base
+
+
+def test_machines_alive_traces_run_through_their_per_machine_view() -> None:
+    tr = random_walk(10, 2 * 86400.0, changes_per_hour=2, step=0.3, seed=4)
+    pm = machine_trace(tr, 8.0)
+    assert len(np.unique(tr.machines_alive)) >= 3
+    for tt in (0.0, 3600.0 * 5.5, 86400.0 + 7.0):
+        last = (
+            pm.frame()
+            .filter(pl.col("time_s") <= tt)
+            .group_by("machine")
+            .agg(pl.col("cores_available").last())
+        )
+        assert int((last["cores_available"] > 0).sum()) == int(tr.at(tt))
+    rng = np.random.default_rng(2)
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(300),
+            "submit_s": np.sort(rng.uniform(0, 86400, 300)).round(),
+            "duration_s": rng.integers(60, 7200, 300).astype(float),
+            "cores": rng.integers(1, 5, 300).astype(float),
+        }
+    )
+    # FF on the per-machine view equals FF on the machines-alive trace (LIFO)
+    a = simulate(jobs, tr, 10, 8, tr.horizon_s, "ff").metrics
+    b = simulate(jobs, pm, 10, 8, tr.horizon_s, "ff").metrics
+    assert a == pytest.approx(b, nan_ok=True) and a["terminations"] > 0
+    s = simulate(jobs, tr, 10, 8, tr.horizon_s, "slacksched", check_invariants=True)
+    assert s.invariant_violations == 0 and s.metrics["completed"] > 0
+
+
+def test_harvest_policies_are_deterministic() -> None:
+    tr = harvest_trace(16, 86400.0, seed=5, stability_spread=1.0)
+    rng = np.random.default_rng(3)
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(500),
+            "submit_s": np.sort(rng.uniform(0, 80000, 500)).round(),
+            "duration_s": rng.integers(60, 7200, 500).astype(float),
+            "cores": rng.integers(1, 9, 500).astype(float),
+        }
+    )
+    st = {"nodes": "8", "acquirer": "1"}
+    a = simulate(jobs, tr, 16, 48, 86400.0, "slacksched", st, seed=11)
+    b = simulate(jobs, tr, 16, 48, 86400.0, "slacksched", st, seed=11)
+    assert a.metrics == pytest.approx(b.metrics, nan_ok=True) and a.jobs.equals(b.jobs)
+
+
+def test_unsupported_combinations_fail_clearly() -> None:
+    tr = CapacityTrace.constant(4, 1000.0)
+    jobs = pl.DataFrame({"job_id": [1], "submit_s": [0.0], "duration_s": [10.0], "cores": [1.0]})
+    with pytest.raises(ValueError, match="per-machine"):
+        simulate(jobs, tr, 4, 8, 1000.0, "ff", {"acquirer": "1"})
+    with pytest.raises(ValueError, match="exceeds"):
+        simulate(jobs, harvest_trace(4, 1000.0, seed=1), 4, 48, 1000.0, "slacksched", {"nodes": "9"})
