@@ -320,3 +320,60 @@ CAPACITY_TABLES = {
     )
 }
 ALL_TABLES.update(CAPACITY_TABLES)
+
+
+# ------------------------------------------------------------------------------- simulation sweeps
+_METRIC_DOCS = {
+    "jobs": ("BIGINT", "jobs", "jobs simulated"),
+    "completed": ("BIGINT", "jobs", "jobs completed before the horizon"),
+    "terminations": ("BIGINT", "kills", "job terminations by capacity drops"),
+    "failure_rate": ("DOUBLE", "kills/job", "terminations / jobs"),
+    "jobs_not_scheduled": ("BIGINT", "jobs", "jobs never started"),
+    "goodput": ("DOUBLE", "fraction", "completed work / available core-seconds"),
+    "wasted_fraction": ("DOUBLE", "fraction", "work lost to terminations / available core-seconds"),
+    "in_flight_fraction": ("DOUBLE", "fraction", "work of jobs running at the horizon"),
+    "idle_fraction": ("DOUBLE", "fraction", "available core-seconds left idle"),
+    "latency_mean_s": ("DOUBLE", "s", "mean wait from submit to first start"),
+    "latency_p50_s": ("DOUBLE", "s", "median wait to first start"),
+    "latency_p90_s": ("DOUBLE", "s", "P90 wait to first start"),
+    "latency_p95_s": ("DOUBLE", "s", "P95 wait to first start"),
+    "latency_p99_s": ("DOUBLE", "s", "P99 wait to first start"),
+    "mean_stretch": ("DOUBLE", "-", "mean (end − submit) / duration of completed jobs"),
+    "max_stretch": ("DOUBLE", "-", "max stretch of completed jobs"),
+    "avg_aborted_time_s": ("DOUBLE", "s", "mean run time lost per termination"),
+    "slo_miss_rate": ("DOUBLE", "fraction", "jobs not done within 1.1 × duration of submit"),
+    "available_core_seconds": ("DOUBLE", "core·s", "∫ available cores dt over the horizon"),
+}
+
+OUT_SIM_RESULTS = TableSchema(
+    "out_sim_results",
+    "One row per simulated scenario (`varcap sweep`): its parameters, every metric, and the versions it "
+    "was computed from. Per-job outcomes are in `jobs_path` (parquet).",
+    (
+        Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters (pipelines/scenarios.py)", False),
+        Col("workload", "VARCHAR", "-", "azure, borg2011, zipf-1.5, harvest-tasks, …", False),
+        Col("capacity_kind", "VARCHAR", "-", "random_walk, carbon_budget, harvest, …", False),
+        Col("capacity_json", "VARCHAR", "-", "capacity parameters", False),
+        Col("policy", "VARCHAR", "-", "registered policy name", False),
+        Col("settings_json", "VARCHAR", "-", "policy parameters (`--set`)", False),
+        Col("machines", "BIGINT", "machines", "platform size used (resolved if sized to the load)", False),
+        Col("cores", "DOUBLE", "cores", "cores per machine", False),
+        Col("horizon_s", "DOUBLE", "s", "simulated time", False),
+        Col("seed", "BIGINT", "-", "scenario seed", False),
+        *(Col(k, t, u, d) for k, (t, u, d) in _METRIC_DOCS.items()),
+        Col("wall_s", "DOUBLE", "s", "simulation wall time of the run that produced the row", False),
+        Col("code_version", "VARCHAR", "-", "hash of the simulator and catalogue sources", False),
+        Col("inputs_version", "VARCHAR", "-", "data version of out_sim_inputs used", False),
+        Col("jobs_path", "VARCHAR", "-", "per-job table, relative to the project home", False),
+        Col("finished_at", TS, "-", "when the simulation finished", False),
+    ),
+    ("scenario_id",),
+    (
+        Range(
+            "fractions_sum_to_one",
+            "abs(goodput + wasted_fraction + in_flight_fraction + idle_fraction - 1) > 1e-6",
+        ),
+    ),
+)
+SIM_TABLES = {OUT_SIM_RESULTS.name: OUT_SIM_RESULTS}
+ALL_TABLES.update(SIM_TABLES)

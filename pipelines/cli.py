@@ -39,7 +39,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     if args.source:
         os.environ["VARCAP_SOURCE"] = args.source
-    selection = dg.AssetSelection.groups(*args.groups) if args.groups else dg.AssetSelection.all()
+    selection = (
+        dg.AssetSelection.groups(*args.groups)
+        if args.groups
+        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim")  # sweeps: `varcap sweep STUDY`
+    )
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
     run_config = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -218,6 +222,180 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def _materialize(keys: list, console) -> bool:
+    """Materialize ``keys`` (with their checks) in-process; print failures. True on success."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.get(),
+        asset_selection=[dg.AssetKey(k) for k in keys],
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        raise_on_error=False,
+    )
+    for ev in result.all_events:
+        if ev.is_failure:
+            console.print(f"[red]{ev.step_key}: {ev.message}[/]")
+    return result.success
+
+
+def sweep_run_config(executor: str, max_workers: int, dask_address: str | None) -> dict:
+    """Run config of a sweep job: ``max_workers`` processes, or a dask cluster (existing or local)."""
+    if executor == "multiprocess":
+        return {"execution": {"config": {"max_concurrent": max_workers}}}
+    cluster = (
+        {"existing": {"address": dask_address}}
+        if dask_address
+        else {"local": {"n_workers": max_workers, "threads_per_worker": 1}}
+    )
+    return {"execution": {"config": {"cluster": cluster}}}
+
+
+def run_sweep(
+    study_name: str,
+    max_workers: int,
+    executor: str = "multiprocess",
+    dask_address: str | None = None,
+    progress: bool = True,
+) -> bool:
+    """Materialize the study's sweep asset over all its partitions (one Dagster run; scenarios run in
+    parallel on the executor), then ``out_sim_results``. Returns success."""
+    import threading
+
+    import dagster as dg
+    from rich.console import Console
+    from tqdm import tqdm
+
+    from assets.sim import study_asset_name
+    from pipelines import sweep
+    from pipelines.scenarios import study
+
+    console = Console()
+    scs = study(study_name)
+    if any(sweep.needs_inputs(s) for s in scs):
+        if not paths.warehouse_path().exists():
+            console.print(f"[red]{paths.warehouse_path()} not found: run `make run` first[/]")
+            return False
+        if not _materialize(["out_sim_inputs"], console):
+            return False
+    done_before = sum(sweep.is_cached(s) for s in scs)
+    job = dg.build_reconstructable_job(
+        "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
+    )
+    tags = {
+        "dagster/asset_partition_range_start": scs[0].id,
+        "dagster/asset_partition_range_end": scs[-1].id,
+        "varcap/study": study_name,
+    }
+    run_config = {
+        **sweep_run_config(executor, max_workers, dask_address),
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+    }
+    box: dict = {}
+    t0 = time.time()
+
+    def _go() -> None:
+        with dg.execute_job(job, instance=dg.DagsterInstance.get(), run_config=run_config, tags=tags) as res:
+            box["success"] = res.success
+            box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
+
+    th = threading.Thread(target=_go)
+    th.start()
+    ids = [s.id for s in scs]
+    with tqdm(
+        total=len(scs), initial=done_before, desc=study_name, unit="scenario", disable=not progress
+    ) as bar:
+        seen = done_before
+        while th.is_alive():
+            th.join(1.0)
+            fresh = sum(
+                1
+                for i in ids
+                if (f := sweep.runs_dir() / i / "run.json").is_file() and f.stat().st_mtime >= t0
+            )
+            now = min(len(ids), done_before + fresh)
+            bar.update(now - seen)
+            seen = now
+        bar.update(len(ids) - seen)
+    if not box.get("success"):
+        for step, msg in box.get("failures", []):
+            console.print(f"[red]{step}: {msg}[/]")
+        return False
+    console.print(f"{study_asset_name(study_name)}: {len(ids)} scenarios in {time.time() - t0:.1f} s")
+    return _materialize(["out_sim_results"], console)
+
+
+def results_frame(study_name: str):
+    """The study's rows of ``out_sim_results`` (read-only), in catalogue order, with a readable label."""
+    import duckdb
+    import polars as pl
+
+    from pipelines.scenarios import study
+
+    scs = study(study_name)
+    order = pl.DataFrame(
+        {"scenario_id": [s.id for s in scs], "label": [s.label() for s in scs]}
+    ).with_row_index("i")
+    with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
+        df = con.sql("SELECT * FROM out_sim_results").pl()
+    return order.join(df, on="scenario_id", how="inner").sort("i").drop("i")
+
+
+def _print_summary(df, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    cols = [
+        "scenario_id",
+        "label",
+        "machines",
+        "terminations",
+        "goodput",
+        "wasted_fraction",
+        "latency_p50_s",
+        "wall_s",
+    ]
+    for c in cols:
+        t.add_column(c, overflow="fold")
+    for r in df.select(cols).iter_rows():
+        t.add_row(
+            *(
+                f"{v:.4f}"
+                if isinstance(v, float) and abs(v) < 10
+                else (f"{v:,.1f}" if isinstance(v, float) else str(v))
+                for v in r
+            )
+        )
+    Console(width=max(Console().width, 150)).print(t)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    prepare_dagster_home()
+    if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
+        return 1
+    df = results_frame(args.study)
+    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    if not paths.warehouse_path().exists():
+        print(f"{paths.warehouse_path()} not found: run `make run` and `varcap sweep {args.study}` first")
+        return 1
+    df = results_frame(args.study)
+    if df.height == 0:
+        print(f"no results for {args.study}: run `varcap sweep {args.study}`")
+        return 1
+    if args.out:
+        df.write_parquet(args.out) if args.out.endswith(".parquet") else df.write_csv(args.out)
+        print(f"{df.height} rows → {args.out}")
+        return 0
+    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -245,6 +423,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)
+    w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
+    w.add_argument("study", help="study name (pipelines/scenarios.py): thesis-ch4-synthetic, smoke, …")
+    w.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
+    w.add_argument("--executor", choices=["multiprocess", "dask"], default="multiprocess")
+    w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
+    w.set_defaults(fn=cmd_sweep)
+    rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
+    rs.add_argument("study")
+    rs.add_argument("--out", help="write CSV or parquet instead of printing")
+    rs.set_defaults(fn=cmd_results)
     q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
     q.add_argument("query")
     q.add_argument("--rows", type=int, default=40, help="rows to print")

@@ -7,10 +7,12 @@ import dagster as dg
 from assets.capacity import capacity_assets, capacity_checks
 from assets.core import core_assets, core_checks
 from assets.raw import raw_assets
+from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from pipelines.resources import default_resources
+from pipelines.scenarios import STUDIES
 
-ALL_ASSETS = [*raw_assets, *core_assets, *capacity_assets]
-ALL_CHECKS = [*core_checks, *capacity_checks]
+ALL_ASSETS = [*raw_assets, *core_assets, *capacity_assets, *sim_assets]
+ALL_CHECKS = [*core_checks, *capacity_checks, *sim_checks]
 
 ingest_job = dg.define_asset_job(
     "ingest",
@@ -24,9 +26,41 @@ capacity_job = dg.define_asset_job(
     description="capacity traces, characterization, machine intervals and survival tables",
 )
 
+
+def _sweep_job(study: str, executor: dg.ExecutorDefinition) -> dg.UnresolvedAssetJobDefinition:
+    return dg.define_asset_job(
+        f"sweep__{study.replace('-', '_')}",
+        selection=[study_asset_name(study)],
+        executor_def=executor,
+        description=f"simulate the scenarios of study {study} (launch over a partition range)",
+    )
+
+
+SWEEP_JOBS = {name: _sweep_job(name, dg.multiprocess_executor) for name in STUDIES}
+
+
+def _resources() -> dict[str, object]:
+    return {**default_resources(), "sim_runs_io": NoStorageIOManager()}
+
+
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
-    jobs=[ingest_job, capacity_job],
-    resources=default_resources(),
+    jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values()],
+    resources=_resources(),
 )
+
+
+def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
+    """The sweep job of ``study`` on the ``multiprocess`` or ``dask`` executor (a reconstructable target:
+    ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``)."""
+    if executor == "multiprocess":
+        return defs.resolve_job_def(SWEEP_JOBS[study].name)
+    if executor == "dask":
+        from dagster_dask import dask_executor
+
+        job = _sweep_job(study, dask_executor)
+        return dg.Definitions(
+            assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=_resources()
+        ).resolve_job_def(job.name)
+    raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")

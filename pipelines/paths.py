@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sim.paths import home, warehouse_path
 
-__all__ = ["home", "warehouse_path", "data_dir", "samples_dir", "raw_cache_dir", "runs_dir", "dagster_home"]
+__all__ = ["home", "warehouse_path", "data_dir", "samples_dir", "raw_cache_dir", "dagster_home"]
 
 
 def data_dir() -> Path:
@@ -26,10 +26,6 @@ def samples_dir() -> Path:
 def raw_cache_dir() -> Path:
     env = os.environ.get("VARCAP_RAW_CACHE")
     return Path(env).resolve() if env else data_dir() / "raw"
-
-
-def runs_dir() -> Path:
-    return data_dir() / "runs"
 
 
 def dagster_home() -> Path:

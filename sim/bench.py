@@ -129,14 +129,78 @@ def evidence(policies: list[str]) -> None:
             )
 
 
+def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.6) -> None:
+    """SlackSched vs FF vs Oracle on a synthetic harvest-VM pool (1 h mean inter-change, heterogeneous
+    stability), with and without the Acquirer (cluster of ``nodes`` HVMs out of ``pool``)."""
+    import numpy as np
+
+    from sim.generators import harvest_trace
+    from sim.workloads import harvest_tasks
+
+    horizon = days * 86400.0
+    tr = harvest_trace(pool, horizon, max_cores=48, seed=0, stability_spread=1.0)
+    jobs = harvest_tasks(nodes * float(np.mean(tr.cores)), horizon, load, seed=0)
+    n = jobs.height
+    print(f"harvest pool {pool} HVMs, cluster {nodes}, {days:g} d, {n:,} jobs (≈{load:.0%} of mean cores)")
+    print(
+        f"{'policy':20s} {'acquirer':>8s} {'terms':>7s} {'wasted':>7s} {'mean_stretch':>12s} "
+        f"{'p90_wait_s':>10s} {'completed':>9s} {'wall_s':>6s}"
+    )
+    for acq in (False, True):
+        for p in ("ff", "slacksched-nodelay", "slacksched", "oracle"):
+            st = {"nodes": str(nodes), "acquirer": str(acq)}
+            t = time.perf_counter()
+            m = simulate(jobs, tr, pool, 48, horizon, policy=p, settings=st, seed=0).metrics
+            print(
+                f"{p:20s} {str(acq):>8s} {m['terminations']:>7,d} {m['wasted_fraction']:>7.4f} "
+                f"{m['mean_stretch']:>12.3f} {m['latency_p90_s']:>10.0f} {m['completed']:>9,d} "
+                f"{time.perf_counter() - t:>6.2f}"
+            )
+
+
+def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
+    """Seed 001 §5.4 setup: M_avg = 24, M_ra = 8, φ = 1200 s, 24 cores, three weeks; ``n_jobs`` jobs
+    resampled from the finished borg2011 runs, durations scaled to 80 % of the mean capacity."""
+    from sim.generators import risk_aware_walk
+
+    horizon = 21 * 86400.0
+    tmpl, _ = to_sim_jobs(_core_jobs("borg2011").filter(~pl.col("censored")), 24)
+    jobs = bootstrap_jobs(tmpl, n_jobs, horizon, target_cores=0.8 * 24 * 24, seed=0)
+    cap = risk_aware_walk(24, 8, 1200.0, horizon, seed=0)
+    print(f"seed 001 setup: {n_jobs:,} borg2011 jobs, M_avg 24 ± 8, φ 1200 s, 21 d, 32 × 24 cores")
+    print(f"{'policy':20s} {'terms':>7s} {'goodput':>8s} {'wasted':>7s} {'max_stretch':>11s} {'wall_s':>6s}")
+    for p in policies:
+        t = time.perf_counter()
+        m = simulate(jobs, cap, 32, 24, horizon, policy=p).metrics
+        print(
+            f"{p:20s} {m['terminations']:>7,d} {m['goodput']:>8.4f} {m['wasted_fraction']:>7.4f} "
+            f"{m['max_stretch']:>11.1f} {time.perf_counter() - t:>6.2f}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="simulator benchmarks")
-    ap.add_argument("what", nargs="?", default="engine", choices=["engine", "intervals", "evidence"])
+    ap.add_argument(
+        "what",
+        nargs="?",
+        default="engine",
+        choices=["engine", "intervals", "evidence", "harvest", "riskaware"],
+    )
     ap.add_argument("--policies", nargs="*", default=["ff"])
     ap.add_argument("--skip-azure", action="store_true")
     a = ap.parse_args()
     if a.what == "intervals":
         bench_intervals()
+        return
+    if a.what == "riskaware":
+        riskaware(
+            a.policies
+            if a.policies != ["ff"]
+            else ["ff", "ff-unaware", "target-stretch", "target-asap", "packed-target-asap"]
+        )
+        return
+    if a.what == "harvest":
+        harvest()
         return
     if a.what == "evidence":
         evidence(a.policies if a.policies != ["ff"] else ["ff", "ff-unaware", "ias", "ias-h4", "oracle"])

@@ -160,6 +160,7 @@ class Cluster:
         self.last_change = np.zeros(self.M)
         self.last_dir = np.full(self.M, GROW, np.int64)
         self.running: list[dict[int, float]] = [{} for _ in range(self.M)]  # node -> {job: end}
+        self._ends: list[tuple[np.ndarray, np.ndarray] | None] = [None] * self.M  # next_avail cache
         self.history = ChangeHistory(history_window_s)
         nodes = cfg.nodes or self.M
         if nodes > self.M:
@@ -201,11 +202,15 @@ class Cluster:
             return 0.0
         if self.cap[m] < c:
             return INF
-        for e, cj in sorted((e, self.cores[j]) for j, e in self.running[m].items()):
-            free += cj
-            if free >= c - 1e-9:
-                return e - t
-        return INF
+        cached = self._ends[m]
+        if cached is None:
+            js = list(self.running[m])
+            ends = np.fromiter((self.running[m][j] for j in js), float, len(js))
+            order = np.argsort(ends, kind="stable")
+            cached = self._ends[m] = (ends[order], np.cumsum(self.cores[js][order]))
+        ends, freed = cached
+        k = int(np.searchsorted(freed, c - free - 1e-9, side="left"))
+        return float(ends[k] - t) if k < ends.size else INF
 
     def min_future_cap(self, m: int, t: float, d: float) -> float:
         """Smallest capacity node ``m`` will have over ``[t, t + d)`` (looks into the trace: oracle only)."""
@@ -225,6 +230,7 @@ class Cluster:
         self.node[j] = m
         e = t + self.duration[j]
         self.running[m][j] = e
+        self._ends[m] = None
         self.used[m] += self.cores[j]
         self.heap_push(e, j)
 
@@ -234,6 +240,7 @@ class Cluster:
     def _kill(self, j: int, t: float) -> None:
         m = self.node[j]
         del self.running[m][j]
+        self._ends[m] = None
         self.used[m] -= self.cores[j]
         if not self.running[m]:
             self.used[m] = 0.0
@@ -305,6 +312,7 @@ class Cluster:
                     continue
                 m = self.node[j]
                 del self.running[m][j]
+                self._ends[m] = None
                 self.used[m] -= self.cores[j]
                 if not self.running[m]:
                     self.used[m] = 0.0

@@ -114,3 +114,22 @@ def zipf_workload(
             "cores": cores,
         }
     )
+
+
+def harvest_tasks(
+    capacity_cores: float, horizon_s: float, load: float = 0.6, seed: int = 0, median_s: float = 1800.0
+) -> pl.DataFrame:
+    """Seed 002-style tasks (genomics/seismic: median tens of minutes, a tail past 75 min): Poisson arrivals
+    over the first 90 % of the horizon, log-normal runtimes (median ``median_s``, log-sd 0.6) plus 60 s,
+    1–8 cores; as many as offer ``load`` × ``capacity_cores`` over those 90 %."""
+    rng = np.random.default_rng(seed)
+    core_s_per_job = 4.5 * (median_s * np.exp(0.6**2 / 2) + 60.0)
+    n = int(load * capacity_cores * 0.9 * horizon_s / core_s_per_job)
+    return pl.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "submit_s": np.sort(rng.uniform(0, 0.9 * horizon_s, n)).round(),
+            "duration_s": (rng.lognormal(np.log(median_s), 0.6, n) + 60).round(),
+            "cores": rng.integers(1, 9, n).astype(float),
+        }
+    )

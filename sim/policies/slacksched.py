@@ -85,8 +85,8 @@ class SlackSched:
             c, d = float(cl.cores[j]), float(cl.duration[j])
             free = cl.free()
             nodes = np.flatnonzero(free >= 0)
-            if nodes.size == 0:
-                return -1
+            if nodes.size == 0 or free[nodes].max() < c:
+                return -1  # no node could take it now, whatever the model says
             xs, cum = cl.history.sorted_samples(t)
             modelled = xs.size >= params.min_samples
             e = t - cl.last_change[nodes]

@@ -1,0 +1,177 @@
+"""Running one scenario and collecting results (the logic behind the sweep assets and ``varcap sweep``).
+
+Files (under ``data/sim``, gitignored):
+
+* ``inputs/`` — workloads and grid signals exported from the warehouse by ``out_sim_inputs``, with
+  ``versions.json`` (sha256 per file). Scenario processes read only these, never DuckDB.
+* ``runs/<scenario_id>/run.json`` — parameters, metrics, code and input versions, wall time;
+  ``runs/<scenario_id>/jobs.parquet`` — the per-job table. Both written atomically (temp + rename).
+
+A scenario whose ``run.json`` has the current code version and the current versions of the inputs it
+reads is a cache hit: it is not simulated again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipelines.paths import data_dir, home
+from pipelines.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
+from sim.api import simulate
+from sim.metrics import METRIC_NAMES
+
+_CODE_ROOTS = ("sim", "pipelines/scenarios.py", "pipelines/sweep.py")
+
+
+def sim_dir() -> Path:
+    return data_dir() / "sim"
+
+
+def inputs_dir() -> Path:
+    return sim_dir() / "inputs"
+
+
+def runs_dir() -> Path:
+    return sim_dir() / "runs"
+
+
+def code_version() -> str:
+    """Hash of the simulator package and the scenario catalogue sources (changes when either does)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for r in _CODE_ROOTS:
+        p = root / r
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def input_versions(inputs: Path) -> dict[str, str]:
+    f = inputs / "versions.json"
+    return json.loads(f.read_text()) if f.is_file() else {}
+
+
+def scenario_inputs_version(sc: Scenario, inputs: Path) -> str:
+    """Version of the input files ``sc`` reads (``none`` if it is generated from parameters alone)."""
+    needed = [n for n in (workload_needs(sc.workload),) if n]
+    if sc.capacity["kind"] == "carbon_budget":
+        needed.append("grid_carbon.parquet")
+    if not needed:
+        return "none"
+    v = input_versions(inputs)
+    missing = [n for n in needed if n not in v]
+    if missing:
+        raise FileNotFoundError(f"{inputs}: sweep inputs {missing} missing; materialize out_sim_inputs")
+    return hashlib.sha256("".join(v[n] for n in needed).encode()).hexdigest()[:12]
+
+
+def needs_inputs(sc: Scenario) -> bool:
+    """Whether ``sc`` reads exported warehouse inputs."""
+    return workload_needs(sc.workload) is not None or sc.capacity["kind"] == "carbon_budget"
+
+
+def is_cached(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> bool:
+    """A valid cached result exists for ``sc`` (current code version and input versions)."""
+    d = (out or runs_dir()) / sc.id
+    try:
+        row = json.loads((d / "run.json").read_text())
+        iv = scenario_inputs_version(sc, inputs or inputs_dir())
+    except (OSError, ValueError):
+        return False
+    return (
+        (d / "jobs.parquet").is_file()
+        and row.get("code_version") == code_version()
+        and row.get("inputs_version") == iv
+    )
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> dict[str, Any]:
+    """Simulate ``sc`` unless a valid cached result exists; return its result row (``cache_hit`` says which)."""
+    inputs = inputs or inputs_dir()
+    out = out or runs_dir()
+    cv, iv = code_version(), scenario_inputs_version(sc, inputs)
+    d = out / sc.id
+    cached = d / "run.json"
+    if is_cached(sc, inputs, out):
+        return {**json.loads(cached.read_text()), "cache_hit": True}
+    t0 = time.perf_counter()
+    machines = platform_size(sc, inputs)
+    jobs = build_jobs(sc, inputs, machines)
+    cap = build_capacity(sc, inputs, machines)
+    jobs = jobs.filter(pl.col("cores") <= sc.cores)
+    r = simulate(jobs, cap, machines, sc.cores, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed)
+    wall = time.perf_counter() - t0
+    d.mkdir(parents=True, exist_ok=True)
+    buf = d / "jobs.parquet.tmp"
+    r.jobs.write_parquet(buf, compression="zstd")
+    os.replace(buf, d / "jobs.parquet")
+    row = {
+        "scenario_id": sc.id,
+        "params": sc.params(),
+        "machines": machines,
+        "metrics": r.metrics,
+        "wall_s": wall,
+        "code_version": cv,
+        "inputs_version": iv,
+        "jobs_path": str((d / "jobs.parquet").relative_to(home())) if d.is_relative_to(home()) else str(d),
+        "finished_at": datetime.now(UTC).isoformat(),
+    }
+    _atomic_write(cached, json.dumps(row, sort_keys=True).encode())
+    return {**row, "cache_hit": False}
+
+
+def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """``out_sim_results`` rows from ``run.json`` contents."""
+    recs = []
+    for r in rows:
+        p = r["params"]
+        recs.append(
+            {
+                "scenario_id": r["scenario_id"],
+                "workload": p["workload"],
+                "capacity_kind": p["capacity"]["kind"],
+                "capacity_json": json.dumps(p["capacity"], sort_keys=True),
+                "policy": p["policy"],
+                "settings_json": json.dumps(p["settings"], sort_keys=True),
+                "machines": int(r["machines"]),
+                "cores": float(p["cores"]),
+                "horizon_s": float(p["horizon_days"]) * 86400.0,
+                "seed": int(p["seed"]),
+                **{k: r["metrics"][k] for k in METRIC_NAMES},
+                "wall_s": float(r["wall_s"]),
+                "code_version": r["code_version"],
+                "inputs_version": r["inputs_version"],
+                "jobs_path": r["jobs_path"],
+                "finished_at": datetime.fromisoformat(r["finished_at"]),
+            }
+        )
+    return pl.DataFrame(recs, infer_schema_length=None)
+
+
+def load_runs(ids: list[str] | None = None, out: Path | None = None) -> list[dict[str, Any]]:
+    """Every ``run.json`` under the runs directory (only ``ids`` if given), in id order."""
+    out = out or runs_dir()
+    if not out.is_dir():
+        return []
+    wanted = set(ids) if ids is not None else None
+    rows = []
+    for f in sorted(out.glob("*/run.json")):
+        if wanted is None or f.parent.name in wanted:
+            rows.append(json.loads(f.read_text()))
+    return rows
