@@ -3,9 +3,10 @@
 * ``out_sim_inputs`` exports what scenarios read from the warehouse (workloads, grid carbon signals) to
   ``data/sim/inputs`` so simulations never open DuckDB; its data version is the hash of those files.
 * ``out_sim__<study>`` (one per catalogued study) is partitioned by scenario id (static partitions, the
-  catalogue order). A run over a partition range fans out one ``simulate_scenario`` step per scenario
-  (dynamic mapping), so the run's executor — multiprocess by default, ``dagster-dask`` on a cluster —
-  runs them in parallel. These steps hold no DuckDB pool. Code version: hash of ``sim/`` + catalogue.
+  catalogue order). Its graph has one ``simulate_scenario`` step per scenario (a static fan-out: the
+  ``dagster-dask`` executor does not run dynamic mapping), so the run's executor — multiprocess by
+  default, dask on a cluster — runs them in parallel; steps outside the run's partition range return at
+  once. These steps hold no DuckDB pool. Code version: hash of ``sim/`` + catalogue.
 * ``out_sim_results`` (pool ``duckdb_write``) replaces the ``out_sim_results`` table from every
   scenario's ``run.json``; blocking schema/key/range checks.
 """
@@ -93,17 +94,14 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
     )
 
 
-@dg.op(out=dg.DynamicOut(dict), ins={"inputs": dg.In(dg.Nothing)})
-def plan_scenarios(context: dg.OpExecutionContext):
-    """One dynamic output per scenario id in the run's partition range."""
-    catalogue = all_scenarios()
-    for key in context.partition_keys:
-        yield dg.DynamicOutput(catalogue[key].params(), mapping_key=key)
-
-
 @dg.op(tags={"kind": "simulation"})
 def simulate_scenario(context: dg.OpExecutionContext, params: dict) -> dict:
-    """Simulate one scenario (or reuse its cached result) and return its ``run.json`` row."""
+    """Simulate one scenario (or reuse its cached result) and return its ``run.json`` row; scenarios
+    outside the run's partition range return ``{"skipped": id}``."""
+    params = dict(params)
+    if not params.pop("in_range"):
+        return {"skipped": params["id"]}
+    params.pop("id")
     sc = Scenario.from_params(params)
     row = sweep.run_scenario(sc)
     m = row["metrics"]
@@ -126,6 +124,7 @@ class NoStorageIOManager(dg.ConfigurableIOManager):
 
 @dg.op(out=dg.Out(io_manager_key="sim_runs_io"))
 def summarize_scenarios(context: dg.OpExecutionContext, rows: list) -> None:
+    rows = [r for r in rows if "skipped" not in r]
     hits = sum(r["cache_hit"] for r in rows)
     df = pl.DataFrame(
         {
@@ -151,7 +150,21 @@ def study_asset_name(name: str) -> str:
 
 
 def sim_study_asset(name: str) -> dg.AssetsDefinition:
-    ids = [s.id for s in study(name)]
+    """The study's partitioned asset: a static fan-out with one ``simulate_scenario`` step per scenario, so
+    any executor (multiprocess, dask — which cannot run dynamic mapping) runs them in parallel."""
+    scs = study(name)
+    ids = [s.id for s in scs]
+    snake = name.replace("-", "_")
+
+    @dg.op(
+        name=f"plan_{snake}",
+        ins={"inputs": dg.In(dg.Nothing)},
+        out={f"s_{i}": dg.Out(dict) for i in ids},
+    )
+    def plan(context: dg.OpExecutionContext):
+        keys = set(context.partition_keys)
+        for sc in scs:
+            yield dg.Output({**sc.params(), "id": sc.id, "in_range": sc.id in keys}, output_name=f"s_{sc.id}")
 
     @dg.graph_asset(
         name=study_asset_name(name),
@@ -165,7 +178,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         "and run.json under data/sim/runs/<scenario_id>.",
     )
     def _study(inputs):
-        return summarize_scenarios(plan_scenarios(inputs).map(simulate_scenario).collect())
+        outs = plan(inputs)
+        return summarize_scenarios([simulate_scenario.alias(f"sim_{i}")(outs[k]) for k, i in enumerate(ids)])
 
     return _study
 
