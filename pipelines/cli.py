@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from pipelines import paths
 
@@ -22,6 +23,8 @@ def prepare_dagster_home() -> str:
     home = paths.dagster_home()
     home.mkdir(parents=True, exist_ok=True)
     src = paths.home() / "dagster.yaml"
+    if not src.exists():  # VARCAP_HOME elsewhere: the repository's instance settings still apply
+        src = Path(__file__).resolve().parents[1] / "dagster.yaml"
     if src.exists():
         shutil.copyfile(src, home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
@@ -226,11 +229,13 @@ def _materialize(keys: list, console) -> bool:
     """Materialize ``keys`` (with their checks) in-process; print failures. True on success."""
     import dagster as dg
 
-    from pipelines.definitions import defs
+    from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
 
-    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+    result = dg.materialize(
+        [*ALL_ASSETS, *ALL_CHECKS],
+        selection=[dg.AssetKey(k) for k in keys],
         instance=dg.DagsterInstance.get(),
-        asset_selection=[dg.AssetKey(k) for k in keys],
+        resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
         raise_on_error=False,
     )

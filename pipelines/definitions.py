@@ -39,7 +39,7 @@ def _sweep_job(study: str, executor: dg.ExecutorDefinition) -> dg.UnresolvedAsse
 SWEEP_JOBS = {name: _sweep_job(name, dg.multiprocess_executor) for name in STUDIES}
 
 
-def _resources() -> dict[str, object]:
+def resources() -> dict[str, object]:
     return {**default_resources(), "sim_runs_io": NoStorageIOManager()}
 
 
@@ -47,7 +47,7 @@ defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values()],
-    resources=_resources(),
+    resources=resources(),
 )
 
 
@@ -61,6 +61,6 @@ def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
 
         job = _sweep_job(study, dask_executor)
         return dg.Definitions(
-            assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=_resources()
+            assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=resources()
         ).resolve_job_def(job.name)
     raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")

@@ -105,5 +105,7 @@ def test_sweep_cli_end_to_end_and_results_export(home: Path) -> None:
     # re-running an unchanged study is a cache hit: no scenario is simulated again
     assert main(["sweep", "smoke", "--max-workers", "2"]) == 0
     assert {r["scenario_id"]: r["finished_at"] for r in sweep.load_runs()} == first
-    assert json.loads((home / "data" / "sim" / "runs" / next(iter(first)) / "run.json").read_text())["metrics"]
+    assert json.loads((home / "data" / "sim" / "runs" / next(iter(first)) / "run.json").read_text())[
+        "metrics"
+    ]
     assert os.environ["VARCAP_HOME"] == str(home)
