@@ -237,19 +237,24 @@ class Cluster:
     def heap_push(self, e: float, j: int) -> None:
         heapq.heappush(self.heap, (e, j, self.att[j]))
 
-    def _kill(self, j: int, t: float) -> None:
-        m = self.node[j]
+    def _detach(self, j: int) -> int:
+        """Take job ``j`` off its node (exact reset to 0 when the node empties); return the node."""
+        m = int(self.node[j])
         del self.running[m][j]
         self._ends[m] = None
         self.used[m] -= self.cores[j]
         if not self.running[m]:
             self.used[m] = 0.0
+        self.node[j] = -1
+        return m
+
+    def _kill(self, j: int, t: float) -> None:
+        self._detach(j)
         self.wasted_cs += self.cores[j] * (t - self.start[j])
         self.aborted += t - self.start[j]
         self.terms[j] += 1
         self.n_term += 1
         self.status[j] = QUEUED
-        self.node[j] = -1
 
     def _deallocate_if_idle(self, m: int) -> None:
         if self.decom[m] and not self.running[m]:
@@ -310,12 +315,7 @@ class Cluster:
                 _, j, att = heapq.heappop(self.heap)
                 if self.status[j] != RUNNING or att != self.att[j]:
                     continue
-                m = self.node[j]
-                del self.running[m][j]
-                self._ends[m] = None
-                self.used[m] -= self.cores[j]
-                if not self.running[m]:
-                    self.used[m] = 0.0
+                m = self._detach(j)
                 self.status[j] = COMPLETED
                 self.end[j] = t
                 self.completed_cs += self.cores[j] * self.duration[j]

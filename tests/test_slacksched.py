@@ -86,6 +86,19 @@ def test_equation_one_and_two_by_hand() -> None:
     )
 
 
+def _jobs(n: int, until_s: float, dur: tuple[int, int], max_cores: int, seed: int) -> pl.DataFrame:
+    """``n`` jobs, uniform arrivals in [0, until_s), integer durations in ``dur``, 1…max_cores cores."""
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame(
+        {
+            "job_id": np.arange(n),
+            "submit_s": np.sort(rng.uniform(0, until_s, n)).round(),
+            "duration_s": rng.integers(*dur, n).astype(float),
+            "cores": rng.integers(1, max_cores + 1, n).astype(float),
+        }
+    )
+
+
 def _waiting_scenario() -> tuple[pl.DataFrame, MachineCapacityTrace, float]:
     """Machine 0 is stable and busy until T + 60; machine 1 is free (48 cores since T − 100) but flaps 48 ↔ 4
     cores every 600 s."""
@@ -133,16 +146,7 @@ def test_acquirer_converges_to_stable_hvms_and_decommissions_gracefully() -> Non
     # machines 0–9 flap every 5 min, 10–19 never change
     rows += [(k * 300.0, m, 8.0 if k % 2 else 16.0) for m in range(10) for k in range(1, int(horizon // 300))]
     cap = _cap(rows, 20, horizon)
-    rng = np.random.default_rng(0)
-    n = 400
-    jobs = pl.DataFrame(
-        {
-            "job_id": np.arange(n),
-            "submit_s": np.sort(rng.uniform(0, horizon * 0.9, n)).round(),
-            "duration_s": rng.integers(600, 3600, n).astype(float),
-            "cores": rng.integers(1, 9, n).astype(float),
-        }
-    )
+    jobs = _jobs(400, horizon * 0.9, (600, 3600), 8, seed=0)
     problem = Problem.build(jobs, Platform(20, 16.0), cap, horizon, check=True)
     from sim.harvest import Cluster
 
@@ -173,15 +177,7 @@ def test_machines_alive_traces_run_through_their_per_machine_view() -> None:
             .agg(pl.col("cores_available").last())
         )
         assert int((last["cores_available"] > 0).sum()) == int(tr.at(tt))
-    rng = np.random.default_rng(2)
-    jobs = pl.DataFrame(
-        {
-            "job_id": np.arange(300),
-            "submit_s": np.sort(rng.uniform(0, 86400, 300)).round(),
-            "duration_s": rng.integers(60, 7200, 300).astype(float),
-            "cores": rng.integers(1, 5, 300).astype(float),
-        }
-    )
+    jobs = _jobs(300, 86400, (60, 7200), 4, seed=2)
     # FF on the per-machine view equals FF on the machines-alive trace (LIFO)
     a = simulate(jobs, tr, 10, 8, tr.horizon_s, "ff").metrics
     b = simulate(jobs, pm, 10, 8, tr.horizon_s, "ff").metrics
@@ -192,15 +188,7 @@ def test_machines_alive_traces_run_through_their_per_machine_view() -> None:
 
 def test_harvest_policies_are_deterministic() -> None:
     tr = harvest_trace(16, 86400.0, seed=5, stability_spread=1.0)
-    rng = np.random.default_rng(3)
-    jobs = pl.DataFrame(
-        {
-            "job_id": np.arange(500),
-            "submit_s": np.sort(rng.uniform(0, 80000, 500)).round(),
-            "duration_s": rng.integers(60, 7200, 500).astype(float),
-            "cores": rng.integers(1, 9, 500).astype(float),
-        }
-    )
+    jobs = _jobs(500, 80000, (60, 7200), 8, seed=3)
     st = {"nodes": "8", "acquirer": "1"}
     a = simulate(jobs, tr, 16, 48, 86400.0, "slacksched", st, seed=11)
     b = simulate(jobs, tr, 16, 48, 86400.0, "slacksched", st, seed=11)
