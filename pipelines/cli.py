@@ -245,6 +245,17 @@ def _materialize(keys: list, console) -> bool:
     return result.success
 
 
+def _has_tables(names: list[str]) -> bool:
+    import duckdb
+
+    p = paths.warehouse_path()
+    if not p.exists():
+        return False
+    with duckdb.connect(str(p), read_only=True) as con:
+        have = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+    return set(names) <= have
+
+
 def sweep_run_config(executor: str, max_workers: int, dask_address: str | None) -> dict:
     """Run config of a sweep job: ``max_workers`` processes, or a dask cluster (existing or local)."""
     if executor == "multiprocess":
@@ -279,9 +290,14 @@ def run_sweep(
     console = Console()
     scs = study(study_name)
     if any(sweep.needs_inputs(s) for s in scs):
-        if not paths.warehouse_path().exists():
-            console.print(f"[red]{paths.warehouse_path()} not found: run `make run` first[/]")
-            return False
+        if not _has_tables(["core_jobs", "core_grid_carbon"]):
+            console.print("warehouse has no core tables: materializing raw → core first (embedded samples)")
+            from pipelines.definitions import defs
+
+            graph = defs.resolve_asset_graph()
+            keys = dg.AssetSelection.groups("raw", "core").resolve(graph)
+            if not _materialize([k.to_user_string() for k in keys], console):
+                return False
         if not _materialize(["out_sim_inputs"], console):
             return False
     done_before = sum(sweep.is_cached(s) for s in scs)
