@@ -34,6 +34,7 @@ import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.generators import budget_trace, harvest_trace, random_uniform, random_walk, risk_aware_walk
+from sim.policies import get_policy, parse_params
 from sim.workloads import bootstrap_jobs, harvest_tasks, offered_load, zipf_workload
 
 DAY = 86400.0
@@ -58,6 +59,14 @@ class Scenario:
     horizon_days: float = 30.0
     seed: int = 0
     load: float = 0.8
+
+    def __post_init__(self) -> None:
+        # settings equal to the policy's defaults are dropped, so equal simulations get equal ids
+        pol = get_policy(self.policy)
+        default = pol.Params()
+        given = parse_params(pol, dict(self.settings))
+        kept = {k: v for k, v in self.settings.items() if getattr(given, k) != getattr(default, k)}
+        object.__setattr__(self, "settings", dict(sorted(kept.items())))
 
     def params(self) -> dict[str, Any]:
         return asdict(self)

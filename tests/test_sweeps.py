@@ -24,6 +24,9 @@ def test_catalogue_sizes_and_stable_unique_ids() -> None:
     assert a.id == b.id and len(a.id) == 12
     assert Scenario("azure", a.capacity, seed=1).id != a.id
     assert Scenario.from_params(a.params()) == a
+    # a setting equal to the policy default is the same simulation, hence the same id
+    assert Scenario("azure", a.capacity, "ff", {"termination": "lifo"}).id == a.id
+    assert Scenario("azure", a.capacity, "ff", {"termination": "lww"}).id != a.id
     # shared scenarios are one scenario: ch6 ias at A = 0.6 is also in the aggressiveness study
     ch6 = {s.id for s in study("thesis-ch6-ias")}
     agg = {s.id for s in study("thesis-ch6-aggressiveness")}
