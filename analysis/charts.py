@@ -79,6 +79,24 @@ def policy_comparison(results: pl.DataFrame) -> alt.Chart:
     )
 
 
+def sweep_grid(results: pl.DataFrame, value: str = "wasted_fraction", policy: str = "ff") -> alt.Chart:
+    """Heatmap of ``value`` over change frequency × step size, one panel per workload (thesis ch. 4
+    figures); ``results`` has ``workload, policy, changes_per_hour, step`` and ``value``."""
+    df = results.filter(pl.col("policy") == policy).select("workload", "changes_per_hour", "step", value)
+    base = alt.Chart(df.to_pandas()).encode(
+        x=alt.X("changes_per_hour:O", title="capacity changes per hour"),
+        y=alt.Y("step:O", title="step (fraction of machines)", sort="descending"),
+    )
+    heat = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="orangered")))
+    text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=".2f"))
+    return (
+        (heat + text)
+        .properties(width=260, height=150)
+        .facet(column=alt.Column("workload:N", title=None))
+        .properties(title=f"{policy}: {value.replace('_', ' ')} by change frequency and step")
+    )
+
+
 def save_png(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
     """Render ``chart`` to PNG (vl-convert, offline)."""
     import vl_convert as vlc

@@ -39,3 +39,13 @@ def survival(con: duckdb.DuckDBPyConnection, pattern: str = "rw-f%-s0.15-%") -> 
         f"SELECT trace_id, time_s, survival FROM interval_survival WHERE band = -1 AND trace_id LIKE '{pattern}' "
         "ORDER BY trace_id, time_s",
     )
+
+
+def sweep_results(con: duckdb.DuckDBPyConnection, capacity_kind: str = "random_walk") -> pl.DataFrame:
+    """``out_sim_results`` rows of one capacity kind with ``changes_per_hour`` and ``step`` as columns."""
+    return query(
+        con,
+        "SELECT *, CAST(json_extract(capacity_json, '$.changes_per_hour') AS DOUBLE) AS changes_per_hour, "
+        "CAST(json_extract(capacity_json, '$.step') AS DOUBLE) AS step FROM out_sim_results "
+        f"WHERE capacity_kind = '{capacity_kind}' ORDER BY workload, changes_per_hour, step",
+    )

@@ -102,6 +102,12 @@ def test_sweep_cli_end_to_end_and_results_export(home: Path) -> None:
     with duckdb.connect(str(home / "data" / "warehouse.duckdb"), read_only=True) as con:
         n, policies = con.execute("select count(*), count(distinct policy) from out_sim_results").fetchone()
     assert (n, policies) == (4, 2)
+    from analysis.charts import save_png, sweep_grid
+    from analysis.warehouse import connect, sweep_results
+
+    res = sweep_results(connect(home / "data" / "warehouse.duckdb"))
+    assert res.height == 4 and set(res["changes_per_hour"]) == {1.0, 4.0}
+    assert save_png(sweep_grid(res, "terminations"), home / "g.png").stat().st_size > 10_000
     out = home / "smoke.csv"
     assert main(["results", "smoke", "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 5
