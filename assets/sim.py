@@ -13,9 +13,7 @@
 
 import hashlib
 import json
-import os
 import time
-from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -31,14 +29,6 @@ from pipelines.scenarios import GRIDS, STUDIES, Scenario, all_scenarios, study
 from sim.workloads import to_sim_jobs
 
 CODE_VERSION = sweep.code_version()
-
-
-def _write_parquet(df: pl.DataFrame, path: Path) -> str:
-    """Write atomically; return the file's sha256."""
-    tmp = path.with_suffix(".parquet.tmp")
-    df.write_parquet(tmp, compression="zstd")
-    os.replace(tmp, path)
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @dg.asset(
@@ -66,7 +56,7 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
                 df = df.filter(~pl.col("censored"))
             jobs, _ = to_sim_jobs(df, 24)
             name = f"workload_{wl}.parquet"
-            versions[name] = _write_parquet(jobs, out / name)
+            versions[name] = sweep.write_parquet_atomic(jobs, out / name)
             rows[name] = jobs.height
         series = []
         for grid, spec in GRIDS.items():
@@ -84,7 +74,7 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
                 ).select("series", "hour", "ts_utc", "gco2_per_kwh")
             )
         carbon = pl.concat(series)
-        versions["grid_carbon.parquet"] = _write_parquet(carbon, out / "grid_carbon.parquet")
+        versions["grid_carbon.parquet"] = sweep.write_parquet_atomic(carbon, out / "grid_carbon.parquet")
         rows["grid_carbon.parquet"] = carbon.height
     (out / "versions.json").write_text(json.dumps(versions, sort_keys=True, indent=1))
     overall = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:12]

@@ -347,7 +347,7 @@ def run_sweep(
     return _materialize(["out_sim_results"], console)
 
 
-def results_frame(study_name: str):
+def study_results(study_name: str):
     """The study's rows of ``out_sim_results`` (read-only), in catalogue order, with a readable label."""
     import duckdb
     import polars as pl
@@ -396,7 +396,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     prepare_dagster_home()
     if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
         return 1
-    df = results_frame(args.study)
+    df = study_results(args.study)
     _print_summary(df, f"{args.study}: {df.height} scenarios")
     return 0
 
@@ -405,7 +405,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     if not paths.warehouse_path().exists():
         print(f"{paths.warehouse_path()} not found: run `make run` and `varcap sweep {args.study}` first")
         return 1
-    df = results_frame(args.study)
+    df = study_results(args.study)
     if df.height == 0:
         print(f"no results for {args.study}: run `varcap sweep {args.study}`")
         return 1

@@ -13,10 +13,12 @@ reads is a cache hit: it is not simulated again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ def runs_dir() -> Path:
     return sim_dir() / "runs"
 
 
+@functools.cache
 def code_version() -> str:
     """Hash of the simulator package and the scenario catalogue sources (changes when either does)."""
     root = Path(__file__).resolve().parents[1]
@@ -61,11 +64,22 @@ def input_versions(inputs: Path) -> dict[str, str]:
     return json.loads(f.read_text()) if f.is_file() else {}
 
 
-def scenario_inputs_version(sc: Scenario, inputs: Path) -> str:
-    """Version of the input files ``sc`` reads (``none`` if it is generated from parameters alone)."""
+def input_files(sc: Scenario) -> list[str]:
+    """The exported input files ``sc`` reads (empty if it is generated from its parameters alone)."""
     needed = [n for n in (workload_needs(sc.workload),) if n]
     if sc.capacity["kind"] == "carbon_budget":
         needed.append("grid_carbon.parquet")
+    return needed
+
+
+def needs_inputs(sc: Scenario) -> bool:
+    """Whether ``sc`` reads exported warehouse inputs."""
+    return bool(input_files(sc))
+
+
+def scenario_inputs_version(sc: Scenario, inputs: Path) -> str:
+    """Version of the input files ``sc`` reads (``none`` if it reads none). FileNotFoundError if missing."""
+    needed = input_files(sc)
     if not needed:
         return "none"
     v = input_versions(inputs)
@@ -75,30 +89,36 @@ def scenario_inputs_version(sc: Scenario, inputs: Path) -> str:
     return hashlib.sha256("".join(v[n] for n in needed).encode()).hexdigest()[:12]
 
 
-def needs_inputs(sc: Scenario) -> bool:
-    """Whether ``sc`` reads exported warehouse inputs."""
-    return workload_needs(sc.workload) is not None or sc.capacity["kind"] == "carbon_budget"
+def _cached_row(d: Path, cv: str, iv: str) -> dict[str, Any] | None:
+    """The ``run.json`` row in ``d`` if it was computed with code version ``cv`` and inputs ``iv``."""
+    try:
+        row = json.loads((d / "run.json").read_text())
+    except (OSError, ValueError):
+        return None
+    ok = (d / "jobs.parquet").is_file() and row.get("code_version") == cv and row.get("inputs_version") == iv
+    return row if ok else None
 
 
 def is_cached(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> bool:
     """A valid cached result exists for ``sc`` (current code version and input versions)."""
-    d = (out or runs_dir()) / sc.id
     try:
-        row = json.loads((d / "run.json").read_text())
         iv = scenario_inputs_version(sc, inputs or inputs_dir())
-    except (OSError, ValueError):
+    except OSError:
         return False
-    return (
-        (d / "jobs.parquet").is_file()
-        and row.get("code_version") == code_version()
-        and row.get("inputs_version") == iv
-    )
+    return _cached_row((out or runs_dir()) / sc.id, code_version(), iv) is not None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_bytes(data)
+def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """``write`` a temporary sibling of ``path``, then rename it over ``path``."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    write(tmp)
     os.replace(tmp, path)
+
+
+def write_parquet_atomic(df: pl.DataFrame, path: Path) -> str:
+    """Write ``df`` (zstd) atomically; return the file's sha256."""
+    _replace_atomically(path, lambda p: df.write_parquet(p, compression="zstd"))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> dict[str, Any]:
@@ -107,9 +127,9 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     out = out or runs_dir()
     cv, iv = code_version(), scenario_inputs_version(sc, inputs)
     d = out / sc.id
-    cached = d / "run.json"
-    if is_cached(sc, inputs, out):
-        return {**json.loads(cached.read_text()), "cache_hit": True}
+    hit = _cached_row(d, cv, iv)
+    if hit is not None:
+        return {**hit, "cache_hit": True}
     t0 = time.perf_counter()
     machines = platform_size(sc, inputs)
     jobs = build_jobs(sc, inputs, machines)
@@ -118,9 +138,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     r = simulate(jobs, cap, machines, sc.cores, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed)
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
-    buf = d / "jobs.parquet.tmp"
-    r.jobs.write_parquet(buf, compression="zstd")
-    os.replace(buf, d / "jobs.parquet")
+    write_parquet_atomic(r.jobs, d / "jobs.parquet")
     row = {
         "scenario_id": sc.id,
         "params": sc.params(),
@@ -132,7 +150,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
         "jobs_path": str((d / "jobs.parquet").relative_to(home())) if d.is_relative_to(home()) else str(d),
         "finished_at": datetime.now(UTC).isoformat(),
     }
-    _atomic_write(cached, json.dumps(row, sort_keys=True).encode())
+    _replace_atomically(d / "run.json", lambda p: p.write_text(json.dumps(row, sort_keys=True)))
     return {**row, "cache_hit": False}
 
 

@@ -82,7 +82,8 @@ def machine_trace(cap: CapacityTrace | MachineCapacityTrace, cores: float) -> Ma
         return cap
     tt, mm, cc = [], [], []
     prev = 0
-    for t, n in zip(cap.changes().time_s, cap.changes().machines_alive, strict=True):
+    ch = cap.changes()
+    for t, n in zip(ch.time_s, ch.machines_alive, strict=True):
         n = int(n)
         lo, hi = sorted((prev, n))
         if t == 0:

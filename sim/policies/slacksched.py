@@ -89,7 +89,6 @@ class SlackSched:
                 return -1  # no node could take it now, whatever the model says
             xs, cum = cl.history.sorted_samples(t)
             modelled = xs.size >= params.min_samples
-            e = t - cl.last_change[nodes]
             if not self.delay:
                 room = nodes[free[nodes] >= c]
                 if room.size == 0:
@@ -108,7 +107,7 @@ class SlackSched:
             else:
                 ps = cl.history.p_shrink(cl.last_dir[nodes])
                 ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
-                cost = expected_completion(xs, cum, ps, ps_grow, a, e, d)
+                cost = expected_completion(xs, cum, ps, ps_grow, a, t - cl.last_change[nodes], d)
             k = int(np.argmin(cost))
             return int(nodes[k]) if a[k] == 0.0 else -1
 
