@@ -17,12 +17,12 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from assets.download import Downloader, sha256_file
 from assets.normalize import RawFile
+from assets.resources import DownloaderResource
 from assets.schema import RAW_FILES
 from assets.sources import DATASETS, Dataset
-from pipelines import paths
-from pipelines.download import Downloader, sha256_file
-from pipelines.resources import DownloaderResource
+from sim import paths
 
 POOL = "duckdb_write"
 

@@ -350,7 +350,7 @@ OUT_SIM_RESULTS = TableSchema(
     "One row per simulated scenario (`varcap sweep`): its parameters, every metric, and the versions it "
     "was computed from. Per-job outcomes are in `jobs_path` (parquet).",
     (
-        Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters (pipelines/scenarios.py)", False),
+        Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters (studies/scenarios.py)", False),
         Col("workload", "VARCHAR", "-", "azure, borg2011, zipf-1.5, harvest-tasks, …", False),
         Col("capacity_kind", "VARCHAR", "-", "random_walk, carbon_budget, harvest, …", False),
         Col("capacity_json", "VARCHAR", "-", "capacity parameters", False),

@@ -24,9 +24,9 @@ from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import check_schema, replace_table
-from pipelines import sweep
-from pipelines.scenarios import GRIDS, STUDIES, Scenario, all_scenarios, study
 from sim.workloads import to_sim_jobs
+from studies import sweep
+from studies.scenarios import GRIDS, STUDIES, Scenario, all_scenarios, study
 
 CODE_VERSION = sweep.code_version()
 
@@ -164,7 +164,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         ins={"inputs": dg.AssetIn("out_sim_inputs", dagster_type=dg.Nothing)},
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
-        description=f"Study `{name}`: one partition per scenario (pipelines/scenarios.py); per-job tables "
+        description=f"Study `{name}`: one partition per scenario (studies/scenarios.py); per-job tables "
         "and run.json under data/sim/runs/<scenario_id>.",
     )
     def _study(inputs):

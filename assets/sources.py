@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipelines.download import Expect
+from assets.download import Expect
 
 GOOGLE_2011_TASK_EVENTS_COLUMNS = (
     "timestamp_us",

@@ -12,7 +12,7 @@ from pathlib import Path
 from assets import normalize as nz
 from assets.core import JobsConfig, build_carbon, build_jobs, build_prices
 from assets.sources import DATASETS
-from pipelines import paths
+from sim import paths
 
 
 def _files(key: str) -> list[nz.RawFile]:
@@ -45,7 +45,7 @@ def bench_materialize() -> float:
 
     from assets.core import core_assets, core_checks
     from assets.raw import raw_assets
-    from pipelines.resources import DownloaderResource
+    from assets.resources import DownloaderResource
 
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()

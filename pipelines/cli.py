@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipelines import paths
+from sim import paths
 
 
 def prepare_dagster_home() -> str:
@@ -284,8 +284,8 @@ def run_sweep(
     from tqdm import tqdm
 
     from assets.sim import study_asset_name
-    from pipelines import sweep
-    from pipelines.scenarios import study
+    from studies import sweep
+    from studies.scenarios import study
 
     console = Console()
     scs = study(study_name)
@@ -352,7 +352,7 @@ def study_results(study_name: str):
     import duckdb
     import polars as pl
 
-    from pipelines.scenarios import study
+    from studies.scenarios import study
 
     scs = study(study_name)
     order = pl.DataFrame(
@@ -445,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
-    w.add_argument("study", help="study name (pipelines/scenarios.py): thesis-ch4-synthetic, smoke, …")
+    w.add_argument("study", help="study name (studies/scenarios.py): thesis-ch4-synthetic, smoke, …")
     w.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
     w.add_argument("--executor", choices=["multiprocess", "dask"], default="multiprocess")
     w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")

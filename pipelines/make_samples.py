@@ -19,9 +19,9 @@ from pathlib import Path
 
 import polars as pl
 
+from assets.download import sha256_file
 from assets.sources import GOOGLE_2011_TASK_EVENTS_COLUMNS
-from pipelines.download import sha256_file
-from pipelines.paths import samples_dir
+from sim.paths import samples_dir
 
 #: shared/data relative path -> sample path stem (without extension)
 MAPPING: dict[str, str] = {

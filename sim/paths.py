@@ -1,8 +1,9 @@
 """Where the project lives and where its warehouse is — the one definition every layer uses.
 
 ``VARCAP_HOME`` (default: the repository root) anchors everything; ``VARCAP_WAREHOUSE`` overrides the
-DuckDB file (default ``<home>/data/warehouse.duckdb``). No Dagster here, so ``sim`` and ``analysis`` can
-use it too.
+DuckDB file (default ``<home>/data/warehouse.duckdb``); ``VARCAP_RAW_CACHE`` the immutable download cache
+(default ``data/raw``); ``DAGSTER_HOME`` the Dagster instance (default ``.dagster_home``). The bottom of
+the import graph: every package may use it, it imports nothing of the project.
 """
 
 from __future__ import annotations
@@ -21,3 +22,25 @@ def warehouse_path() -> Path:
     """``$VARCAP_WAREHOUSE`` or ``<home>/data/warehouse.duckdb``."""
     env = os.environ.get("VARCAP_WAREHOUSE")
     return Path(env).resolve() if env else home() / "data" / "warehouse.duckdb"
+
+
+def data_dir() -> Path:
+    """``<home>/data``."""
+    return home() / "data"
+
+
+def samples_dir() -> Path:
+    """Committed real samples, ``<home>/data/samples``."""
+    return data_dir() / "samples"
+
+
+def raw_cache_dir() -> Path:
+    """``$VARCAP_RAW_CACHE`` or ``<home>/data/raw``."""
+    env = os.environ.get("VARCAP_RAW_CACHE")
+    return Path(env).resolve() if env else data_dir() / "raw"
+
+
+def dagster_home() -> Path:
+    """``$DAGSTER_HOME`` or ``<home>/.dagster_home``."""
+    env = os.environ.get("DAGSTER_HOME")
+    return Path(env).resolve() if env else home() / ".dagster_home"

@@ -10,7 +10,7 @@ from dagster_duckdb import DuckDBResource
 from assets.capacity import capacity_assets, capacity_checks, load_traces
 from assets.core import core_assets
 from assets.raw import raw_assets
-from pipelines.resources import DownloaderResource
+from assets.resources import DownloaderResource
 
 SMALL = {
     "machines": 50,

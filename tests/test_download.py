@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pipelines.download import Downloader, DownloadError, redact
+from assets.download import Downloader, DownloadError, redact
 from tests.httpserver import FixtureServer, Route
 
 CSV = b"a,b\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(20000))

@@ -13,8 +13,8 @@ from dagster_duckdb import DuckDBResource
 
 from assets.core import core_assets, core_checks
 from assets.raw import raw_assets
+from assets.resources import DownloaderResource
 from pipelines.definitions import defs
-from pipelines.resources import DownloaderResource
 
 CORE_ASSET = {a.key.to_user_string(): a for a in core_assets}
 

@@ -10,8 +10,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipelines import sweep
-from pipelines.scenarios import STUDIES, Scenario, all_scenarios, study
+from studies import sweep
+from studies.scenarios import STUDIES, Scenario, all_scenarios, study
 
 
 def test_catalogue_sizes_and_stable_unique_ids() -> None:

@@ -25,12 +25,12 @@ from typing import Any
 
 import polars as pl
 
-from pipelines.paths import data_dir, home
-from pipelines.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
 from sim.api import simulate
 from sim.metrics import METRIC_NAMES
+from sim.paths import data_dir, home
+from studies.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
 
-_CODE_ROOTS = ("sim", "pipelines/scenarios.py", "pipelines/sweep.py")
+_CODE_ROOTS = ("sim", "studies")
 
 
 def sim_dir() -> Path:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from pipelines import paths
-from pipelines.download import Downloader
+from assets.download import Downloader
+from sim import paths
 
 
 class DownloaderResource(dg.ConfigurableResource):
-    """Configures :class:`pipelines.download.Downloader` (streaming, retries, Range resume, sha256)."""
+    """Configures :class:`assets.download.Downloader` (streaming, retries, Range resume, sha256)."""
 
     cache_dir: str = ""
     retries: int = 5
