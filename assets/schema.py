@@ -377,3 +377,37 @@ OUT_SIM_RESULTS = TableSchema(
 )
 SIM_TABLES = {OUT_SIM_RESULTS.name: OUT_SIM_RESULTS}
 ALL_TABLES.update(SIM_TABLES)
+
+OUT_REPRODUCTION = TableSchema(
+    "out_reproduction",
+    "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
+    "varcap's mean over replicates with a 95 % Student-t interval, the acceptance band written down "
+    "before the runs (rules in `studies/reproduction.py`), and for rows outside the band the run that "
+    "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
+    (
+        Col("headline_id", "VARCHAR", "-", "fixed id, e.g. thesis-6.2-ias-cut-zipf-1.5", False),
+        Col("reading", "VARCHAR", "-", "which reading of the text (default first)", False),
+        Col("seed_doc", "VARCHAR", "-", "seed paper (000 thesis … 004 Harmony)", False),
+        Col("section", "VARCHAR", "-", "section / figure / table of the claim", False),
+        Col("anchor_value", "DOUBLE", "unit", "the paper's number", False),
+        Col("anchor_text", "VARCHAR", "-", "the paper's words", False),
+        Col("unit", "VARCHAR", "-", "unit of anchor, mean and band", False),
+        Col("varcap_mean", "DOUBLE", "unit", "varcap's mean over replicates"),
+        Col("ci_low", "DOUBLE", "unit", "95 % CI lower bound (Student t)"),
+        Col("ci_high", "DOUBLE", "unit", "95 % CI upper bound"),
+        Col("replicates", "BIGINT", "runs", "replicates behind the mean", False),
+        Col("band_low", "DOUBLE", "unit", "acceptance band, lower end", False),
+        Col("band_high", "DOUBLE", "unit", "acceptance band, upper end", False),
+        Col("within_band", "BOOLEAN", "-", "mean inside the band", False),
+        Col(
+            "explanation",
+            "VARCHAR",
+            "-",
+            "for a row outside its band: the cause and the run showing it",
+            False,
+        ),
+        Col("profile", "VARCHAR", "-", "full (the papers' sizes) or quick", False),
+    ),
+    ("headline_id", "profile"),
+)
+ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION

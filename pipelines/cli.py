@@ -225,8 +225,9 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def _materialize(keys: list, console) -> bool:
-    """Materialize ``keys`` (with their checks) in-process; print failures. True on success."""
+def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
+    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config; print
+    failures. True on success."""
     import dagster as dg
 
     from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
@@ -236,13 +237,75 @@ def _materialize(keys: list, console) -> bool:
         selection=[dg.AssetKey(k) for k in keys],
         instance=dg.DagsterInstance.get(),
         resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
-        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+        run_config={
+            "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+            **({"ops": ops_config} if ops_config else {}),
+        },
         raise_on_error=False,
     )
     for ev in result.all_events:
         if ev.is_failure:
             console.print(f"[red]{ev.step_key}: {ev.message}[/]")
     return result.success
+
+
+def _ensure_sim_inputs(console) -> bool:
+    """Materialize raw → core if the warehouse has no core tables, then ``out_sim_inputs``."""
+    import dagster as dg
+
+    if not _has_tables(["core_jobs", "core_grid_carbon"]):
+        console.print("warehouse has no core tables: materializing raw → core first (embedded samples)")
+        from pipelines.definitions import defs
+
+        keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
+        if not _materialize([k.to_user_string() for k in keys], console):
+            return False
+    return _materialize(["out_sim_inputs"], console)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Simulate the reproduction studies (cached scenarios are skipped), materialize ``out_reproduction``
+    and print it."""
+    import duckdb
+    from rich.console import Console
+    from rich.table import Table
+
+    from studies import reproduction as repro
+
+    prepare_dagster_home()
+    console = Console(width=max(Console().width, 160))
+    pr = repro.QUICK if args.quick else repro.FULL
+    t0 = time.time()
+    if not _ensure_sim_inputs(console):
+        return 1
+    walls = repro.run_profile(pr, args.workers)
+    sim_s = sum(walls.values())
+    if not _materialize(
+        ["out_reproduction"], console, {"out_reproduction": {"config": {"profile": pr.name}}}
+    ):
+        return 1
+    with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
+        df = con.sql(
+            "SELECT * FROM out_reproduction WHERE profile = ? AND headline_id NOT LIKE '%@%'",
+            params=[pr.name],
+        ).pl()
+    t = Table(title=f"out_reproduction ({pr.name}): {int(df['within_band'].sum())}/{df.height} within band")
+    for c in ("headline", "paper", "varcap ± 95 % CI", "band", "within"):
+        t.add_column(c, overflow="fold")
+    for r in df.iter_rows(named=True):
+        t.add_row(
+            r["headline_id"],
+            f"{r['anchor_value']:g} {r['unit']}",
+            f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
+            f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
+            "[green]yes[/]" if r["within_band"] else "[red]no[/]",
+        )
+    console.print(t)
+    console.print(
+        f"{len(walls)} scenarios simulated ({sim_s:.0f} s of simulation) in {time.time() - t0:.0f} s wall; "
+        f'all readings and explanations: varcap sql "select * from out_reproduction"'
+    )
+    return 0
 
 
 def _has_tables(names: list[str]) -> bool:
@@ -289,17 +352,8 @@ def run_sweep(
 
     console = Console()
     scs = study(study_name)
-    if any(sweep.needs_inputs(s) for s in scs):
-        if not _has_tables(["core_jobs", "core_grid_carbon"]):
-            console.print("warehouse has no core tables: materializing raw → core first (embedded samples)")
-            from pipelines.definitions import defs
-
-            graph = defs.resolve_asset_graph()
-            keys = dg.AssetSelection.groups("raw", "core").resolve(graph)
-            if not _materialize([k.to_user_string() for k in keys], console):
-                return False
-        if not _materialize(["out_sim_inputs"], console):
-            return False
+    if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
+        return False
     done_before = sum(sweep.is_cached(s) for s in scs)
     job = dg.build_reconstructable_job(
         "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
@@ -454,6 +508,10 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("study")
     rs.add_argument("--out", help="write CSV or parquet instead of printing")
     rs.set_defaults(fn=cmd_results)
+    rp = sub.add_parser("reproduce", help="run the seed-reproduction studies and print out_reproduction")
+    rp.add_argument("--quick", action="store_true", help="small platforms, short horizons, 3 replicates")
+    rp.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="simulation processes")
+    rp.set_defaults(fn=cmd_reproduce)
     q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
     q.add_argument("query")
     q.add_argument("--rows", type=int, default=40, help="rows to print")

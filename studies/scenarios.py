@@ -35,7 +35,14 @@ import polars as pl
 from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.generators import budget_trace, harvest_trace, random_uniform, random_walk, risk_aware_walk
 from sim.policies import get_policy, parse_params
-from sim.workloads import bootstrap_jobs, harvest_tasks, offered_load, zipf_workload
+from sim.workloads import (
+    bootstrap_jobs,
+    harvest_jobs,
+    harvest_tasks,
+    native_bootstrap,
+    offered_load,
+    zipf_workload,
+)
 
 DAY = 86400.0
 CH4_FREQS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -59,6 +66,7 @@ class Scenario:
     horizon_days: float = 30.0
     seed: int = 0
     load: float = 0.8
+    warmup_days: float = 0.0  # metrics over [warmup, horizon] only (seed 001 §5.1; thesis "steady state")
 
     def __post_init__(self) -> None:
         # settings equal to the policy's defaults are dropped, so equal simulations get equal ids
@@ -69,7 +77,17 @@ class Scenario:
         object.__setattr__(self, "settings", dict(sorted(kept.items())))
 
     def params(self) -> dict[str, Any]:
-        return asdict(self)
+        """The parameters (fields added after the first catalogue are left out at their default, so ids of
+        existing scenarios do not change)."""
+        p = asdict(self)
+        for k, default in _LATER_FIELDS.items():
+            if p[k] == default:
+                del p[k]
+        return p
+
+    @property
+    def window_start_s(self) -> float:
+        return self.warmup_days * DAY
 
     @property
     def id(self) -> str:
@@ -101,6 +119,9 @@ class Scenario:
     @classmethod
     def from_params(cls, p: dict[str, Any]) -> Scenario:
         return cls(**p)
+
+
+_LATER_FIELDS: dict[str, Any] = {"warmup_days": 0.0}
 
 
 def _walk(freq: float, step: float, dr: float = 0.6, seed: int = 0) -> dict[str, Any]:
@@ -205,7 +226,7 @@ def workload_needs(workload: str) -> str | None:
     """The exported input file a workload is built from (None: generated from its parameters)."""
     if workload in ("azure", "borg2011"):
         return f"workload_{workload}.parquet"
-    if workload == "borg2011-riskaware":
+    if workload in ("borg2011-riskaware", "borg2011-native", "borg2011-seed001"):
         return "workload_borg2011.parquet"
     return None
 
@@ -216,6 +237,8 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     h = sc.horizon_s
     if sc.workload.startswith("zipf-"):
         return zipf_workload(float(sc.workload.split("-")[1]), machines, sc.cores, h, seed=sc.seed)
+    if sc.workload == "harvest-jobs":
+        return harvest_jobs(machines * 25.0, h, load=sc.load, seed=sc.seed)  # 25 = mean cores of a 2–48 HVM
     if sc.workload == "harvest-tasks":
         nodes = int(sc.settings.get("nodes", machines))
         return harvest_tasks(nodes * 25.0, h, load=0.6, seed=sc.seed)  # 25 = mean cores of a 2–48 core HVM
@@ -225,6 +248,15 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     jobs = pl.read_parquet(f)
     if sc.workload == "azure":
         return jobs
+    if sc.workload == "borg2011-native":
+        # thesis §3.4: the workload offers ~80 % of the mean (70 %) capacity; jobs keep their real
+        # durations and cores — only the count follows from the load (no duration rescaling)
+        return native_bootstrap(jobs, sc.load * 0.7 * machines * sc.cores, h, seed=sc.seed)
+    if sc.workload == "borg2011-seed001":
+        # seed 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26
+        # machines × 24 cores over the window (we hold that density over warm-up and window alike)
+        short = jobs.filter(pl.col("duration_s") < DAY)
+        return native_bootstrap(short, 26 * sc.cores, h, seed=sc.seed)
     target = sc.load * 0.7 * machines * sc.cores
     if sc.workload == "borg2011-riskaware":
         target = sc.load * sc.capacity["m_avg"] * sc.cores
@@ -240,6 +272,8 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
         return sc.machines
     if sc.workload == "borg2011":
         return 100
+    if sc.workload in ("borg2011-native", "borg2011-seed001"):
+        raise ValueError(f"{sc.workload}: give the platform size (machines)")
     jobs = build_jobs(sc, inputs, 1)
     return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * 0.7 * sc.cores))))
 
@@ -248,6 +282,8 @@ def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace |
     """The capacity trace named by ``sc.capacity``. Raises ValueError for an unknown kind."""
     c, h = sc.capacity, sc.horizon_s
     kind = c["kind"]
+    if kind == "constant":  # the fixed-capacity reference (thesis Fig. 2.1a: 70 % of the machines)
+        return CapacityTrace.constant(machines, h, int(round(c.get("fraction", 0.7) * machines)))
     if kind == "random_walk":
         return random_walk(
             machines, h, c["changes_per_hour"], c["step"], c.get("dynamic_range", 0.6), seed=c.get("seed", 0)
@@ -274,3 +310,8 @@ def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace |
         tr = budget_trace(np.tile(vals, reps)[: int(h // 3600)], machines, "carbon", label=c["grid"])
         return tr
     raise ValueError(f"unknown capacity kind {kind!r}")
+
+
+# the reproduction studies register themselves into STUDIES when their module has loaded (whichever of the
+# two modules is imported first)
+import studies.reproduction  # noqa: E402, F401, I001

@@ -99,13 +99,18 @@ def _cached_row(d: Path, cv: str, iv: str) -> dict[str, Any] | None:
     return row if ok else None
 
 
-def is_cached(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> bool:
-    """A valid cached result exists for ``sc`` (current code version and input versions)."""
+def cached_result(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> dict[str, Any] | None:
+    """The valid cached ``run.json`` row of ``sc`` (current code and input versions), or None."""
     try:
         iv = scenario_inputs_version(sc, inputs or inputs_dir())
     except OSError:
-        return False
-    return _cached_row((out or runs_dir()) / sc.id, code_version(), iv) is not None
+        return None
+    return _cached_row((out or runs_dir()) / sc.id, code_version(), iv)
+
+
+def is_cached(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> bool:
+    """A valid cached result exists for ``sc`` (current code version and input versions)."""
+    return cached_result(sc, inputs, out) is not None
 
 
 def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
@@ -135,7 +140,10 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     jobs = build_jobs(sc, inputs, machines)
     cap = build_capacity(sc, inputs, machines)
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
-    r = simulate(jobs, cap, machines, sc.cores, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed)
+    window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
+    r = simulate(
+        jobs, cap, machines, sc.cores, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed, **window
+    )
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
     write_parquet_atomic(r.jobs, d / "jobs.parquet")

@@ -23,7 +23,7 @@ class Policy(Protocol):
 
 _REGISTRY: dict[str, Policy] = {}
 _FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
-_MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "target")
+_MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "target", "capsched")
 
 
 def register(policy: Policy) -> Policy:

@@ -17,7 +17,12 @@ other jobs H2 decides alone for jobs no longer than the period (as in Algorithm 
 to longer jobs), otherwise H3 and H4 must both hold when selected.
 
 The survival model comes from the capacity trace's own LIFO intervals; intervals already on at time 0
-count from 0, as the engine measures uptime from 0. ``history=full`` fits it once on
+count from 0, as the engine measures uptime from 0. ``survival_pool`` says whose intervals: ``variable``
+pools the machines that ever turn off, ``all`` also the always-on machines (whose one horizon-long
+interval each makes every uptime look safe). ``auto`` (default) is ``variable`` when H1 is on — H1 sends
+every job that H3/H4 judge to exactly the variable machines, Table 6.1 conditions H4 on uptime only (no
+machine index), and §5 characterizes "machine intervals under variable capacity" — and ``all`` without H1,
+where H3/H4 judge every machine. (varcap ≤ 0.1 always pooled ``all``; the reproduction reports both.) ``history=full`` fits it once on
 the whole trace (the thesis' profiling assumption: it sees the future of the trace). ``history=trailing``
 refits every ``refit_h`` hours on the last ``window_h`` hours only (left-truncated, right-censored at the
 refit time), so no future information leaks; before the first refit there is no model and H3/H4 accept.
@@ -48,8 +53,11 @@ class IASParams:
     window_h: float = 168.0
     refit_h: float = 24.0
     termination: str = "lifo"
+    survival_pool: str = "auto"  # auto | variable | all
 
     def __post_init__(self) -> None:
+        if self.survival_pool not in ("auto", "variable", "all"):
+            raise ValueError("survival_pool must be 'auto', 'variable' or 'all'")
         if not 0.0 <= self.aggressiveness <= 1.0:
             raise ValueError("aggressiveness must lie in [0, 1]")
         if self.history not in ("full", "trailing"):
@@ -117,6 +125,13 @@ class IAS:
         models, epoch = None, 0.0
         if "h3" in self.heuristics or "h4" in self.heuristics:
             iv = extract_intervals(trace)
+            pool = (
+                p.survival_pool
+                if p.survival_pool != "auto"
+                else ("variable" if "h1" in self.heuristics else "all")
+            )
+            if pool == "variable":
+                iv = iv.filter(pl.col("machine") >= int(trace.machines_alive.min()))
             if iv.height == 0:  # no machine is ever on: nothing survives (nothing can run anyway)
                 models = [IntervalModel(np.array([0.0]), np.array([0.0]), 0, 0.0)]
             elif p.history == "full":

@@ -1,0 +1,42 @@
+"""``capsched``: seed 002's baseline, YARN's CapacityScheduler as a *random matching* (§4.1 "Schemes", §4.2:
+"SlackSched can make poor decisions for some individual tasks compared to a random matching decision
+(taken by CapacityScheduler)").
+
+A task goes to a node drawn uniformly at random among the allocated nodes that have its cores free now
+(resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
+loop (:mod:`sim.harvest`) like SlackSched, so both see the same HVM changes and the same kill order
+(newest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
+generator seeded from the run's seed, so a run is reproducible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.harvest import Cluster, ClusterOptions, run_cluster
+from sim.policies import register
+from sim.problem import Problem, RunArtifacts
+
+
+@dataclass(frozen=True)
+class CapSchedParams(ClusterOptions):
+    pass
+
+
+class CapacityScheduler:
+    name = "capsched"
+    Params = CapSchedParams
+
+    def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
+        rng = np.random.default_rng([seed, 2])  # a stream of its own, apart from the Acquirer's draws
+
+        def place(cl: Cluster, j: int, t: float) -> int:
+            room = np.flatnonzero(cl.free() >= cl.cores[j])
+            return int(room[rng.integers(room.size)]) if room.size else -1
+
+        return run_cluster(problem, place, params.cluster(), seed)
+
+
+register(CapacityScheduler())

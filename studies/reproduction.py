@@ -1,0 +1,846 @@
+"""Reproduction of the seeds' headline results: seed-faithful scenario sets, replicates, headline rows.
+
+Each headline of :data:`HEADLINES` is a claim of a seed paper, the setting it was measured in (quoted by
+section in the study docstrings below), and an **acceptance band written down before any varcap number
+was looked at**, by one rule per kind of claim:
+
+* a relative change or loss with a magnitude (a termination cut, a goodput loss): the same sign and
+  within a factor of two of the paper's value (``[v/2, 2v]``, capped at 100 %) — our data are samples that
+  stand in for the papers' traces (see each study), so the order of magnitude and direction are what a
+  reproduction can check;
+* a goodput difference between two schedulers (percentage points): the paper's value ± 2 pp, the
+  thesis' own tolerance for "similar goodput" (§3.3, eq. 3.1: goodput_FF − goodput_S ≤ 2 %);
+* a range the paper states itself ("25–45 %", "20–27 %"): that range;
+* a qualitative claim ("proportional", "always better"): its plain reading (r ≥ 0.8; a gain > 0);
+* a descriptive statistic (a dynamic range, a Table 4.1 cell): within 25 % of the printed value.
+
+Where the text is ambiguous a headline has several **readings** (e.g. a goodput loss in percentage points
+or relative to the fixed-capacity goodput); each is reported as its own row (``headline_id`` +
+``reading``), the default reading first. Rows outside their band carry an ``explanation`` that names the
+cause with the run that isolates it (an explaining reading in the same study).
+
+Replicates: every scenario runs for seeds 0 … R−1 (workload and capacity seeds alike); a headline value is
+computed per replicate and reported as mean with a 95 % Student-t interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from studies.scenarios import STUDIES, Scenario
+
+# --------------------------------------------------------------------------------------------- profiles
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Sizes of a reproduction run: ``full`` follows the papers; ``quick`` shrinks platforms, horizons
+    and replicates so that ``varcap reproduce --quick`` finishes in minutes (not a reproduction)."""
+
+    name: str
+    replicates: int
+    ch4_freqs: tuple[float, ...]
+    ch4_steps: tuple[float, ...]
+    borg_days: float
+    zipf_machines: int
+    zipf_days: float
+    zipf_warmup_days: float
+    zc_machines: int
+    zc_days: float
+    ss_days: float
+    ra_days: float
+    ra_warmup_days: float
+    ra_mra: tuple[int, ...]
+
+
+FULL = Profile(
+    "full",
+    5,
+    (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+    (0.3, 0.45, 0.6),
+    7.0,
+    1000,
+    30.0,
+    30.0,
+    1250,
+    30.0,
+    7.0,
+    21.0,
+    7.0,
+    (4, 8, 16),
+)
+QUICK = Profile("quick", 3, (0.25, 1.0, 8.0), (0.45, 0.6), 3.0, 200, 7.0, 7.0, 250, 7.0, 2.0, 7.0, 2.0, (8,))
+PROFILES = {"full": FULL, "quick": QUICK}
+
+
+def _seeds(pr: Profile) -> range:
+    return range(pr.replicates)
+
+
+def _walk(f: float, step: float, seed: int, dr: float = 0.6) -> dict[str, Any]:
+    return {"kind": "random_walk", "changes_per_hour": f, "step": step, "dynamic_range": dr, "seed": seed}
+
+
+# ----------------------------------------------------------------------------------------------- studies
+
+
+def ch4_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Thesis §3.4 and §4.1: FF on Azure and Borg under random-walk capacity, dynamic range 60 %, mean 70 %.
+
+    §3.4: "change frequencies of 0.25, 0.5, 1, 2, 4 and 8 changes/hour and step size values of 0.15, 0.3,
+    0.45 and 0.6. Dynamic range is constrained to 60 %"; "we assume a 70 % average available resource
+    capacity … we size the workload to approximately 80 % of the average resource capacity"; Azure:
+    "1000 machines × 24 cores"; Borg: "200 machines". §4.1: frequency sweep at step 0.15, step sweep at
+    1 change/hour; goodput loss is against the fixed-capacity platform of Fig. 2.1a (70 % of the machines
+    always on), which we run as the ``constant`` capacity.
+
+    Stand-ins: Azure is the embedded 30-day sample (100,488 VMs; mean 7.4 h, not the thesis' 60 h), on a
+    platform sized to the 80 % rule (244 machines: the sample offers 3,343 cores on average). Borg is the
+    embedded 2011 sample (15 h of submissions): its (duration, cores) pairs are resampled with Poisson
+    arrivals over 7 days onto 200 × 24 cores at the 80 % load, durations unchanged (``borg2011-native``).
+    """
+    out: dict[tuple, Scenario] = {}
+    for r in _seeds(pr):
+        for wl, days, machines in (("azure", 30.0, 0), ("borg2011-native", pr.borg_days, 200)):
+            out[(wl, "fixed", r)] = Scenario(
+                wl, {"kind": "constant", "fraction": 0.7}, machines=machines, horizon_days=days, seed=r
+            )
+            pts = [(f, 0.15) for f in pr.ch4_freqs] + [(1.0, s) for s in pr.ch4_steps]
+            for f, s in dict.fromkeys(pts):
+                out[(wl, f, s, r)] = Scenario(
+                    wl, _walk(f, s, r), machines=machines, horizon_days=days, seed=r
+                )
+    return out
+
+
+ZIPFS = tuple(f"zipf-{s / 10:.1f}" for s in range(11, 19))
+
+
+def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Thesis §6.2–6.3 (Table 6.2): IAS (A = 0.6) vs FF on Zipf-1.1 … 1.8 and Azure.
+
+    §6.1: "60 % dynamic range, change frequency of 1 change/hour and step size of 0.15"; §3.4: 1000 × 24
+    cores; §4.3.1: the Zipf workloads are built "in steady state". We read steady state as a warm-up as long
+    as the longest job (720 h): jobs arrive over warm-up + window, metrics cover the 30-day window only.
+    Also run: IAS with A = 0.1 (§6.2, "up to 98 %"), and IAS with the survival model pooled over all
+    machines (``survival_pool=all``, the model varcap used before; an explaining reading).
+    Azure as in :func:`ch4_scenarios` (its trace has no warm-up to offer: window = the 30 days).
+    """
+    out: dict[tuple, Scenario] = {}
+    h = pr.zipf_days + pr.zipf_warmup_days
+    for r in _seeds(pr):
+        for wl in (*ZIPFS, "azure"):
+            kw: dict[str, Any] = (
+                {"machines": pr.zipf_machines, "horizon_days": h, "warmup_days": pr.zipf_warmup_days}
+                if wl.startswith("zipf")
+                else {"horizon_days": 30.0}
+            )
+            cap = _walk(1.0, 0.15, r)
+            out[(wl, "ff", r)] = Scenario(wl, cap, "ff", seed=r, **kw)
+            out[(wl, "ias", r)] = Scenario(wl, cap, "ias", {"aggressiveness": "0.6"}, seed=r, **kw)
+            if wl in ("zipf-1.5", "azure"):
+                out[(wl, "ias-all", r)] = Scenario(
+                    wl, cap, "ias", {"aggressiveness": "0.6", "survival_pool": "all"}, seed=r, **kw
+                )
+            if wl == "zipf-1.5":
+                out[(wl, "ias-a0.1", r)] = Scenario(wl, cap, "ias", {"aggressiveness": "0.1"}, seed=r, **kw)
+    return out
+
+
+def zc_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Seed 003 §5.1–5.3: Azure on "1,250 nodes (20,000 cores)" (16 cores each), FCFS first-fit.
+
+    §5.2: "stepsizes are always one-fourth of the dynamic range"; range 0.6 = [0.4, 1.0] (mean 0.7); all
+    experiments at 1 change/hour unless varied. §5.3: termination policies Random, LWW, LFD; the
+    headline compares LWW with Random at range 0.6, random walk. No-variation reference: constant 70 %.
+    The embedded Azure sample offers ~3,300 cores, so on 1,250 × 16 cores it would load 24 % of the mean
+    capacity; we size the platform to the thesis' 80 % rule instead (``machines = 0``), 16-core nodes.
+    Stand-in: seed 003 terminates *jobs* until usage fits; varcap turns whole machines off (LIFO/random/
+    LWW/LFD choose the machine) — the explanation row shows what this changes.
+    """
+    out: dict[tuple, Scenario] = {}
+    for r in _seeds(pr):
+        base = {"cores": 16, "horizon_days": pr.zc_days, "seed": r}
+        out[("fixed", r)] = Scenario("azure", {"kind": "constant", "fraction": 0.7}, **base)
+        for term in ("lifo", "random", "lww", "lfd"):
+            out[(term, r)] = Scenario("azure", _walk(1.0, 0.15, r), "ff", {"termination": term}, **base)
+    return out
+
+
+def ss_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Seed 002 §4.1–4.2 (Fig. 10): SlackSched vs the CapacityScheduler on one cluster of 64 HVMs.
+
+    §4.1: "we randomly select 64 HVMs for each cluster"; jobs of many tasks arrive as a Poisson process;
+    CapacityScheduler = YARN's default, a random matching (§4.2); JCT is per job (last task end − job
+    arrival); "reduction in mean JCT (1 − mean JCT with scheme / mean JCT with baseline)", p90 likewise.
+    Stand-ins: the HVM pool is varcap's seeded harvest generator (``harvest_trace``: log-normal
+    inter-change times, bigram grow/shrink chain, evictions, HVM stability spread 1.0), not Azure's
+    traces; the workload is ``harvest-jobs`` (Seismic A: uniform task runtimes, 100–300 tasks per job of
+    1–8 cores, load 0.6 of the pool — our assumptions). Also run: SlackSched-NoDelay and the Oracle.
+    """
+    out: dict[tuple, Scenario] = {}
+    for r in _seeds(pr):
+        cap = {"kind": "harvest", "pool": 64, "max_cores": 48, "stability_spread": 1.0, "seed": r}
+        for p in ("capsched", "slacksched", "slacksched-nodelay", "oracle"):
+            out[(p, r)] = Scenario(
+                "harvest-jobs", cap, p, machines=64, cores=48, horizon_days=pr.ss_days, seed=r, load=0.6
+            )
+    return out
+
+
+def ra_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Seed 001 §5.1–5.4: FirstFitAware (``ff``) vs TargetASAP and PackedTargetASAP on Borg.
+
+    §5.1: "M_avg = 24 … φ = 1200 s … M_ra = 8 … n_c = 24"; the trace runs three weeks and "the window
+    begins at T_begin after one week, so that the first week is a warmup"; §5.2: "we focus on jobs that
+    are lasting less than a day … prune the traces so that the total work hours do not exceed the
+    maximum capacity of 26 machines, each with 24 cores, running during 2 weeks"; goodput is §4's
+    GOODPUT(T) with the partial work of running jobs (``goodput_partial``); M_ra ∈ {4, 6, 8, 12, 16}.
+    Stand-in: the Borg 2011 sample (< 1 day jobs) resampled at that density (``borg2011-seed001``).
+    """
+    out: dict[tuple, Scenario] = {}
+    for r in _seeds(pr):
+        for mra in pr.ra_mra:
+            cap = {"kind": "risk_aware_walk", "m_avg": 24, "m_ra": mra, "period_s": 1200.0, "seed": r}
+            for p in ("ff", "target-asap", "packed-target-asap"):
+                out[(p, mra, r)] = Scenario(
+                    "borg2011-seed001",
+                    cap,
+                    p,
+                    machines=24 + mra,
+                    horizon_days=pr.ra_days,
+                    warmup_days=pr.ra_warmup_days,
+                    seed=r,
+                )
+    return out
+
+
+STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
+    "repro-thesis-ch4": ch4_scenarios,
+    "repro-thesis-ch6": ch6_scenarios,
+    "repro-zhang-chien": zc_scenarios,
+    "repro-slacksched": ss_scenarios,
+    "repro-riskaware": ra_scenarios,
+}
+
+
+def study_name(base: str, pr: Profile) -> str:
+    return base if pr.name == "full" else f"{base}-{pr.name}"
+
+
+def studies() -> dict[str, Callable[[], list[Scenario]]]:
+    """Catalogue entries (name → scenario list builder) for every reproduction study and profile."""
+    out: dict[str, Callable[[], list[Scenario]]] = {}
+    for pr in PROFILES.values():
+        for base, build in STUDY_BUILDERS.items():
+            out[study_name(base, pr)] = lambda b=build, p=pr: list(b(p).values())
+    return out
+
+
+# --------------------------------------------------------------------------------------------- headlines
+Runs = dict[str, dict[str, Any]]  # scenario id -> run.json row
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One paper claim. ``compute(profile, runs)`` returns ``{reading: [value per replicate]}`` (default
+    reading first) and may raise :class:`MissingRuns`."""
+
+    id: str
+    seed_doc: str
+    section: str
+    anchor_value: float
+    anchor_text: str
+    unit: str
+    band: tuple[float, float]
+    study: str | None
+    compute: Callable[[Profile, Runs], dict[str, list[float]]]
+    explain: Callable[[dict[str, tuple[float, float, float]]], str] = field(default=lambda m: "")
+
+
+class MissingRuns(LookupError):
+    """Some scenarios a headline needs have no run result yet."""
+
+
+def _m(runs: Runs, sc: Scenario, metric: str) -> float:
+    row = runs.get(sc.id)
+    if row is None:
+        raise MissingRuns(f"scenario {sc.id} ({sc.label()}) has not run")
+    return float(row["metrics"][metric])
+
+
+def _factor2(v: float) -> tuple[float, float]:
+    lo, hi = sorted((v / 2, v * 2))
+    return (lo, min(hi, 100.0)) if v > 0 else (lo, hi)
+
+
+def _cut(a: float, b: float) -> float:
+    """Percent reduction of ``b`` relative to ``a`` (100 × (a − b) / a; 0 if a = 0)."""
+    return 100.0 * (a - b) / a if a else 0.0
+
+
+# ---- thesis ch4
+def _loss(wl: str):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        sc = ch4_scenarios(pr)
+        f = max(pr.ch4_freqs)
+        pp, rel = [], []
+        for r in _seeds(pr):
+            g0, g = _m(runs, sc[(wl, "fixed", r)], "goodput"), _m(runs, sc[(wl, f, 0.15, r)], "goodput")
+            pp.append(100 * (g0 - g))
+            rel.append(_cut(g0, g))
+        return {"pp": pp, "relative": rel}
+
+    return compute
+
+
+def _intervals(sc: Scenario) -> int:
+    from sim.generators import random_walk
+    from sim.intervals import extract_intervals
+
+    c = sc.capacity
+    machines = sc.machines or 244
+    tr = random_walk(
+        machines, sc.horizon_s, c["changes_per_hour"], c["step"], c["dynamic_range"], seed=c["seed"]
+    )
+    return extract_intervals(tr).height
+
+
+def _r_terms_intervals(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+    sc = ch4_scenarios(pr)
+    per: dict[str, list[float]] = {"min": [], "azure": [], "borg": []}
+    for r in _seeds(pr):
+        rs = {}
+        for wl, key in (("azure", "azure"), ("borg2011-native", "borg")):
+            pts = [k for k in sc if k[0] == wl and k[1] != "fixed" and k[-1] == r]
+            terms = [_m(runs, sc[k], "terminations") for k in pts]
+            ivs = []
+            for k in pts:
+                s = sc[k]
+                if s.machines == 0:  # platform sized by the sweep: take it from the run
+                    s = Scenario(
+                        s.workload,
+                        s.capacity,
+                        machines=int(runs[s.id]["machines"]),
+                        horizon_days=s.horizon_days,
+                        seed=s.seed,
+                    )
+                ivs.append(_intervals(s))
+            rs[key] = float(np.corrcoef(ivs, terms)[0, 1])
+        per["azure"].append(rs["azure"])
+        per["borg"].append(rs["borg"])
+        per["min"].append(min(rs.values()))
+    return per
+
+
+def _zipf_table(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+    from sim.workloads import THESIS_TABLE_4_1, zipf_durations
+
+    out = []
+    for r in _seeds(pr):
+        ok = 0
+        for skew, printed in THESIS_TABLE_4_1.items():
+            d = zipf_durations(skew, 1_000_000, np.random.default_rng([r, int(skew * 10)])) / 3600.0
+            got = (d.mean(), *np.percentile(d, [50, 90, 95]))
+            ok += sum(abs(g - p) <= 0.25 * p for g, p in zip(got, printed, strict=True))
+        out.append(100.0 * ok / (4 * len(THESIS_TABLE_4_1)))
+    return {"cells": out}
+
+
+def _dynamic_range(grid: str):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        trace = grid_capacity(grid)
+        a = trace.machines_alive / trace.machines
+        # readings of "dynamic range" (thesis §2.1.2, Fig. 2.2b gives no formula): the whole span of the
+        # capacity distribution, its 5–95 % span, and the span relative to the mean (ub − lb)/mean
+        return {
+            "max-min": [100 * float(a.max() - a.min())],
+            "p95-p5": [100 * float(np.percentile(a, 95) - np.percentile(a, 5))],
+            "span/mean": [100 * float((a.max() - a.min()) / a.mean())],
+        }
+
+    return compute
+
+
+def grid_capacity(grid: str):
+    """The constant-carbon-budget capacity trace of ``grid`` over its April (mean 70 % of 1000 machines),
+    from the exported sweep input ``grid_carbon.parquet`` (thesis §2.1.2)."""
+    from sim.generators import budget_trace
+    from studies.scenarios import GRIDS
+    from studies.sweep import inputs_dir
+
+    f = inputs_dir() / "grid_carbon.parquet"
+    if not f.is_file():
+        raise MissingRuns(f"{f}: sweep input missing; materialize out_sim_inputs (varcap reproduce does)")
+    sig = pl.read_parquet(f).filter(pl.col("series") == f"{grid}:{GRIDS[grid]}").sort("hour")
+    return budget_trace(sig["gco2_per_kwh"].to_numpy(), 1000, "carbon", label=grid)
+
+
+# ---- thesis ch6
+def _ias_cut(wl: str, key: str = "ias"):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        sc = ch6_scenarios(pr)
+        res: dict[str, list[float]] = {"default": []}
+        alt = key == "ias" and (wl, "ias-all", 0) in sc
+        if alt:
+            res["survival_pool=all"] = []
+        for r in _seeds(pr):
+            ff = _m(runs, sc[(wl, "ff", r)], "terminations")
+            res["default"].append(_cut(ff, _m(runs, sc[(wl, key, r)], "terminations")))
+            if alt:
+                res["survival_pool=all"].append(_cut(ff, _m(runs, sc[(wl, "ias-all", r)], "terminations")))
+        return res
+
+    return compute
+
+
+def _ias_goodput(wl: str):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        sc = ch6_scenarios(pr)
+        res: dict[str, list[float]] = {"default": [], "survival_pool=all": []}
+        for r in _seeds(pr):
+            ff = _m(runs, sc[(wl, "ff", r)], "goodput")
+            res["default"].append(100 * (_m(runs, sc[(wl, "ias", r)], "goodput") - ff))
+            res["survival_pool=all"].append(100 * (_m(runs, sc[(wl, "ias-all", r)], "goodput") - ff))
+        return res
+
+    return compute
+
+
+# ---- seed 003
+def _lww_vs_random(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+    sc = zc_scenarios(pr)
+    out = []
+    for r in _seeds(pr):
+        rnd = _m(runs, sc[("random", r)], "goodput")
+        out.append(100 * (_m(runs, sc[("lww", r)], "goodput") - rnd) / rnd if rnd else float("nan"))
+    return {"relative": out}
+
+
+def _range_decline(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+    sc = zc_scenarios(pr)
+    out = [
+        _cut(_m(runs, sc[("fixed", r)], "goodput"), _m(runs, sc[("lifo", r)], "goodput")) for r in _seeds(pr)
+    ]
+    return {"relative": out}
+
+
+# ---- seed 002
+def _jct(runs: Runs, sc: Scenario) -> pl.DataFrame:
+    from sim.paths import home
+    from sim.workloads import group_completion_times
+
+    row = runs.get(sc.id)
+    if row is None:
+        raise MissingRuns(f"scenario {sc.id} ({sc.label()}) has not run")
+    p = home() / row["jobs_path"] if not row["jobs_path"].startswith("/") else row["jobs_path"]
+    return group_completion_times(pl.read_parquet(p))
+
+
+def _slack(stat: str):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        sc = ss_scenarios(pr)
+        res: dict[str, list[float]] = {"slacksched": [], "slacksched-nodelay": []}
+        for r in _seeds(pr):
+            base = _jct(runs, sc[("capsched", r)])
+            for p in res:
+                other = _jct(runs, sc[(p, r)])
+                both = base.join(other, on="group", suffix="_s").filter(
+                    pl.col("complete") & pl.col("complete_s")
+                )
+                b, s = both["jct_s"].to_numpy(), both["jct_s_s"].to_numpy()
+                if not b.size:
+                    raise MissingRuns(f"no job completed under both capsched and {p} (seed {r})")
+                f = np.mean if stat == "mean" else (lambda x: np.percentile(x, 90))
+                res[p].append(_cut(float(f(b)), float(f(s))))
+        return res
+
+    return compute
+
+
+# ---- seed 001
+def _target_gain(policy: str):
+    def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+        sc = ra_scenarios(pr)
+        res: dict[str, list[float]] = {"goodput_partial": [], "goodput": []}
+        for r in _seeds(pr):
+            for metric in res:
+                gains = [
+                    _cut(_m(runs, sc[("ff", mra, r)], metric), _m(runs, sc[(policy, mra, r)], metric)) * -1
+                    for mra in pr.ra_mra
+                ]
+                res[metric].append(float(np.mean(gains)))
+        return res
+
+    return compute
+
+
+def _table_6_2() -> list[Headline]:
+    printed = {
+        "1.1": 96.42,
+        "1.2": 93.52,
+        "1.3": 88.82,
+        "1.4": 82.94,
+        "1.5": 74.93,
+        "1.6": 59.09,
+        "1.7": 41.15,
+        "1.8": 8.03,
+    }
+    return [
+        Headline(
+            f"thesis-6.2-ias-cut-zipf-{s}",
+            "000 thesis",
+            "§6.3 Table 6.2",
+            v,
+            f"IAS (A = 60 %) reduces terminations over FF by {v} % on Zipf-{s}",
+            "%",
+            _factor2(v),
+            "repro-thesis-ch6",
+            _ias_cut(f"zipf-{s}"),
+        )
+        for s, v in printed.items()
+    ]
+
+
+HEADLINES: list[Headline] = [
+    Headline(
+        "thesis-4.1-goodput-loss-azure-8h",
+        "000 thesis",
+        "§4.1 Fig. 4.1a",
+        24.0,
+        "As the change frequency increases to 8 changes/hour, the Azure workload experiences a goodput "
+        "loss of 24 %",
+        "%",
+        _factor2(24.0),
+        "repro-thesis-ch4",
+        _loss("azure"),
+    ),
+    Headline(
+        "thesis-4.1-goodput-loss-borg-8h",
+        "000 thesis",
+        "§4.1 Fig. 4.1b",
+        19.0,
+        "… and the Borg workload experiences a goodput loss of 19 %",
+        "%",
+        _factor2(19.0),
+        "repro-thesis-ch4",
+        _loss("borg2011-native"),
+    ),
+    Headline(
+        "thesis-4.1-terminations-vs-intervals-r",
+        "000 thesis",
+        "§4.1 Figs. 4.3–4.4",
+        1.0,
+        "the number of job terminations is proportional to the number of intervals … in both workloads",
+        "Pearson r",
+        (0.8, 1.0),
+        "repro-thesis-ch4",
+        _r_terms_intervals,
+    ),
+    Headline(
+        "thesis-2.1.2-dynamic-range-caiso",
+        "000 thesis",
+        "§2.1.2 Fig. 2.2b",
+        69.4,
+        "a dynamic range of … 69.4 % in CAISO",
+        "% of machines",
+        (69.4 * 0.75, 69.4 * 1.25),
+        None,
+        _dynamic_range("CAISO"),
+    ),
+    Headline(
+        "thesis-2.1.2-dynamic-range-ercot",
+        "000 thesis",
+        "§2.1.2 Fig. 2.2b",
+        54.5,
+        "a dynamic range of … 54.5 % in ERCOT",
+        "% of machines",
+        (54.5 * 0.75, 54.5 * 1.25),
+        None,
+        _dynamic_range("ERCOT"),
+    ),
+    Headline(
+        "thesis-2.1.2-dynamic-range-miso",
+        "000 thesis",
+        "§2.1.2 Fig. 2.2b",
+        39.3,
+        "a dynamic range of 39.3 % in MISO",
+        "% of machines",
+        (39.3 * 0.75, 39.3 * 1.25),
+        None,
+        _dynamic_range("MISO"),
+    ),
+    *_table_6_2(),
+    Headline(
+        "thesis-6.2-ias-goodput-zipf-1.5",
+        "000 thesis",
+        "§6.3 Table 6.2",
+        2.02,
+        "Gain in goodput over FF: 2.02 % (Zipf-1.5)",
+        "pp",
+        (0.02, 4.02),
+        "repro-thesis-ch6",
+        _ias_goodput("zipf-1.5"),
+    ),
+    Headline(
+        "thesis-6.2-ias-cut-a0.1-zipf-1.5",
+        "000 thesis",
+        "§6.2 Fig. 6.3",
+        98.0,
+        "The number of terminations can be further reduced by up to 98 % under lower aggressiveness",
+        "%",
+        _factor2(98.0),
+        "repro-thesis-ch6",
+        _ias_cut("zipf-1.5", "ias-a0.1"),
+    ),
+    Headline(
+        "thesis-6.3-ias-cut-azure",
+        "000 thesis",
+        "§6.3 Table 6.2",
+        92.04,
+        "In the Azure workload, we can achieve 92 % lower terminations",
+        "%",
+        _factor2(92.04),
+        "repro-thesis-ch6",
+        _ias_cut("azure"),
+    ),
+    Headline(
+        "thesis-6.3-ias-goodput-azure",
+        "000 thesis",
+        "§6.3 Table 6.2",
+        -0.05,
+        "while maintaining similar goodput to FF (−0.05 %)",
+        "pp",
+        (-2.05, 1.95),
+        "repro-thesis-ch6",
+        _ias_goodput("azure"),
+    ),
+    Headline(
+        "thesis-4.1-zipf-table",
+        "000 thesis",
+        "§4.3.1 Table 4.1",
+        100.0,
+        "Statistics of job duration in the synthetic workloads (mean, P50, P90, P95 per skew)",
+        "% of cells within 25 %",
+        (100.0, 100.0),
+        None,
+        _zipf_table,
+    ),
+    Headline(
+        "seed001-targetasap-goodput-gain",
+        "001 risk-aware",
+        "§6 (Figs. 1–4), §7",
+        10.0,
+        "TargetASAP … better than FirstFitAware … in all cases … up to 10 % increase in goodput",
+        "%",
+        (0.0, 10.0),
+        "repro-riskaware",
+        _target_gain("target-asap"),
+    ),
+    Headline(
+        "seed001-packed-goodput-gain",
+        "001 risk-aware",
+        "§6 (Figs. 1–4), §7",
+        10.0,
+        "PackedTargetASAP (slightly better) … up to 10 % increase in goodput",
+        "%",
+        (0.0, 10.0),
+        "repro-riskaware",
+        _target_gain("packed-target-asap"),
+    ),
+    Headline(
+        "seed002-slacksched-mean-jct-reduction",
+        "002 SlackSched",
+        "§4.2 Fig. 10",
+        26.0,
+        "SlackSched reduces mean JCT by 25–27 % (mean reduction in JCT 20–27 %)",
+        "%",
+        (20.0, 27.0),
+        "repro-slacksched",
+        _slack("mean"),
+    ),
+    Headline(
+        "seed002-slacksched-p90-jct-reduction",
+        "002 SlackSched",
+        "§4.2 Fig. 10",
+        44.0,
+        "… and p90 JCT by 20–44 %",
+        "%",
+        (20.0, 44.0),
+        "repro-slacksched",
+        _slack("p90"),
+    ),
+    Headline(
+        "seed003-lww-vs-random-goodput",
+        "003 variable capacity",
+        "§5.3 Fig. 11",
+        44.0,
+        "LWW … an average of 44 % improvement over Random [HPC]. For Azure … with smaller benefits",
+        "%",
+        (0.0, 44.0),
+        "repro-zhang-chien",
+        _lww_vs_random,
+    ),
+    Headline(
+        "seed003-range-0.6-goodput-decline",
+        "003 variable capacity",
+        "§5.2 Fig. 8",
+        35.0,
+        "with the largest range, 0.6: [0.4, 1.0], the goodput has declined by 25–45 %",
+        "%",
+        (25.0, 45.0),
+        "repro-zhang-chien",
+        _range_decline,
+    ),
+]
+
+COLUMNS = (
+    "headline_id",
+    "reading",
+    "seed_doc",
+    "section",
+    "anchor_value",
+    "anchor_text",
+    "unit",
+    "varcap_mean",
+    "ci_low",
+    "ci_high",
+    "replicates",
+    "band_low",
+    "band_high",
+    "within_band",
+    "explanation",
+    "profile",
+)
+
+
+def mean_ci(values: list[float]) -> tuple[float, float, float]:
+    """Mean and 95 % Student-t interval (the interval is the mean itself for a single value)."""
+    from scipy import stats
+
+    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if x.size == 0:
+        return (float("nan"),) * 3
+    m = float(x.mean())
+    if x.size < 2:
+        return m, m, m
+    half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return m, m - half, m + half
+
+
+def reproduction_rows(pr: Profile, runs: Runs, explanations: dict[str, str] | None = None) -> pl.DataFrame:
+    """One row per headline and reading (see :data:`COLUMNS`). Raises :class:`MissingRuns` naming the first
+    scenario that has not run."""
+    explanations = explanations or EXPLANATIONS
+    rows = []
+    for h in HEADLINES:
+        readings = h.compute(pr, runs)
+        stats_by = {k: mean_ci(v) for k, v in readings.items()}
+        for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
+            inside = bool(h.band[0] <= m <= h.band[1]) if np.isfinite(m) else False
+            note = explanations.get(h.id, "") if not inside and i == 0 else ""
+            rows.append(
+                {
+                    "headline_id": h.id if i == 0 else f"{h.id}@{reading}",
+                    "reading": reading,
+                    "seed_doc": h.seed_doc,
+                    "section": h.section,
+                    "anchor_value": h.anchor_value,
+                    "anchor_text": h.anchor_text,
+                    "unit": h.unit,
+                    "varcap_mean": m,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "replicates": len(readings[reading]),
+                    "band_low": h.band[0],
+                    "band_high": h.band[1],
+                    "within_band": inside,
+                    "explanation": note,
+                    "profile": pr.name,
+                }
+            )
+    return pl.DataFrame(rows, infer_schema_length=None).select(COLUMNS)
+
+
+#: Explanations of rows outside their band: each names the cause and the run that isolates it (filled
+#: in from the investigation runs; see the README's reproduction section).
+EXPLANATIONS: dict[str, str] = {}
+
+
+# ------------------------------------------------------------------------------------------------ running
+def profile_scenarios(pr: Profile) -> list[Scenario]:
+    """Every scenario of the profile's studies, once, most expensive first (long tails and big platforms
+    first, so a process pool stays busy to the end)."""
+    seen: dict[str, Scenario] = {}
+    for build in STUDY_BUILDERS.values():
+        for s in build(pr).values():
+            seen.setdefault(s.id, s)
+
+    def cost(s: Scenario) -> float:
+        heavy = {"zipf-1.8": 8, "zipf-1.7": 4, "zipf-1.6": 2, "harvest-jobs": 6, "borg2011-seed001": 5}
+        return -(heavy.get(s.workload, 1) * (s.machines or 250) * s.horizon_days)
+
+    return sorted(seen.values(), key=cost)
+
+
+def _run_one(params: dict[str, Any]) -> tuple[str, float, bool]:
+    from studies import sweep
+
+    row = sweep.run_scenario(Scenario.from_params(params))
+    return row["scenario_id"], float(row["wall_s"]), bool(row["cache_hit"])
+
+
+def run_profile(pr: Profile, workers: int = 2, progress: bool = True) -> dict[str, float]:
+    """Run every scenario of ``pr`` that has no valid cached result, ``workers`` processes at a time, with a
+    progress bar; returns wall seconds per simulated scenario id. Scenarios read the exported sweep
+    inputs (``out_sim_inputs``) only."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    from studies import sweep
+
+    scs = profile_scenarios(pr)
+    todo = [s for s in scs if not sweep.is_cached(s)]
+    walls: dict[str, float] = {}
+    with tqdm(
+        total=len(scs),
+        initial=len(scs) - len(todo),
+        desc=f"reproduce ({pr.name})",
+        unit="scenario",
+        disable=not progress,
+    ) as bar:
+        if workers <= 1:
+            for s in todo:
+                i, w, _ = _run_one(s.params())
+                walls[i] = w
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(workers) as ex:
+                futs = [ex.submit(_run_one, s.params()) for s in todo]
+                for f in as_completed(futs):
+                    i, w, _ = f.result()
+                    walls[i] = w
+                    bar.update(1)
+    return walls
+
+
+def load_profile_runs(pr: Profile) -> Runs:
+    """The valid cached ``run.json`` rows (current code and input versions) of the profile's scenarios."""
+    from studies import sweep
+
+    out: Runs = {}
+    for s in profile_scenarios(pr):
+        row = sweep.cached_result(s)
+        if row is not None:
+            out[s.id] = row
+    return out
+
+
+STUDIES.update(studies())

@@ -1,0 +1,168 @@
+"""Reproduction studies: seed-faithful workloads, the CapacityScheduler baseline, IAS's survival pool,
+per-job JCT over task groups, confidence intervals and headline rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from sim.api import simulate
+from sim.capacity import CapacityTrace
+from sim.generators import harvest_trace, random_walk
+from sim.intervals import IntervalModel, extract_intervals
+from sim.workloads import group_completion_times, harvest_jobs, native_bootstrap
+from studies import reproduction as repro
+from studies.scenarios import STUDIES, Scenario, study
+
+
+def test_existing_ids_unchanged_and_warmup_changes_id() -> None:
+    # the smoke study's first id predates the reproduction fields: adding fields must not change it
+    assert study("smoke")[0].id == "5edffef50576"
+    a = Scenario("zipf-1.5", {"kind": "random_walk", "changes_per_hour": 1.0, "step": 0.15, "seed": 0})
+    b = Scenario("zipf-1.5", a.capacity, warmup_days=7.0)
+    assert "warmup_days" not in a.params() and b.params()["warmup_days"] == 7.0
+    assert a.id != b.id and Scenario.from_params(b.params()).id == b.id
+    assert b.window_start_s == 7 * 86400.0
+
+
+def test_reproduction_studies_registered_with_replicates() -> None:
+    for pr in repro.PROFILES.values():
+        for base in repro.STUDY_BUILDERS:
+            name = repro.study_name(base, pr)
+            assert name in STUDIES
+            seeds = {s.seed for s in study(name)}
+            assert seeds == set(range(pr.replicates)), name
+    assert repro.FULL.replicates >= 5
+
+
+def test_native_bootstrap_keeps_durations_and_hits_load() -> None:
+    rng = np.random.default_rng(1)
+    tmpl = pl.DataFrame(
+        {"duration_s": rng.uniform(60, 7200, 500).round(), "cores": rng.choice([1.0, 2.0], 500)}
+    )
+    jobs = native_bootstrap(tmpl, target_cores=100.0, horizon_s=7 * 86400.0, seed=3)
+    assert set(jobs["duration_s"].to_list()) <= set(np.maximum(tmpl["duration_s"].to_numpy(), 1.0).tolist())
+    load = float((jobs["duration_s"] * jobs["cores"]).sum()) / (7 * 86400.0)
+    assert load == pytest.approx(100.0, rel=0.05)
+    assert native_bootstrap(tmpl, 100.0, 7 * 86400.0, seed=3).equals(jobs)
+
+
+def test_harvest_jobs_groups_and_group_jct() -> None:
+    jobs = harvest_jobs(1600.0, 2 * 86400.0, seed=4)
+    g = jobs.group_by("group").agg(pl.col("submit_s").n_unique().alias("u"), pl.len().alias("n"))
+    assert (g["u"] == 1).all() and g["n"].min() >= 100 and g["n"].max() <= 300
+    assert jobs["duration_s"].min() >= 300 and jobs["duration_s"].max() <= 4500
+    out = pl.DataFrame(
+        {
+            "job_id": ["g0-t0", "g0-t1", "g1-t0", "g1-t1"],
+            "submit_s": [10.0, 10.0, 50.0, 50.0],
+            "end_s": [100.0, 250.0, 80.0, None],
+            "status": ["completed", "completed", "completed", "requeued"],
+        }
+    )
+    jct = group_completion_times(out)
+    assert jct["jct_s"].to_list() == [240.0, None] and jct["complete"].to_list() == [True, False]
+    with pytest.raises(ValueError, match="g<job>-t<task>"):
+        group_completion_times(out.with_columns(pl.lit("x").alias("job_id")))
+
+
+def _tiny_harvest_jobs() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "job_id": [f"g0-t{i}" for i in range(40)],
+            "submit_s": np.zeros(40),
+            "duration_s": np.full(40, 600.0),
+            "cores": np.ones(40),
+        }
+    )
+
+
+def test_capsched_random_matching_is_seeded_and_resource_aware(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sim.policies.capsched as cs
+
+    captured = {}
+    monkeypatch.setattr(
+        cs, "run_cluster", lambda problem, place, cfg, seed: captured.setdefault("place", place)
+    )
+
+    class FakeCluster:
+        cores = np.array([2.0])
+
+        def free(self) -> np.ndarray:
+            return np.array([1.0, 5.0, 5.0, 0.0, 5.0])
+
+    def choices(seed: int) -> list[int]:
+        cs.CapacityScheduler().run(None, cs.CapSchedParams(), seed)  # type: ignore[arg-type]
+        place = captured.pop("place")
+        return [place(FakeCluster(), 0, 0.0) for _ in range(300)]
+
+    a = choices(5)
+    assert set(a) == {1, 2, 4}  # only nodes with room, each of them (first-fit would always say 1)
+    assert choices(5) == a and choices(6) != a
+
+    class Full(FakeCluster):
+        def free(self) -> np.ndarray:
+            return np.array([1.0, 0.0])
+
+    cs.CapacityScheduler().run(None, cs.CapSchedParams(), 0)  # type: ignore[arg-type]
+    assert captured.pop("place")(Full(), 0, 0.0) == -1
+    monkeypatch.undo()
+    cap = harvest_trace(8, 86400.0, max_cores=16, seed=2)
+    r = simulate(_tiny_harvest_jobs(), cap, 8, 16, 86400.0, "capsched", seed=5, check_invariants=True)
+    assert r.invariant_violations == 0 and r.metrics["jobs"] == 40
+
+
+def test_ias_survival_pool_variable_excludes_always_on_machines() -> None:
+    tr = random_walk(40, 14 * 86400.0, 1.0, 0.15, 0.6, seed=3)
+    iv = extract_intervals(tr)
+    stable = int(tr.machines_alive.min())
+    all_m = IntervalModel.from_intervals(iv, include_left_censored=True)
+    var_m = IntervalModel.from_intervals(iv.filter(pl.col("machine") >= stable), include_left_censored=True)
+    # always-on machines contribute horizon-long intervals: the pooled model is far more optimistic
+    assert float(var_m.p_survive(3600.0, 6 * 3600.0)) < float(all_m.p_survive(3600.0, 6 * 3600.0))
+    from sim.policies import get_policy, parse_params
+    from sim.problem import Platform, Problem
+
+    pol = get_policy("ias")
+    jobs = pl.DataFrame({"job_id": ["a"], "submit_s": [0.0], "duration_s": [7200.0], "cores": [1.0]})
+    prob = Problem.build(jobs, Platform(40, 24, None), tr, tr.horizon_s, False, False)
+    adm_var = pol.admission(prob, parse_params(pol, {}))
+    adm_all = pol.admission(prob, parse_params(pol, {"survival_pool": "all"}))
+    assert adm_var.models[0].n < adm_all.models[0].n  # `ias` (H1 on) pools the variable machines only
+    h4 = get_policy("ias-h4")  # without H1, H4 judges every machine: the default pools them all
+    assert h4.admission(prob, parse_params(h4, {})).models[0].n == adm_all.models[0].n
+    with pytest.raises(ValueError, match="survival_pool"):
+        parse_params(pol, {"survival_pool": "some"})
+
+
+def test_mean_ci_student_t() -> None:
+    m, lo, hi = repro.mean_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert m == 3.0 and hi - m == pytest.approx(2.7764451 * np.std([1, 2, 3, 4, 5], ddof=1) / np.sqrt(5))
+    assert repro.mean_ci([2.0]) == (2.0, 2.0, 2.0)
+
+
+def test_headline_rows_bands_and_readings(monkeypatch: pytest.MonkeyPatch) -> None:
+    pr = repro.QUICK
+    sc = repro.ch4_scenarios(pr)
+    runs: repro.Runs = {}
+    for k, s in sc.items():
+        fixed = k[1] == "fixed"
+        runs[s.id] = {"metrics": {"goodput": 0.8 if fixed else 0.6}, "machines": 10}
+    h = next(x for x in repro.HEADLINES if x.id == "thesis-4.1-goodput-loss-azure-8h")
+    monkeypatch.setattr(repro, "HEADLINES", [h])
+    df = repro.reproduction_rows(pr, runs)
+    assert df["headline_id"].to_list() == [h.id, f"{h.id}@relative"]
+    assert df["varcap_mean"].to_list() == pytest.approx([20.0, 25.0])
+    assert df["within_band"].to_list() == [True, True] and df["replicates"].to_list() == [3, 3]
+    assert tuple(df.columns) == repro.COLUMNS
+    with pytest.raises(repro.MissingRuns, match="has not run"):
+        repro.reproduction_rows(pr, {})
+
+
+def test_constant_capacity_kind() -> None:
+    from studies.scenarios import build_capacity
+
+    s = Scenario("azure", {"kind": "constant", "fraction": 0.7}, machines=10)
+    tr = build_capacity(s, None, 10)  # type: ignore[arg-type]
+    assert isinstance(tr, CapacityTrace) and tr.machines_alive.tolist() == [7]
