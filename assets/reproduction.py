@@ -2,8 +2,8 @@
 
 The asset reads the cached results of the reproduction studies (``repro-*``; simulated by ``varcap
 reproduce`` or by materializing the study assets) and the exported sweep inputs, computes one row per
-headline and reading (:mod:`studies.reproduction`), and replaces the DuckDB table. A scenario that has not
-run fails the asset with a message naming it; nothing is written then.
+headline and reading (:mod:`studies.reproduction`), and replaces the DuckDB table. A headline whose
+scenarios have not run gets a row saying so (``not run: …``); with none run the asset fails.
 """
 
 import time

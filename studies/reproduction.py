@@ -734,17 +734,34 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
-def reproduction_rows(pr: Profile, runs: Runs, explanations: dict[str, str] | None = None) -> pl.DataFrame:
-    """One row per headline and reading (see :data:`COLUMNS`). Raises :class:`MissingRuns` naming the first
-    scenario that has not run."""
+def _explain(
+    h: Headline, stats_by: dict[str, tuple[float, float, float]], explanations: dict[str, str]
+) -> str:
+    """The recorded cause for ``h`` plus the other readings' results (the runs that isolate it)."""
+    text = explanations.get(h.id, "outside the band; not yet investigated")
+    others = [f"{k}: {m:.3g} [{lo:.3g}, {hi:.3g}]" for k, (m, lo, hi) in list(stats_by.items())[1:]]
+    return text + (" Other readings — " + "; ".join(others) if others else "")
+
+
+def reproduction_rows(
+    pr: Profile, runs: Runs, explanations: dict[str, str] | None = None, strict: bool = False
+) -> pl.DataFrame:
+    """One row per headline and reading (see :data:`COLUMNS`). A headline whose scenarios have not all run
+    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`)."""
     explanations = explanations or EXPLANATIONS
     rows = []
     for h in HEADLINES:
-        readings = h.compute(pr, runs)
+        try:
+            readings = h.compute(pr, runs)
+            missing = ""
+        except MissingRuns as e:
+            if strict:
+                raise
+            readings, missing = {"default": []}, f"not run: {e}"
         stats_by = {k: mean_ci(v) for k, v in readings.items()}
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
             inside = bool(h.band[0] <= m <= h.band[1]) if np.isfinite(m) else False
-            note = explanations.get(h.id, "") if not inside and i == 0 else ""
+            note = missing or (_explain(h, stats_by, explanations) if not inside and i == 0 else "")
             rows.append(
                 {
                     "headline_id": h.id if i == 0 else f"{h.id}@{reading}",

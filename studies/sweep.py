@@ -30,7 +30,7 @@ from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
 from studies.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
 
-_CODE_ROOTS = ("sim", "studies")
+_CODE_ROOTS = ("sim", "studies/scenarios.py", "studies/sweep.py")
 
 
 def sim_dir() -> Path:

@@ -157,7 +157,9 @@ def test_headline_rows_bands_and_readings(monkeypatch: pytest.MonkeyPatch) -> No
     assert df["within_band"].to_list() == [True, True] and df["replicates"].to_list() == [3, 3]
     assert tuple(df.columns) == repro.COLUMNS
     with pytest.raises(repro.MissingRuns, match="has not run"):
-        repro.reproduction_rows(pr, {})
+        repro.reproduction_rows(pr, {}, strict=True)
+    empty = repro.reproduction_rows(pr, {})
+    assert empty.height == 1 and not empty["within_band"][0] and empty["explanation"][0].startswith("not run")
 
 
 def test_constant_capacity_kind() -> None:
