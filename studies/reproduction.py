@@ -860,4 +860,20 @@ def load_profile_runs(pr: Profile) -> Runs:
     return out
 
 
+def markdown(df: pl.DataFrame) -> str:
+    """``out_reproduction`` rows as a Markdown table (default readings; other readings in the text)."""
+    lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
+    for r in df.filter(~pl.col("headline_id").str.contains("@")).iter_rows(named=True):
+        val = (
+            "not run"
+            if not np.isfinite(r["varcap_mean"])
+            else (f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]")
+        )
+        lines.append(
+            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {val} | "
+            f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {'yes' if r['within_band'] else '**no**'} |"
+        )
+    return "\n".join(lines)
+
+
 STUDIES.update(studies())
