@@ -342,7 +342,17 @@ _METRIC_DOCS = {
     "max_stretch": ("DOUBLE", "-", "max stretch of completed jobs"),
     "avg_aborted_time_s": ("DOUBLE", "s", "mean run time lost per termination"),
     "slo_miss_rate": ("DOUBLE", "fraction", "jobs not done within 1.1 × duration of submit"),
-    "available_core_seconds": ("DOUBLE", "core·s", "∫ available cores dt over the horizon"),
+    "available_core_seconds": ("DOUBLE", "core·s", "∫ available cores dt over the measurement window"),
+    "goodput_partial": (
+        "DOUBLE",
+        "fraction",
+        "seed 001 GOODPUT(T): goodput plus the work of jobs running at the window's end",
+    ),
+    "aborted_volume": (
+        "DOUBLE",
+        "fraction",
+        "seed 001 ABORTEDVOLUME: whole attempts killed in the window / available core-seconds",
+    ),
 }
 
 OUT_SIM_RESULTS = TableSchema(

@@ -177,6 +177,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.policy,
             _parse_sets(args.set),
             args.seed,
+            window_start_s=args.window_start_s,
+            window_end_s=args.window_end_s,
         )
     wall = time.perf_counter() - t0
     table = Table(
@@ -495,6 +497,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--policy", default="ff")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--window-start-s", type=float, default=0.0, help="measurement window start (warm-up)")
+    s.add_argument(
+        "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
+    )
     s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)

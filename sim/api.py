@@ -47,8 +47,17 @@ def simulate(
     slo_threshold: float = 0.10,
     record_timeseries: bool = False,
     check_invariants: bool = False,
+    window_start_s: float = 0.0,
+    window_end_s: float | None = None,
 ) -> SimResult:
-    """Simulate ``policy`` on ``jobs`` under ``capacity``. Raises ValueError/KeyError on bad input."""
+    """Simulate ``policy`` on ``jobs`` under ``capacity``; metrics over the measurement window
+    ``[window_start_s, window_end_s]`` (None: the horizon; see :mod:`sim.metrics`). Raises ValueError/KeyError
+    on bad input (incl. a window outside ``[0, horizon_s]``)."""
+    wend = horizon_s if window_end_s is None else window_end_s
+    if not (0.0 <= window_start_s < wend <= horizon_s):
+        raise ValueError(
+            f"window [{window_start_s:g}, {wend:g}] must satisfy 0 ≤ start < end ≤ horizon ({horizon_s:g})"
+        )
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     cap = read_capacity(capacity, machines, horizon_s) if isinstance(capacity, (str, Path)) else capacity
     if isinstance(cap, MachineCapacityTrace):
@@ -73,7 +82,16 @@ def simulate(
     pol = get_policy(policy)
     params = parse_params(pol, settings)
     art = pol.run(problem, params, seed)
-    metrics = compute_metrics(art.output, problem.submit_s, problem.duration_s, slo_threshold)
+    metrics = compute_metrics(
+        art.output,
+        problem.submit_s,
+        problem.duration_s,
+        problem.cores,
+        problem.horizon_s,
+        slo_threshold,
+        window_start_s,
+        window_end_s,
+    )
     assert tuple(metrics) == METRIC_NAMES
     return SimResult(
         metrics,

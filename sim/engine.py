@@ -29,11 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, ATT_RUNNING, COMPLETED, QUEUED, RUNNING
+
 INF = np.inf
 
-# job status codes (per-job table)
-QUEUED, RUNNING, COMPLETED = 0, 1, 2
-STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed"}
 TERMINATION_CODES = {"lifo": 0, "random": 1, "lww": 2, "lfd": 3}
 
 
@@ -183,8 +182,11 @@ def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
 @njit(cache=True)
 def _admit(pred, j, m, t, duration, adm):
     """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
-    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end)."""
-    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end = adm
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band);
+    survival models are indexed [epoch, band of machine m]."""
+    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
+        adm
+    )
     if pred == PRED_ORACLE:
         # the machine's current interval must outlast the job (future capacity is known)
         lo = iv_ptr[m]
@@ -206,17 +208,18 @@ def _admit(pred, j, m, t, duration, adm):
         if e >= mn.shape[0]:
             e = mn.shape[0] - 1
     u = t - up_since[m]
+    b = band[m]
     if (
         (f & H3_FLAG) != 0
         and d > p90
-        and _mean_remaining(mt[e], ms[e], mn[e], mk[e], mtl[e], mkn[e], mmax[e], u) < d
+        and _mean_remaining(mt[e, b], ms[e, b], mn[e, b], mk[e, b], mtl[e, b], mkn[e, b], mmax[e, b], u) < d
     ):
         return False
     if (f & H4_FLAG) != 0:
-        su = _surv(mt[e], ms[e], mn[e], u)
+        su = _surv(mt[e, b], ms[e, b], mn[e, b], u)
         if su <= 0.0:
             return False
-        if _surv(mt[e], ms[e], mn[e], u + d) / su < a_thresh:
+        if _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su < a_thresh:
             return False
     return True
 
@@ -445,8 +448,13 @@ def _start_job(
     hj,
     hn,
     hcap,
+    alog,
+    an,
+    cur_att,
+    horizon,
 ):
-    """Start queued job j (queue position pos) on machine m at t; returns the (possibly grown) heap."""
+    """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
+    (possibly grown) heap and attempt log."""
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
     free_c[m] -= cores[j]
@@ -471,7 +479,36 @@ def _start_job(
         hj2[:hn] = hj[:hn]
         ht, hj = ht2, hj2
     hn = _heap_push(ht, hj, hn, t + duration[j], j)
-    return hn, hcap, ht, hj
+    alog, an = _log_open(alog, an, cur_att, j, m, t, horizon)
+    return hn, hcap, ht, hj, alog, an
+
+
+# ------------------------------------------------------------------------------------ attempt log
+# one row per attempt: job (engine index), start, end, outcome, machine (float64 columns, exact for ints)
+LOG_JOB, LOG_START, LOG_END, LOG_OUTCOME, LOG_MACHINE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def _log_open(alog, an, cur_att, j, m, t, horizon):
+    """Append a running attempt of job j on machine m from t (end = horizon until it closes)."""
+    if an >= alog.shape[0]:
+        grown = np.empty((2 * alog.shape[0] + 16, 5))
+        grown[:an] = alog[:an]
+        alog = grown
+    alog[an, LOG_JOB] = j
+    alog[an, LOG_START] = t
+    alog[an, LOG_END] = horizon
+    alog[an, LOG_OUTCOME] = ATT_RUNNING
+    alog[an, LOG_MACHINE] = m
+    cur_att[j] = an
+    return alog, an + 1
+
+
+@njit(cache=True)
+def _log_close(alog, cur_att, j, t, outcome):
+    k = cur_att[j]
+    alog[k, LOG_END] = t
+    alog[k, LOG_OUTCOME] = outcome
 
 
 def _pow2(n: int) -> int:
@@ -518,6 +555,7 @@ def _kernel(
     epoch_s,
     iv_ptr,
     iv_end,
+    band,
     full_rescan,
     jcls,
     cls_lo,
@@ -536,7 +574,24 @@ def _kernel(
     ma4 = np.full(2 * msize, -INF)  # max over machines of the H4 bound (IAS only)
     up_since = np.zeros(n_machines)
     # admission inputs, bundled once for _admit / _can_run
-    adm = (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end)
+    adm = (
+        jflag,
+        period,
+        a_thresh,
+        p90,
+        up_since,
+        mt,
+        ms,
+        mn,
+        mk,
+        mtl,
+        mkn,
+        mmax,
+        epoch_s,
+        iv_ptr,
+        iv_end,
+        band,
+    )
     # IAS wake-ups: a refused job can only become admissible when capacity is freed, at a period boundary
     # (H2), at a model epoch change, or when some machine's uptime crosses a knot of the survival curve
     # (S(u) drops, so S(u+d)/S(u) and the mean remaining can rise). next_cross[m] is that next crossing.
@@ -602,6 +657,9 @@ def _kernel(
     ts_used = np.empty(ts_cap)
     ts_n = 0
     killed = np.empty(n, np.int64)
+    alog = np.empty((n + 16, 5))
+    an = 0
+    cur_att = np.full(n, -1, np.int64)
 
     si = 0
     ci = 0
@@ -638,6 +696,7 @@ def _kernel(
             m = on_machine[j]
             status[j] = COMPLETED
             end[j] = t
+            _log_close(alog, cur_att, j, t, ATT_COMPLETED)
             completed_cs += cores[j] * duration[j]
             free_c[m] += cores[j]
             free_m[m] += mem[j]
@@ -805,6 +864,7 @@ def _kernel(
                 j = ks[r]
                 used_cores -= cores[j]
                 wasted_cs += cores[j] * (t - start[j])
+                _log_close(alog, cur_att, j, t, ATT_KILLED)
                 aborted_time += t - start[j]
                 n_term += 1
                 terms[j] += 1
@@ -859,7 +919,6 @@ def _kernel(
                     last_boundary = b
                     freed = True
                     global_wake = True
-            kn = mn[e]
             # the per-machine loop runs only when some crossing is due or a machine needs a first look
             if need_eval or t >= min_cross:
                 need_eval = False
@@ -869,7 +928,9 @@ def _kernel(
                         continue
                     if next_cross[mm] == np.inf or t >= next_cross[mm]:
                         u = t - up_since[mm]
-                        k = np.searchsorted(mt[e, :kn], u, side="right")
+                        bm = band[mm]
+                        kn = mn[e, bm]
+                        k = np.searchsorted(mt[e, bm, :kn], u, side="right")
                         if k != knot_idx[mm]:
                             knot_idx[mm] = k
                             freed = True
@@ -877,8 +938,10 @@ def _kernel(
                                 is_dirty[mm] = True
                                 dirty[nd] = mm
                                 nd += 1
-                        _mt_set(ma4, msize, mm, _a4_bound(mt[e], ms[e], kn, k, up_since[mm], a_thresh))
-                        next_cross[mm] = up_since[mm] + mt[e, k] if k < kn else 1e300
+                        _mt_set(
+                            ma4, msize, mm, _a4_bound(mt[e, bm], ms[e, bm], kn, k, up_since[mm], a_thresh)
+                        )
+                        next_cross[mm] = up_since[mm] + mt[e, bm, k] if k < kn else 1e300
                     if next_cross[mm] < min_cross:
                         min_cross = next_cross[mm]
             next_wake = min_cross
@@ -915,10 +978,10 @@ def _kernel(
                             m = mm
                             break
                     if m >= 0:
-                        hn, hcap, ht, hj = _start_job(
+                        hn, hcap, ht, hj, alog, an = _start_job(
                             j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, free_c, free_m, mtree,
                             msize, start, first_start, attempts, status, on_machine, prv, nxt, head, ht, hj, hn,
-                            hcap,
+                            hcap, alog, an, cur_att, horizon,
                         )  # fmt: skip
                         used_cores += cores[j]
                         cu, c2, c4, g4 = _dirty_bounds(
@@ -969,9 +1032,10 @@ def _kernel(
                     else:
                         m = _mt_first_ge(mtree, msize, m + 1, cores[j])
             if m >= 0:
-                hn, hcap, ht, hj = _start_job(
+                hn, hcap, ht, hj, alog, an = _start_job(
                     j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, free_c, free_m, mtree, msize,
                     start, first_start, attempts, status, on_machine, prv, nxt, head, ht, hj, hn, hcap,
+                    alog, an, cur_att, horizon,
                 )  # fmt: skip
                 used_cores += cores[j]
             if full_rescan:
@@ -1033,16 +1097,29 @@ def _kernel(
             float(events),
         ]
     )
-    return first_start, end, attempts, terms, status, scalars, ts_t[:ts_n], ts_alive[:ts_n], ts_used[:ts_n]
+    return (
+        first_start,
+        end,
+        attempts,
+        terms,
+        status,
+        scalars,
+        ts_t[:ts_n],
+        ts_alive[:ts_n],
+        ts_used[:ts_n],
+        alog[:an],
+    )
 
 
 @dataclass
 class Admission:
     """Per-(job, machine) admission rules for the scheduling pass (engine index order).
 
-    ``job_lo/job_hi``: allowed machine index range per job; ``jflag``: H2/H3/H4 bits per job; survival
-    models per epoch as padded 2-D arrays (``epoch_s`` > 0: model ``floor(t / epoch_s)`` applies at t);
-    ``iv_ptr/iv_end``: per-machine sorted interval ends (CSR) for the Oracle.
+    ``job_lo/job_hi``: allowed machine index range per job; ``jflag``: H2/H3/H4 bits per job; ``models``:
+    survival models per epoch (``epoch_s`` > 0: model ``floor(t / epoch_s)`` applies at t), each either one
+    ``IntervalModel`` (every machine) or a sequence of them, one per machine band, with ``band_of_machine``
+    (length = machines) saying which band's model applies on each machine; ``iv_ptr/iv_end``: per-machine
+    sorted interval ends (CSR) for the Oracle.
     """
 
     pred: int = PRED_NONE
@@ -1052,11 +1129,27 @@ class Admission:
     period_s: float = 3600.0
     a_thresh: float = 0.0
     p90_s: float = np.inf
-    models: list | None = None  # list of IntervalModel, one per epoch
+    models: list | None = None  # per epoch: an IntervalModel, or a sequence of them (one per band)
     epoch_s: float = 0.0
     iv_ptr: np.ndarray | None = None
     iv_end: np.ndarray | None = None
     full_rescan: bool = False  # tests: naive reference pass (visit everything, no pruning) every instant
+    band_of_machine: np.ndarray | None = None  # band index per machine (None: band 0 everywhere)
+
+    def model_grid(self) -> list[list]:
+        """``models`` as [epoch][band]; raises ValueError if epochs have different band counts."""
+        grid = [list(m) if isinstance(m, (list, tuple)) else [m] for m in (self.models or [])]
+        if grid and len({len(g) for g in grid}) != 1:
+            raise ValueError("every epoch needs the same number of band models")
+        return grid
+
+    def bands(self, machines: int, n_bands: int) -> np.ndarray:
+        if self.band_of_machine is None:
+            return np.zeros(machines, np.int64)
+        b = np.ascontiguousarray(self.band_of_machine, np.int64)
+        if b.shape != (machines,) or (b.size and (b.min() < 0 or b.max() >= n_bands)):
+            raise ValueError(f"band_of_machine needs {machines} band indices in [0, {n_bands})")
+        return b
 
     def arrays(self, n: int, machines: int) -> tuple:
         lo = np.zeros(n, np.int64) if self.job_lo is None else np.ascontiguousarray(self.job_lo, np.int64)
@@ -1066,22 +1159,24 @@ class Admission:
             else np.ascontiguousarray(self.job_hi, np.int64)
         )
         fl = np.zeros(n, np.int8) if self.jflag is None else np.ascontiguousarray(self.jflag, np.int8)
-        models = self.models or []
-        e = max(len(models), 1)
-        width = max([len(m.times) for m in models] + [1])
-        mt = np.zeros((e, width))
-        ms = np.zeros((e, width))
-        mn = np.zeros(e, np.int64)
-        mk = np.zeros((e, width + 2))
-        mtl = np.zeros((e, width + 2))
-        mkn = np.zeros(e, np.int64)
-        mmax = np.zeros(e)
-        for i, m in enumerate(models):
-            k = len(m.times)
-            mt[i, :k], ms[i, :k], mn[i] = m.times, m.surv, k
-            knots, tail = m._tail_area()
-            mk[i, : len(knots)], mtl[i, : len(tail)], mkn[i] = knots, tail, len(knots)
-            mmax[i] = m.max_time
+        grid = self.model_grid()
+        e = max(len(grid), 1)
+        nb = len(grid[0]) if grid else 1
+        width = max([len(m.times) for g in grid for m in g] + [1])
+        mt = np.zeros((e, nb, width))
+        ms = np.zeros((e, nb, width))
+        mn = np.zeros((e, nb), np.int64)
+        mk = np.zeros((e, nb, width + 2))
+        mtl = np.zeros((e, nb, width + 2))
+        mkn = np.zeros((e, nb), np.int64)
+        mmax = np.zeros((e, nb))
+        for i, g in enumerate(grid):
+            for b, m in enumerate(g):
+                k = len(m.times)
+                mt[i, b, :k], ms[i, b, :k], mn[i, b] = m.times, m.surv, k
+                knots, tail = m._tail_area()
+                mk[i, b, : len(knots)], mtl[i, b, : len(tail)], mkn[i, b] = knots, tail, len(knots)
+                mmax[i, b] = m.max_time
         ptr = (
             np.zeros(machines + 1, np.int64)
             if self.iv_ptr is None
@@ -1106,6 +1201,7 @@ class Admission:
             float(self.epoch_s),
             ptr,
             end,
+            self.bands(machines, nb),
             bool(self.full_rescan),
         )
 

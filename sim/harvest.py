@@ -35,8 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.engine import COMPLETED, QUEUED, RUNNING
-from sim.metrics import EngineOutput
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
 from sim.problem import Problem, RunArtifacts, _unsort
 
 GROW, SHRINK = 0, 1
@@ -183,6 +182,10 @@ class Cluster:
         self.check = problem.check
         self.violations = 0
         self.acquisitions = 0
+        self.log = AttemptLog(self.horizon)
+        self.cur_att = np.full(self.n, -1, np.int64)
+        self.cap_t: list[float] = []
+        self.cap_v: list[float] = []
         # per-machine future capacity (for the oracle): event times and cores per machine
         order = np.lexsort((tr.time_s, tr.machine))
         self.fut_ptr = np.concatenate(([0], np.cumsum(np.bincount(tr.machine, minlength=self.M))))
@@ -233,6 +236,7 @@ class Cluster:
         self.running[m][j] = e
         self._ends[m] = None
         self.used[m] += self.cores[j]
+        self.cur_att[j] = self.log.open(j, m, t)
         self.heap_push(e, j)
 
     def heap_push(self, e: float, j: int) -> None:
@@ -251,6 +255,7 @@ class Cluster:
 
     def _kill(self, j: int, t: float) -> None:
         self._detach(j)
+        self.log.close(int(self.cur_att[j]), t, ATT_KILLED)
         self.wasted_cs += self.cores[j] * (t - self.start[j])
         self.aborted += t - self.start[j]
         self.terms[j] += 1
@@ -319,6 +324,7 @@ class Cluster:
                 m = self._detach(j)
                 self.status[j] = COMPLETED
                 self.end[j] = t
+                self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
                 self.completed_cs += self.cores[j] * self.duration[j]
                 self._deallocate_if_idle(m)
             # 2. capacity changes
@@ -363,6 +369,9 @@ class Cluster:
                         keep.append(j)
                 queue = keep
             alloc_cores = float(self.cap[self.allocated].sum())
+            if not self.cap_v or alloc_cores != self.cap_v[-1]:
+                self.cap_t.append(t)
+                self.cap_v.append(alloc_cores)
             used_total = float(self.used.sum())
             if self.check:
                 over = (self.used > self.cap + 1e-9) | ((self.used > 0) & ~self.allocated)
@@ -387,6 +396,9 @@ class Cluster:
             self.aborted,
             self.violations,
             self.events,
+            **self.log.arrays(o),
+            cap_time_s=np.asarray(self.cap_t, np.float64),
+            cap_cores=np.asarray(self.cap_v, np.float64),
         )
 
 

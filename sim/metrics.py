@@ -1,7 +1,24 @@
-"""Run metrics from engine outputs (kept apart from the engine).
+"""Run metrics from engine outputs, written once for every engine (no numba here).
 
-All fractions are of ``available_core_seconds`` (∫ alive machines × cores dt over [0, horizon)).
-``goodput + wasted_fraction + in_flight_fraction + idle_fraction = 1``.
+Every engine returns an :class:`EngineOutput`: per-job outcomes, its own running aggregates (kept for
+invariant tests) and two logs the metrics are computed from:
+
+* the **attempt log**: one row per attempt (job row, start, end, outcome, machine; outcome 0 completed,
+  1 killed, 2 still running at the horizon with end = horizon);
+* the **capacity step function** ``cap_time_s, cap_cores``: alive (or allocated) cores from each time on.
+
+Metrics over a measurement window ``[a, b]`` (default ``[0, horizon]``), all fractions of
+``available_core_seconds`` = ∫_a^b alive cores dt:
+
+* ``goodput`` — Σ over attempts completed by b of ``c·(end − max(start, a))⁺``;
+* ``goodput_partial`` (seed 001 GOODPUT(T)) — goodput plus ``in_flight_fraction``;
+* ``in_flight_fraction`` — Σ over attempts running at b (start < b < end) of ``c·(b − max(start, a))``;
+* ``wasted_fraction`` — Σ over kills at times in (a, b] of ``c·(kill − max(start, a))``;
+  ``aborted_volume`` (seed 001 ABORTEDVOLUME) — the same kills' whole attempts ``c·(kill − start)``;
+* ``idle_fraction`` = 1 − goodput − wasted − in_flight; ``terminations`` = kills in (a, b];
+* job-level metrics over jobs submitted in [a, b) (b = horizon: every job submitted at or after a, so jobs
+  the input has past the horizon count as never started, as without a window); a job counts as
+  started/completed if it did so by b.
 """
 
 from __future__ import annotations
@@ -11,7 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sim.engine import COMPLETED, RUNNING, STATUS_NAMES
+# job status codes (per-job table), shared by every engine
+QUEUED, RUNNING, COMPLETED = 0, 1, 2
+STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed"}
+# attempt outcomes (attempt log)
+ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 
 METRIC_NAMES = (
     "jobs",
@@ -33,12 +54,14 @@ METRIC_NAMES = (
     "avg_aborted_time_s",
     "slo_miss_rate",
     "available_core_seconds",
+    "goodput_partial",
+    "aborted_volume",
 )
 
 
 @dataclass(frozen=True)
 class EngineOutput:
-    """What the engine returns, in input row order."""
+    """What an engine returns, in input row order (attempt log: ``att_job`` is the input row)."""
 
     first_start_s: np.ndarray
     end_s: np.ndarray
@@ -54,31 +77,128 @@ class EngineOutput:
     aborted_time_s: float
     violations: int
     events: int
+    att_job: np.ndarray
+    att_start_s: np.ndarray
+    att_end_s: np.ndarray
+    att_outcome: np.ndarray
+    att_machine: np.ndarray
+    cap_time_s: np.ndarray
+    cap_cores: np.ndarray
+
+
+class AttemptLog:
+    """A growable attempt log for the Python engines (the compiled kernel keeps its own buffer)."""
+
+    def __init__(self, horizon_s: float) -> None:
+        self.horizon = horizon_s
+        self.job: list[int] = []
+        self.start: list[float] = []
+        self.end: list[float] = []
+        self.outcome: list[int] = []
+        self.machine: list[int] = []
+
+    def open(self, j: int, m: int, t: float) -> int:
+        """Record attempt of engine job ``j`` on machine ``m`` from ``t``; returns its log index."""
+        self.job.append(j)
+        self.start.append(t)
+        self.end.append(self.horizon)
+        self.outcome.append(ATT_RUNNING)
+        self.machine.append(m)
+        return len(self.job) - 1
+
+    def close(self, k: int, t: float, outcome: int) -> None:
+        self.end[k] = t
+        self.outcome[k] = outcome
+
+    def arrays(self, row: np.ndarray) -> dict[str, np.ndarray]:
+        """``att_*`` fields with engine job indices mapped to input rows through ``row``."""
+        return {
+            "att_job": row[np.asarray(self.job, np.int64)].astype(np.int64),
+            "att_start_s": np.asarray(self.start, np.float64),
+            "att_end_s": np.asarray(self.end, np.float64),
+            "att_outcome": np.asarray(self.outcome, np.int8),
+            "att_machine": np.asarray(self.machine, np.int32),
+        }
+
+
+def step_cores(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical step function: last value per time, repeats of the previous value dropped."""
+    t = np.asarray(times, np.float64)
+    v = np.asarray(values, np.float64)
+    if t.size == 0:
+        return t, v
+    last = np.r_[t[1:] != t[:-1], True]
+    t, v = t[last], v[last]
+    keep = np.r_[True, v[1:] != v[:-1]]
+    return t[keep], v[keep]
+
+
+def integrate_step(times: np.ndarray, values: np.ndarray, a: float, b: float) -> float:
+    """∫_a^b of the step function (0 before its first time)."""
+    t, v = step_cores(times, values)
+    if t.size == 0 or b <= a:
+        return 0.0
+    nxt = np.r_[t[1:], np.inf]
+    lo = np.maximum(t, a)
+    hi = np.minimum(nxt, b)
+    seg = hi > lo
+    return float(np.sum(v[seg] * (hi[seg] - lo[seg])))
 
 
 def compute_metrics(
-    out: EngineOutput, submit_s: np.ndarray, duration_s: np.ndarray, slo_threshold: float = 0.10
+    out: EngineOutput,
+    submit_s: np.ndarray,
+    duration_s: np.ndarray,
+    cores: np.ndarray,
+    horizon_s: float,
+    slo_threshold: float = 0.10,
+    window_start_s: float = 0.0,
+    window_end_s: float | None = None,
 ) -> dict[str, float]:
-    """The metric dict of one run (names in :data:`METRIC_NAMES`)."""
-    n = len(submit_s)
-    started = out.first_start_s >= 0
-    done = out.status == COMPLETED
-    lat = out.first_start_s[started] - submit_s[started]
-    avail = out.available_cs
-    frac = (lambda x: x / avail) if avail > 0 else (lambda x: 0.0)
-    goodput, wasted, inflight = frac(out.completed_cs), frac(out.wasted_cs), frac(out.inflight_cs)
-    stretch = (out.end_s[done] - submit_s[done]) / duration_s[done]
+    """The metric dict of one run over ``[window_start_s, window_end_s]`` (names in :data:`METRIC_NAMES`).
+
+    Raises ValueError unless ``0 ≤ window_start_s < window_end_s ≤ horizon_s``."""
+    a = float(window_start_s)
+    b = float(horizon_s if window_end_s is None else window_end_s)
+    if not (0.0 <= a < b <= horizon_s):
+        raise ValueError(f"window [{a:g}, {b:g}] must satisfy 0 ≤ start < end ≤ horizon ({horizon_s:g})")
+    avail = integrate_step(out.cap_time_s, out.cap_cores, a, b)
+    c = cores[out.att_job]
+    s, e, oc = out.att_start_s, out.att_end_s, out.att_outcome
+    s_in = np.maximum(s, a)
+    done = (oc == ATT_COMPLETED) & (e <= b)
+    killed = (oc == ATT_KILLED) & (e > a) & (e <= b)
+    running = (s < b) & ((e > b) | (oc == ATT_RUNNING))
+    done_cs = float(np.sum(c[done] * np.maximum(e[done] - s_in[done], 0.0)))
+    wasted_cs = float(np.sum(c[killed] * (e[killed] - s_in[killed])))
+    aborted_cs = float(np.sum(c[killed] * (e[killed] - s[killed])))
+    inflight_cs = float(np.sum(c[running] * (b - s_in[running])))
+    n_kills = int(killed.sum())
+    aborted_time = float(np.sum(e[killed] - s[killed]))
+
+    def frac(x: float) -> float:
+        return x / avail if avail > 0 else 0.0
+
+    goodput, wasted, inflight = frac(done_cs), frac(wasted_cs), frac(inflight_cs)
+    sel = (submit_s >= a) & ((submit_s < b) | (b >= horizon_s))  # a window to the horizon keeps later jobs
+    n = int(sel.sum())
+    sub, dur = submit_s[sel], duration_s[sel]
+    fs, end = out.first_start_s[sel], out.end_s[sel]
+    started = (fs >= 0) & (fs < b)
+    jdone = (out.status[sel] == COMPLETED) & (end <= b)
+    lat = fs[started] - sub[started]
+    stretch = (end[jdone] - sub[jdone]) / dur[jdone]
     # seed 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
-    slo_miss = ~done | ((out.end_s - submit_s - duration_s) >= slo_threshold * duration_s)
+    slo_miss = ~jdone | ((end - sub - dur) >= slo_threshold * dur)
 
     def pct(q: float) -> float:
         return float(np.percentile(lat, q)) if lat.size else float("nan")
 
     return {
-        "jobs": int(n),
-        "completed": int(done.sum()),
-        "terminations": int(out.n_terminations),
-        "failure_rate": out.n_terminations / n if n else 0.0,
+        "jobs": n,
+        "completed": int(jdone.sum()),
+        "terminations": n_kills,
+        "failure_rate": n_kills / n if n else 0.0,
         "jobs_not_scheduled": int((~started).sum()),
         "goodput": float(goodput),
         "wasted_fraction": float(wasted),
@@ -91,9 +211,11 @@ def compute_metrics(
         "latency_p99_s": pct(99),
         "mean_stretch": float(stretch.mean()) if stretch.size else float("nan"),
         "max_stretch": float(stretch.max()) if stretch.size else float("nan"),
-        "avg_aborted_time_s": out.aborted_time_s / out.n_terminations if out.n_terminations else 0.0,
+        "avg_aborted_time_s": aborted_time / n_kills if n_kills else 0.0,
         "slo_miss_rate": float(slo_miss.mean()) if n else 0.0,
         "available_core_seconds": float(avail),
+        "goodput_partial": float(goodput + inflight),
+        "aborted_volume": float(frac(aborted_cs)),
     }
 
 

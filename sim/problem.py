@@ -9,7 +9,7 @@ import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.engine import Admission, run_kernel
-from sim.metrics import EngineOutput
+from sim.metrics import EngineOutput, step_cores
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,38 @@ def _unsort(order: np.ndarray, arr: np.ndarray) -> np.ndarray:
     return out
 
 
+def attempt_fields(alog: np.ndarray, row: np.ndarray) -> dict[str, np.ndarray]:
+    """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row)."""
+    return {
+        "att_job": row[alog[:, 0].astype(np.int64)].astype(np.int64),
+        "att_start_s": np.ascontiguousarray(alog[:, 1]),
+        "att_end_s": np.ascontiguousarray(alog[:, 2]),
+        "att_outcome": alog[:, 3].astype(np.int8),
+        "att_machine": alog[:, 4].astype(np.int32),
+    }
+
+
+def capacity_steps(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """Alive cores over time as the engines apply the trace (changes before the horizon; 0 before the first)."""
+    cap, h = problem.capacity, problem.horizon_s
+    if isinstance(cap, MachineCapacityTrace):
+        order = np.lexsort((np.arange(cap.time_s.size), cap.time_s))  # time, then event order
+        t, m, c = cap.time_s[order], cap.machine[order], cap.cores[order]
+        keep = t < h
+        t, m, c = t[keep], m[keep], c[keep]
+        g = np.lexsort((np.arange(t.size), m))  # per machine, in time order
+        cg = c[g]
+        prev = np.r_[0.0, cg[:-1]]
+        prev[np.r_[True, m[g][1:] != m[g][:-1]]] = 0.0  # a machine's first event starts from 0 cores
+        delta = np.empty(t.size)
+        delta[g] = cg - prev
+        return step_cores(t, np.cumsum(delta))
+    t = np.asarray(cap.time_s, np.float64)
+    alive = np.clip(np.asarray(cap.machines_alive), 0, problem.platform.machines)
+    keep = t < h
+    return step_cores(t[keep], alive[keep] * float(problem.platform.cores))
+
+
 def run_first_fit(
     problem: Problem, termination: str, seed: int, admission: Admission | None = None
 ) -> RunArtifacts:
@@ -132,7 +164,7 @@ def run_first_fit(
     cap_t = np.zeros(0) if per_machine else cap.time_s
     cap_n = np.zeros(0, np.int64) if per_machine else cap.machines_alive
     events = (cap.time_s, cap.machine, cap.cores) if per_machine else None
-    fs, end, att, terms, status, sc, tst, tsa, tsu = run_kernel(
+    fs, end, att, terms, status, sc, tst, tsa, tsu, alog = run_kernel(
         problem.submit_s[o],
         problem.duration_s[o],
         problem.cores[o],
@@ -166,6 +198,8 @@ def run_first_fit(
         float(sc[6]),
         int(sc[7]),
         int(sc[8]),
+        **attempt_fields(alog, o),
+        **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
     ts = pl.DataFrame({"time_s": tst, "alive_cores": tsa, "used_cores": tsu}) if problem.record_ts else None
     return RunArtifacts(out, ts)

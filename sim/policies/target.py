@@ -37,8 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.engine import COMPLETED, QUEUED, RUNNING
-from sim.metrics import EngineOutput
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
 from sim.policies import register
 from sim.problem import Problem, RunArtifacts, _unsort, require_machines_alive
 
@@ -109,6 +108,9 @@ class _Sim:
         self.seq = 0
         self.completed_cs = self.wasted_cs = self.aborted = 0.0
         self.n_term = 0
+        self.log = AttemptLog(self.H)
+        self.cur_att = np.full(self.n, -1, np.int64)
+        self.cap_steps: list[tuple[float, float]] = []
         # reference sets for categories: per window k, jobs released in window k-1 (k = 0 uses itself)
         self.ref_s = p.reference_days * 86400.0
         self._ref: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -237,6 +239,7 @@ class _Sim:
                 m = self.mach[j]
                 self.status[j] = COMPLETED
                 self.end[j] = t
+                self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
                 self.completed_cs += self.c[j] * self.w[j]
                 busy -= self.c[j]
                 self._unplan(j)
@@ -250,10 +253,12 @@ class _Sim:
                 if self.first[j] < 0:
                     self.first[j] = t
                 self.att[j] += 1
+                self.cur_att[j] = self.log.open(j, int(self.mach[j]), t)
                 busy += self.c[j]
                 self._push(t + self.w[j], 0, j)
             elif kind == 1:
                 target = int(self.cap_n[j])
+                self.cap_steps.append((t, target * self.cap))
                 if target > self.alive:
                     prev_alive = self.alive
                     u = self._utilization(t)
@@ -269,6 +274,7 @@ class _Sim:
                         for jj, (s, _) in list(self.jobs_on[m].items()):
                             if self.status[jj] == RUNNING:
                                 self.wasted_cs += self.c[jj] * (t - s)
+                                self.log.close(int(self.cur_att[jj]), t, ATT_KILLED)
                                 self.aborted += t - s
                                 self.n_term += 1
                                 self.terms[jj] += 1
@@ -304,6 +310,9 @@ class _Sim:
             self.aborted,
             0,
             self.seq,
+            **self.log.arrays(self.row),
+            cap_time_s=np.array([x for x, _ in self.cap_steps], np.float64),
+            cap_cores=np.array([v for _, v in self.cap_steps], np.float64),
         )
 
 
