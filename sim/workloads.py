@@ -116,6 +116,58 @@ def zipf_workload(
     )
 
 
+def pareto_workload(
+    alpha: float,
+    xm_s: float,
+    machines: int,
+    cores_per_machine: float,
+    horizon_s: float,
+    load: float = 0.8 * 0.7,
+    cap_s: float = 72 * 3600.0,
+    cores_choices: tuple[float, ...] = (1, 2, 4, 8),
+    cores_probs: tuple[float, ...] = (0.4, 0.3, 0.2, 0.1),
+    seed: int = 0,
+) -> pl.DataFrame:
+    """A generic heavy-tailed workload: Pareto(``alpha``) durations of minimum ``xm_s``, capped at ``cap_s``,
+    Poisson arrivals over ``[0, horizon_s)`` at offered load ``load × machines × cores_per_machine`` and
+    cores as in :func:`zipf_workload`. Raises ValueError unless ``alpha > 0`` and ``0 < xm_s ≤ cap_s``."""
+    if alpha <= 0 or not 0 < xm_s <= cap_s:
+        raise ValueError(f"pareto workload needs alpha > 0 and 0 < xm_s <= cap_s (got {alpha}, {xm_s}, {cap_s})")
+    rng = np.random.default_rng(seed)
+
+    def draw(k: int) -> np.ndarray:
+        return np.minimum(xm_s * (1.0 + rng.pareto(alpha, k)), cap_s)
+
+    mean_work = float(draw(200_000).mean()) * float(np.dot(cores_choices, cores_probs))
+    n = max(1, int(round(load * machines * cores_per_machine * horizon_s / mean_work)))
+    dur = draw(n)
+    cores = rng.choice(np.asarray(cores_choices, dtype=np.float64), size=n, p=np.asarray(cores_probs))
+    submit = np.sort(rng.uniform(0, horizon_s, n))
+    return pl.DataFrame(
+        {"job_id": [f"p{alpha:g}-{i}" for i in range(n)], "submit_s": submit, "duration_s": dur, "cores": cores}
+    )
+
+
+def seed001_uniform(n: int, horizon_s: float, tavg_s: float, seed: int = 0) -> pl.DataFrame:
+    """Seed 001 §5.3 SyntheticUniform: ``n`` jobs released regularly (``r_i = i/n × horizon``), cores 1/2/4/8
+    with probabilities 1/6, 1/3, 1/3, 1/6, lengths uniform in ``[0, 2 × tavg_s]``. Raises ValueError
+    unless ``n ≥ 1`` and ``tavg_s > 0``."""
+    if n < 1 or tavg_s <= 0:
+        raise ValueError(f"seed001_uniform needs n >= 1 and tavg_s > 0 (got {n}, {tavg_s})")
+    rng = np.random.default_rng(seed)
+    cores = rng.choice(np.array([1.0, 2.0, 4.0, 8.0]), size=n, p=np.array([1, 2, 2, 1]) / 6.0)
+    dur = rng.uniform(0.0, 2.0 * tavg_s, n)
+    dur = np.maximum(dur, 1.0)  # a zero-length job is no job: at least one second
+    return pl.DataFrame(
+        {
+            "job_id": [f"u{i}" for i in range(n)],
+            "submit_s": np.arange(n) / n * horizon_s,
+            "duration_s": dur,
+            "cores": cores,
+        }
+    )
+
+
 def harvest_tasks(
     capacity_cores: float, horizon_s: float, load: float = 0.6, seed: int = 0, median_s: float = 1800.0
 ) -> pl.DataFrame:
