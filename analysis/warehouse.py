@@ -1,4 +1,10 @@
-"""Read-only access to the warehouse for notebooks and charts."""
+"""Read-only access to the warehouse for notebooks and charts.
+
+:func:`connect` opens the read-only snapshot that the pipeline publishes after every write
+(``data/warehouse.snapshot.duckdb``, see :mod:`assets.snapshot`), so a notebook never blocks the pipeline
+and the pipeline never fails because a notebook is open. Sessions are in UTC whatever the machine's time
+zone, so ``date_trunc``/``month()`` on ``ts_utc`` give UTC days and months.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,25 @@ import polars as pl
 from sim.paths import warehouse_path
 
 
+def snapshot_path(warehouse: str | Path | None = None) -> Path:
+    """The read-only snapshot published beside ``warehouse`` (default: the project's warehouse)."""
+    p = Path(warehouse) if warehouse else warehouse_path()
+    return p.with_name(f"{p.stem}.snapshot{p.suffix or '.duckdb'}")
+
+
 def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse read-only (``$VARCAP_WAREHOUSE`` or ``data/warehouse.duckdb``)."""
+    """Open the warehouse read-only, in UTC: the published snapshot of ``path`` (default
+    ``$VARCAP_WAREHOUSE`` or ``data/warehouse.duckdb``), or ``path`` itself if no snapshot exists yet (a
+    warehouse built before snapshots; such a connection does block writers). FileNotFoundError if neither
+    exists."""
     p = Path(path) if path else warehouse_path()
-    if not p.exists():
+    snap = snapshot_path(p)
+    target = snap if snap.exists() else p
+    if not target.exists():
         raise FileNotFoundError(f"{p}: no warehouse yet; run `make run`")
-    return duckdb.connect(str(p), read_only=True)
+    con = duckdb.connect(str(target), read_only=True)
+    con.execute("SET TimeZone = 'UTC'")
+    return con
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:

@@ -1,0 +1,57 @@
+"""Reading while writing: the pipeline publishes a read-only snapshot of the warehouse after each write.
+
+DuckDB has one writer per file, and a reader in another process holds a lock that makes the writer wait
+and then fail. So analysts never open ``data/warehouse.duckdb`` itself: after every committed write
+(:func:`assets.warehouse.replace_table`, :func:`~assets.warehouse.write_tables`) the writing connection
+checkpoints and :func:`publish` copies the file to a temporary sibling and renames it over
+``data/warehouse.snapshot.duckdb`` (:func:`analysis.warehouse.snapshot_path`). A rename is atomic: a
+reader that has the old snapshot open keeps reading it (its open file survives the rename), the next
+:func:`analysis.warehouse.connect` gets the new one, and the pipeline never waits for a reader.
+
+The copy is a plain file copy made while this process holds the write lock right after ``CHECKPOINT``
+(the write-ahead log is then empty), so it is a consistent DuckDB database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from analysis.warehouse import snapshot_path
+
+log = logging.getLogger(__name__)
+
+
+def database_file(conn: duckdb.DuckDBPyConnection) -> Path | None:
+    """The file behind ``conn``'s current database (None for an in-memory database)."""
+    row = conn.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return Path(row[0]) if row and row[0] else None
+
+
+def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
+    """Checkpoint ``conn``'s database and atomically replace its read-only snapshot with a copy.
+
+    Returns the snapshot path, or None for an in-memory database. Never raises for a failed copy: the
+    write itself has succeeded, so a failure is logged as a warning and the previous snapshot stays.
+    """
+    src = database_file(conn)
+    if src is None:
+        return None
+    dst = snapshot_path(src)
+    tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
+    try:
+        conn.execute("CHECKPOINT")
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, dst)
+    except (OSError, duckdb.Error) as e:
+        log.warning("%s: snapshot not published (%s); readers keep the previous one", dst, e)
+        tmp.unlink(missing_ok=True)
+        return None
+    return dst
