@@ -20,7 +20,9 @@ from assets.raw import raw_assets
 from assets.resources import DownloaderResource
 
 REPO = Path(__file__).resolve().parents[1]
-ASSETS = [a for a in (*raw_assets, *core_assets) if a.key.path[0] in ("raw_watttime_moer", "core_grid_marginal")]
+ASSETS = [
+    a for a in (*raw_assets, *core_assets) if a.key.path[0] in ("raw_watttime_moer", "core_grid_marginal")
+]
 
 READER = textwrap.dedent(
     """
@@ -38,7 +40,10 @@ READER = textwrap.dedent(
 def _materialize(db: Path, cache: Path) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         ASSETS,
-        resources={"duckdb": DuckDBResource(database=str(db)), "downloader": DownloaderResource(cache_dir=str(cache))},
+        resources={
+            "duckdb": DuckDBResource(database=str(db)),
+            "downloader": DownloaderResource(cache_dir=str(cache)),
+        },
     )
 
 
