@@ -18,7 +18,6 @@ from functools import cached_property
 
 import numpy as np
 import polars as pl
-from statsmodels.duration.survfunc import SurvfuncRight
 
 from sim.capacity import CapacityTrace
 
@@ -169,6 +168,8 @@ class IntervalModel:
         status = np.asarray(observed, dtype=np.int64)
         if not status.any():
             return cls(np.array([]), np.array([]), int(length_s.size), float(length_s.max()))
+        from statsmodels.duration.survfunc import SurvfuncRight  # ~1 s of imports: only when fitting
+
         sf = SurvfuncRight(length_s, status, entry=entry_s)
         return cls(
             np.asarray(sf.surv_times, float),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,36 @@ def test_sim_never_imports_dagster() -> None:
         for f in sorted((ROOT / pkg).rglob("*.py")):
             tops = {t for _, t in _imports(f)}
             assert "dagster" not in tops, f"{f.relative_to(ROOT)} imports dagster"
+
+
+def _loaded_after(code: str, watch: tuple[str, ...]) -> set[str]:
+    """Which of ``watch`` a fresh interpreter has in ``sys.modules`` after running ``code``."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {watch!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(out.stdout.split())
+
+
+HEAVY = ("polars", "numba", "dagster", "duckdb", "statsmodels", "scipy", "pandas", "rich", "altair")
+
+
+def test_cli_parser_imports_no_heavy_library() -> None:
+    """``varcap --help`` builds the parser only: every heavy library waits for the command that needs it."""
+    assert _loaded_after("from pipelines.cli import build_parser; build_parser()", HEAVY) == set()
+
+
+def test_simulating_without_survival_model_skips_statsmodels() -> None:
+    """First-Fit needs no survival model: statsmodels, scipy.stats and pandas stay unloaded."""
+    code = (
+        "import polars as pl\n"
+        "from sim import random_walk, simulate\n"
+        "jobs = pl.DataFrame({'job_id': [0, 1], 'submit_s': [0.0, 10.0], 'duration_s': [50.0, 60.0],"
+        " 'cores': [1.0, 2.0]})\n"
+        "simulate(jobs, random_walk(2, 600.0, seed=0), 2, 4.0, 600.0, 'ff')"
+    )
+    assert _loaded_after(code, ("statsmodels", "scipy.stats", "pandas")) == set()
+
+
+def test_fitting_a_survival_model_loads_statsmodels() -> None:
+    """The counterpart: the lazy import really happens where the model is fitted."""
+    code = "import numpy as np\nfrom sim.intervals import IntervalModel\nIntervalModel.fit(np.array([1.0, 2.0]), np.array([1, 1]))"
+    assert "statsmodels" in _loaded_after(code, ("statsmodels",))
