@@ -14,9 +14,12 @@ $(PY):
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,notebooks,dask]"
+	$(VENV)/bin/varcap warm
 	@touch $(STAMP)
 
+## install, and compile the simulator once for this environment (numba cache; no-op when warm)
 install: $(STAMP)
+	$(VENV)/bin/varcap warm
 
 ## materialize every asset on the embedded samples
 run: $(STAMP)

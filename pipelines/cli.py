@@ -162,8 +162,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from sim import simulate
+    from sim.warmup import ensure_warm
 
     console = Console()
+    ensure_warm(console.print)
     jobs = load_jobs_arg(args.jobs, args.cores)
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
     t0 = time.perf_counter()
@@ -198,6 +200,19 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.jobs_out
         )
         console.print(f"per-job table → {args.jobs_out}")
+    return 0
+
+
+def cmd_warm(args: argparse.Namespace) -> int:
+    """Compile and cache the simulator's numba kernel for this environment (``make install`` runs it)."""
+    from sim.warmup import ensure_warm, warm
+
+    if ensure_warm():
+        return 0
+    if args.force:
+        print(f"simulator cache was warm; warm-up re-run in {warm():.1f} s")
+    else:
+        print("simulator cache is warm: nothing to compile")
     return 0
 
 
@@ -357,6 +372,10 @@ def run_sweep(
     if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
         return False
     done_before = sum(sweep.is_cached(s) for s in scs)
+    if done_before < len(scs):  # compile once here, not in every worker process side by side
+        from sim.warmup import ensure_warm
+
+        ensure_warm(console.print)
     job = dg.build_reconstructable_job(
         "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
     )
@@ -518,6 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="small platforms, short horizons, 3 replicates")
     rp.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="simulation processes")
     rp.set_defaults(fn=cmd_reproduce)
+    wm = sub.add_parser("warm", help="compile the simulator once for this environment (numba cache)")
+    wm.add_argument("--force", action="store_true", help="run the warm-up even if the cache is warm")
+    wm.set_defaults(fn=cmd_warm)
     q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
     q.add_argument("query")
     q.add_argument("--rows", type=int, default=40, help="rows to print")

@@ -131,3 +131,25 @@ def test_sql_command_is_read_only(tmp_path, monkeypatch, capsys) -> None:
         main(["sql", "drop table t"])
     assert main(["sql", "select * from t", "--csv", str(tmp_path / "o.csv")]) == 0
     assert (tmp_path / "o.csv").read_text().splitlines() == ["a", "1", "2"]
+
+
+def test_warm_reports_a_warm_cache(capsys) -> None:
+    """After a simulation the kernel is in numba's cache: ``varcap warm`` has nothing to compile."""
+    from sim.warmup import kernel_cached, warm
+
+    warm()  # compiles only if this checkout's cache is cold
+    assert kernel_cached() is True
+    assert main(["warm"]) == 0
+    assert "nothing to compile" in capsys.readouterr().out
+
+
+def test_cold_numba_cache_is_detected(tmp_path) -> None:
+    """With an empty ``NUMBA_CACHE_DIR`` the kernel is not cached (so the CLI warms, with a message)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    code = "from sim.warmup import kernel_cached; print(kernel_cached())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,62 @@
+"""Compile the simulator's numba kernel once per environment, not once per process.
+
+The engine's functions are ``@njit(cache=True)``: numba writes the machine code beside the sources (or in
+``$NUMBA_CACHE_DIR``) and later processes load it in about a second instead of compiling for about a
+minute. Only the first process after an install or an edit of the engine compiles; :func:`warm` makes that
+happen once, up front, with a message (``varcap warm``, run by ``make install``; ``varcap simulate`` and
+``varcap sweep`` call :func:`ensure_warm` so parallel sweep workers never compile side by side).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+# every policy whose engine path the warm-up exercises (one kernel signature serves them all today;
+# simulating each also loads their modules, so a policy that adds a compiled path is warmed too)
+WARM_POLICIES = ("ff", "ias", "oracle")
+
+
+def kernel_cached() -> bool | None:
+    """True if numba's on-disk cache holds the engine kernel compiled from the current source, False if
+    not, None if this numba version does not let us tell (then :func:`ensure_warm` warms to be safe)."""
+    from sim.engine import _kernel
+
+    try:
+        return bool(_kernel._cache._cache_file._load_index())
+    except (AttributeError, OSError, EOFError, ValueError):
+        return None
+
+
+def warm() -> float:
+    """Run a tiny simulation with every policy in :data:`WARM_POLICIES` (compiling and caching the kernel
+    if needed); return the seconds it took."""
+    import polars as pl
+
+    from sim.api import simulate
+    from sim.generators import random_walk
+
+    t0 = time.perf_counter()
+    jobs = pl.DataFrame(
+        {
+            "job_id": [0, 1, 2, 3],
+            "submit_s": [0.0, 60.0, 600.0, 1800.0],
+            "duration_s": [900.0, 300.0, 4000.0, 120.0],
+            "cores": [1.0, 2.0, 4.0, 1.0],
+        }
+    )
+    cap = random_walk(4, 7200.0, seed=0, changes_per_hour=4.0, step=0.25)
+    for policy in WARM_POLICIES:
+        simulate(jobs, cap, 4, 4.0, 7200.0, policy, seed=0)
+    return time.perf_counter() - t0
+
+
+def ensure_warm(say: Callable[[str], object] = print) -> bool:
+    """Warm the cache if it is cold, telling ``say`` why the wait; True if a compile was needed."""
+    if kernel_cached():
+        return False
+    say(
+        "compiling the simulator once for this environment (about a minute; later runs reuse numba's cache) …"
+    )
+    say(f"simulator compiled and cached in {warm():.0f} s")
+    return True
