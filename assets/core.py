@@ -1,9 +1,12 @@
 """Core layer: normalized DuckDB tables built from the files the raw assets registered.
 
 Each asset normalizes every raw file of its inputs (see :mod:`assets.normalize`); a wholly bad file
-raises before anything is written, so the previous good table stays. Good rows and their rejects are
-swapped in one transaction (:func:`assets.warehouse.replace_table`). Checks sit next to the assets:
-schema and key checks are blocking, range and coverage checks report metadata.
+raises before anything is written, so the previous good table stays. Good rows go into a staging table
+where the blocking checks run (schema, key, ranges incl. finiteness of every numeric column, and the
+cross-table check that every row comes from a registered raw file); only then are they and their
+rejects swapped in, in one transaction (:func:`assets.warehouse.replace_table`). A failing check fails
+the step with the check's message and leaves the previous table as it was. The asset checks next to the
+assets re-run the same checks on the stored table for the UI; coverage (hourly gaps) only warns.
 """
 
 import time
@@ -24,7 +27,16 @@ from assets.schema import (
     CORE_POWER_PRICE,
     TableSchema,
 )
-from assets.warehouse import check_key, check_ranges, check_schema, hourly_gaps, replace_table
+from assets.warehouse import (
+    CheckFailed,
+    CheckOutcome,
+    Consistency,
+    check_key,
+    check_ranges,
+    check_schema,
+    hourly_gaps,
+    replace_table,
+)
 
 GAIA_WORKLOADS = {"azure-100k": "azure", "pai-100k": "pai", "mustang-trace-2015-100k": "mustang"}
 
@@ -44,6 +56,27 @@ def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+def from_raw_files(*datasets: str) -> tuple[str, Consistency]:
+    """Cross-table check: every staged row's ``source_file`` is a file registered in ``raw_files`` for
+    ``datasets`` (so the table describes what ``raw_files`` says it was built from)."""
+
+    def _check(conn: object, table: str) -> CheckOutcome:
+        ph = ", ".join("?" for _ in datasets)
+        rows = conn.execute(  # type: ignore[attr-defined]
+            f"SELECT DISTINCT source_file FROM {table} WHERE source_file NOT IN "
+            f"(SELECT name FROM raw_files WHERE dataset IN ({ph})) ORDER BY 1 LIMIT 3",
+            list(datasets),
+        ).fetchall()
+        return CheckOutcome(
+            not rows,
+            "every row comes from a registered raw file"
+            if not rows
+            else f"rows from files not registered in raw_files for {list(datasets)}: {[r[0] for r in rows]}",
+        )
+
+    return ("from_raw_files", _check)
+
+
 def _write(
     context: dg.AssetExecutionContext,
     duckdb: DuckDBResource,
@@ -52,9 +85,17 @@ def _write(
     rejects: pl.DataFrame,
     started: float,
     extra: dict[str, object] | None = None,
+    datasets: Sequence[str] = (),
 ) -> dg.MaterializeResult:
+    failed: CheckFailed | None = None
+    # the failure is raised outside the `with`: DuckDBResource closes its connection only on a normal exit
     with duckdb.get_connection() as conn:
-        n = replace_table(conn, schema, df, rejects)
+        try:
+            n = replace_table(conn, schema, df, rejects, [from_raw_files(*datasets)] if datasets else [])
+        except CheckFailed as e:
+            failed = e
+    if failed is not None:
+        raise dg.Failure(description=str(failed), metadata={"error": str(failed)})
     reasons = (
         rejects.group_by("reason").len().sort("len", descending=True).head(10) if rejects.height else None
     )
@@ -149,6 +190,7 @@ def core_jobs(
         rej,
         t0,
         {"workloads": md_table(per.sort("workload"))},
+        ("gaia_traces", "azure_vmtable", "borg2011_task_events"),
     )
 
 
@@ -205,7 +247,14 @@ def core_grid_carbon(
         eia = raw_files_for(conn, "eia930_fuelmix")
     df, rej = _fail_on_bad_file(lambda: build_carbon(emaps, eia, config.factor_set))
     return _write(
-        context, duckdb, CORE_GRID_CARBON, df, rej, t0, {"series": _span_md(df, ["grid", "source"], "ts_utc")}
+        context,
+        duckdb,
+        CORE_GRID_CARBON,
+        df,
+        rej,
+        t0,
+        {"series": _span_md(df, ["grid", "source"], "ts_utc")},
+        ("electricitymaps_hourly", "eia930_fuelmix"),
     )
 
 
@@ -224,7 +273,14 @@ def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     _, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
     rej = rej.with_columns(pl.lit(CORE_GRID_FUEL_MIX.name).alias("table_name"))
     return _write(
-        context, duckdb, CORE_GRID_FUEL_MIX, mix, rej, t0, {"series": _span_md(mix, ["grid"], "ts_utc")}
+        context,
+        duckdb,
+        CORE_GRID_FUEL_MIX,
+        mix,
+        rej,
+        t0,
+        {"series": _span_md(mix, ["grid"], "ts_utc")},
+        ("eia930_fuelmix",),
     )
 
 
@@ -247,7 +303,14 @@ def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
         files = raw_files_for(conn, "power_prices")
     df, rej = _fail_on_bad_file(lambda: build_prices(files))
     return _write(
-        context, duckdb, CORE_POWER_PRICE, df, rej, t0, {"series": _span_md(df, ["market", "node"], "ts_utc")}
+        context,
+        duckdb,
+        CORE_POWER_PRICE,
+        df,
+        rej,
+        t0,
+        {"series": _span_md(df, ["market", "node"], "ts_utc")},
+        ("power_prices",),
     )
 
 
@@ -265,7 +328,7 @@ def core_grid_marginal(context: dg.AssetExecutionContext, duckdb: DuckDBResource
         files = raw_files_for(conn, "watttime_moer")
     out = _fail_on_bad_file(lambda: tuple(nz.normalize_watttime(f) for f in files))
     df, rej = _concat([o[0] for o in out]), _concat([o[1] for o in out])
-    return _write(context, duckdb, CORE_GRID_MARGINAL, df, rej, t0)
+    return _write(context, duckdb, CORE_GRID_MARGINAL, df, rej, t0, None, ("watttime_moer",))
 
 
 core_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price, core_grid_marginal]
@@ -293,7 +356,10 @@ def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
     if schema.ranges:
 
         @dg.asset_check(
-            asset=schema.name, name="ranges", description="; ".join(r.name for r in schema.ranges)
+            asset=schema.name,
+            name="ranges",
+            blocking=True,
+            description="every numeric column finite; " + "; ".join(r.name for r in schema.ranges),
         )
         def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
             with duckdb.get_connection() as conn:

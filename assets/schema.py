@@ -81,6 +81,12 @@ CORE_JOBS = TableSchema(
         Range("duration_positive", "duration_s <= 0"),
         Range("cores_positive", "cores <= 0"),
         Range("submit_nonnegative", "submit_s < 0"),
+        Range("duration_plausible", "duration_s > 1e9"),
+        Range("submit_plausible", "submit_s > 1e9"),
+        Range("cores_plausible", "cores > 100000"),
+        Range("memory_in_range", "memory_gb < 0 OR memory_gb > 1e6 OR memory_norm < 0 OR memory_norm > 1"),
+        Range("priority_in_range", "priority < 0 OR priority > 11"),
+        Range("line_positive", "line < 1"),
     ),
 )
 
@@ -105,7 +111,13 @@ CORE_GRID_CARBON = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "source", "ts_utc"),
-    (Range("intensity_in_range", "gco2_per_kwh < 0 OR gco2_per_kwh > 2000"),),
+    (
+        Range("intensity_in_range", "gco2_per_kwh < 0 OR gco2_per_kwh > 2000"),
+        Range("direct_in_range", "gco2_per_kwh_direct < 0 OR gco2_per_kwh_direct > 2000"),
+        Range("reference_in_range", "reference_gco2_per_kwh < 0 OR reference_gco2_per_kwh > 2000"),
+        Range("renewable_pct_in_range", "renewable_pct < 0 OR renewable_pct > 100"),
+        Range("low_carbon_pct_in_range", "low_carbon_pct < 0 OR low_carbon_pct > 100"),
+    ),
     hourly_series=("grid", "source"),
 )
 
@@ -121,6 +133,7 @@ CORE_GRID_FUEL_MIX = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "source", "ts_utc", "fuel"),
+    (Range("mwh_plausible", "abs(mwh) > 1e6"),),
 )
 
 CORE_POWER_PRICE = TableSchema(
@@ -151,7 +164,7 @@ CORE_GRID_MARGINAL = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "ts_utc"),
-    (Range("value_nonnegative", "moer_value < 0"),),
+    (Range("value_nonnegative", "moer_value < 0"), Range("value_plausible", "moer_value > 100000")),
 )
 
 CORE_REJECTS = TableSchema(

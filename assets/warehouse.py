@@ -1,22 +1,54 @@
 """DuckDB writes and table checks (no Dagster here).
 
-:func:`replace_table` swaps a core table and its reject rows in one transaction, so readers see either
-the old or the new version, never a half-written one. The ``check_*`` functions return plain results the
+:func:`replace_table` builds a core table in a staging table, runs the blocking checks there and only
+then swaps it and its reject rows in, in one transaction: readers see either the old or the new version,
+never a half-written or unchecked one, and a failing check leaves the old table exactly as it was. The ``check_*`` functions return plain results the
 Dagster asset checks and the tests share.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import duckdb
 import polars as pl
 
-from assets.schema import CORE_REJECTS, TableSchema
+from assets import snapshot
+from assets.schema import CORE_REJECTS, Range, TableSchema
 
 
 def _ensure(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None:
     conn.execute(schema.ddl().replace("CREATE OR REPLACE TABLE", "CREATE TABLE IF NOT EXISTS"))
+
+
+class CheckFailed(RuntimeError):
+    """A blocking check failed on the staged rows; the previous table was kept. The message says which."""
+
+
+#: A cross-table consistency check run on the staging table: ``(conn, staging_table) -> outcome``.
+Consistency = Callable[[duckdb.DuckDBPyConnection, str], "CheckOutcome"]
+
+
+def staging_name(schema: TableSchema) -> str:
+    return f"{schema.name}__staging"
+
+
+def blocking_checks(
+    conn: duckdb.DuckDBPyConnection,
+    schema: TableSchema,
+    table: str,
+    consistency: Sequence[tuple[str, Consistency]] = (),
+) -> list[tuple[str, CheckOutcome]]:
+    """Schema, key, ranges (incl. finiteness of every DOUBLE column) and ``consistency`` on ``table``."""
+    out = [
+        ("schema", check_schema(conn, schema, table)),
+        ("unique_key", check_key(conn, schema, table)),
+        ("ranges", check_ranges(conn, schema, table)),
+    ]
+    out += [(name, fn(conn, table)) for name, fn in consistency]
+    return out
 
 
 def replace_table(
@@ -24,11 +56,17 @@ def replace_table(
     schema: TableSchema,
     df: pl.DataFrame,
     rejects: pl.DataFrame | None = None,
+    consistency: Sequence[tuple[str, Consistency]] = (),
 ) -> int:
-    """Atomically replace ``schema.name`` with ``df`` and its ``core_rejects`` rows with ``rejects``.
+    """Validate ``df`` in a staging table, then atomically swap it in as ``schema.name`` together with
+    its ``core_rejects`` rows.
 
-    ``df`` must have exactly the schema's columns (extra columns are an error). Returns rows written.
-    Raises ``ValueError`` on a column mismatch, before touching the database.
+    In one transaction: the rows go into ``<name>__staging``; the blocking checks of
+    :func:`blocking_checks` run there; only if all pass is the staging table renamed over the old one and
+    the rejects replaced. Otherwise the transaction rolls back (the previous table and rejects stay exactly
+    as they were) and :class:`CheckFailed` names the check, the rule and an offending row (file, line).
+    ``df`` must have exactly the schema's columns: ``ValueError`` before touching the database otherwise.
+    Returns rows written.
     """
     missing = [c for c in schema.column_names if c not in df.columns]
     extra = [c for c in df.columns if c not in schema.column_names]
@@ -44,18 +82,35 @@ def replace_table(
     )
     rej = rej.select(CORE_REJECTS.column_names).to_arrow()  # noqa: F841
     cols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in schema.columns)
+    stage = staging_name(schema)
     _ensure(conn, CORE_REJECTS)
     conn.execute("BEGIN TRANSACTION")
     try:
-        conn.execute(schema.ddl())
-        conn.execute(f"INSERT INTO {schema.name} SELECT {cols} FROM new")
+        conn.execute(schema.ddl().replace(f"TABLE {schema.name} (", f"TABLE {stage} (", 1))
+        try:
+            conn.execute(f"INSERT INTO {stage} SELECT {cols} FROM new")
+        except duckdb.Error as e:
+            raise CheckFailed(
+                f"{schema.name}: the new rows do not fit the schema ({type(e).__name__}: "
+                f"{str(e).splitlines()[0]}); previous table kept"
+            ) from e
+        failed = [(n, o) for n, o in blocking_checks(conn, schema, stage, consistency) if not o.passed]
+        if failed:
+            raise CheckFailed(
+                f"{schema.name}: blocking check "
+                + "; ".join(f"{n} failed: {o.description}" for n, o in failed)
+                + " — previous table kept"
+            )
+        conn.execute(f"DROP TABLE IF EXISTS {schema.name}")
+        conn.execute(f"ALTER TABLE {stage} RENAME TO {schema.name}")
         conn.execute("DELETE FROM core_rejects WHERE table_name = ?", [schema.name])
         rcols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in CORE_REJECTS.columns)
         conn.execute(f"INSERT INTO core_rejects SELECT {rcols} FROM rej")
         conn.execute("COMMIT")
-    except Exception:
+    except BaseException:
         conn.execute("ROLLBACK")
         raise
+    snapshot.publish(conn)  # readers (analysis.connect) see the new table; never blocks on them
     return df.height
 
 
@@ -81,6 +136,7 @@ def write_tables(
     except Exception:
         conn.execute("ROLLBACK")
         raise
+    snapshot.publish(conn)
     return {schema.name: df.height for schema, df in tables}
 
 
@@ -91,15 +147,18 @@ class CheckOutcome:
     metadata: dict[str, object] = field(default_factory=dict)
 
 
-def check_schema(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutcome:
-    """The table exists with exactly the schema's columns and types (in order)."""
+def check_schema(
+    conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str | None = None
+) -> CheckOutcome:
+    """The table (``table``, default ``schema.name``) has exactly the schema's columns and types."""
+    table = table or schema.name
     rows = conn.execute(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-        [schema.name],
+        [table],
     ).fetchall()
     want = [(c.name, c.sql_type) for c in schema.columns]
     if not rows:
-        return CheckOutcome(False, f"{schema.name} does not exist")
+        return CheckOutcome(False, f"{table} does not exist")
     got = [(n, t) for n, t in rows]
     ok = got == want
     diff = [f"{w} != {g}" for w, g in zip(want, got, strict=False) if w != g]
@@ -108,19 +167,34 @@ def check_schema(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckO
     return CheckOutcome(ok, "schema matches" if ok else "; ".join(diff[:5]), {"columns": len(got)})
 
 
-def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutcome:
-    """No null key column and no duplicate key."""
+def _where(schema: TableSchema) -> str:
+    """How to point at a row in a message: file and line when the table has them, else the key."""
+    cols = set(schema.column_names)
+    if {"source_file", "line"} <= cols:
+        return "source_file || ' line ' || line"
+    key = " || ', ' || ".join(f"'{c}=' || coalesce(CAST(\"{c}\" AS VARCHAR), 'null')" for c in schema.key)
+    return f"{'source_file || ' + repr(': ') + ' || ' if 'source_file' in cols else ''}{key}"
+
+
+def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str | None = None) -> CheckOutcome:
+    """No null key column and no duplicate key (in ``table``, default ``schema.name``)."""
+    table = table or schema.name
     k = ", ".join(f'"{c}"' for c in schema.key)
     nulls = " OR ".join(f'"{c}" IS NULL' for c in schema.key)
-    n_null = conn.execute(f"SELECT count(*) FROM {schema.name} WHERE {nulls}").fetchone()[0]
+    n_null = conn.execute(f"SELECT count(*) FROM {table} WHERE {nulls}").fetchone()[0]
     dups = conn.execute(
-        f"SELECT count(*) FROM (SELECT {k} FROM {schema.name} GROUP BY {k} HAVING count(*) > 1)"
+        f"SELECT count(*) FROM (SELECT {k} FROM {table} GROUP BY {k} HAVING count(*) > 1)"
     ).fetchone()[0]
     example = None
     if dups:
-        example = conn.execute(
-            f"SELECT {k}, count(*) n FROM {schema.name} GROUP BY {k} HAVING count(*) > 1 LIMIT 1"
+        keys = conn.execute(
+            f"SELECT {k} FROM {table} GROUP BY {k} HAVING count(*) > 1 ORDER BY {k} LIMIT 1"
         ).fetchone()
+        cond = " AND ".join(f'"{c}" IS NOT DISTINCT FROM ?' for c in schema.key)
+        where = conn.execute(
+            f"SELECT {_where(schema)} FROM {table} WHERE {cond} LIMIT 3", list(keys)
+        ).fetchall()
+        example = f"key {tuple(str(v) for v in keys)} on {' and '.join(w[0] for w in where)}"
     ok = n_null == 0 and dups == 0
     return CheckOutcome(
         ok,
@@ -131,16 +205,37 @@ def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutc
     )
 
 
-def check_ranges(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> CheckOutcome:
-    """Every :class:`~assets.schema.Range` rule holds on every row."""
+def range_rules(schema: TableSchema) -> list[Range]:
+    """The schema's rules plus one ``<col>_finite`` rule per DOUBLE column (NaN and ±inf never pass)."""
+    finite = [
+        Range(f"{c.name}_finite", f'NOT isfinite("{c.name}")')
+        for c in schema.columns
+        if c.sql_type == "DOUBLE"
+    ]
+    return [*finite, *schema.ranges]
+
+
+def check_ranges(
+    conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str | None = None
+) -> CheckOutcome:
+    """Every rule of :func:`range_rules` holds on every row; a failure names the first bad row."""
+    table = table or schema.name
+    rules = range_rules(schema)
     bad = {
-        r.name: conn.execute(f"SELECT count(*) FROM {schema.name} WHERE {r.violation}").fetchone()[0]
-        for r in schema.ranges
+        r.name: conn.execute(f"SELECT count(*) FROM {table} WHERE {r.violation}").fetchone()[0] for r in rules
     }
-    ok = not any(bad.values())
-    return CheckOutcome(
-        ok, "all ranges hold" if ok else f"violations: { {k: v for k, v in bad.items() if v} }", bad
-    )
+    msgs = []
+    for r in rules:
+        if not bad[r.name]:
+            continue
+        shown = [c.name for c in schema.columns if re.search(rf"\b{re.escape(c.name)}\b", r.violation)]
+        vals = " || ', ' || ".join(f"'{c} = ' || coalesce(CAST(\"{c}\" AS VARCHAR), 'null')" for c in shown)
+        where, got = conn.execute(
+            f"SELECT {_where(schema)}, {vals or repr('')} FROM {table} WHERE {r.violation} LIMIT 1"
+        ).fetchone()
+        msgs.append(f"{r.name} ({r.violation}): {bad[r.name]} rows, e.g. {where}: {got}")
+    ok = not msgs
+    return CheckOutcome(ok, "all ranges hold" if ok else "; ".join(msgs), bad)
 
 
 def hourly_gaps(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> pl.DataFrame:

@@ -126,7 +126,8 @@ def _unparseable(col: str, parsed: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 def _ts_utc(col: str) -> pl.Expr:
     """Parse ISO-like timestamps with or without an offset into UTC ``Datetime(us, UTC)``."""
-    s = pl.col(col).str.strip_chars().str.replace("T", " ")
+    # ISO 'Z' (Zulu) is the +00:00 offset
+    s = pl.col(col).str.strip_chars().str.replace("T", " ").str.replace(r"Z$", "+00:00")
     # EIA API periods are 'YYYY-MM-DDTHH': complete them to whole timestamps
     s = pl.when(s.str.len_chars() == 13).then(s + ":00:00").otherwise(s)
     with_off = s.str.to_datetime("%Y-%m-%d %H:%M:%S%:z", strict=False, time_zone="UTC")

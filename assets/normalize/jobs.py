@@ -48,6 +48,10 @@ def _finish_jobs(df: pl.DataFrame) -> pl.DataFrame:
     return df.select(JOB_COLUMNS)
 
 
+#: Re-timing rejects arrivals beyond this multiple of the 99th-percentile arrival (GAIA traces: max/p99 ≈ 1.01).
+RETIME_OUTLIER_FACTOR = 3.0
+
+
 def normalize_gaia(
     f: RawFile, workload: str, retime_window_s: float | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -55,12 +59,15 @@ def normalize_gaia(
 
     ``retime_window_s`` linearly rescales arrivals from ``[0, max arrival]`` onto
     ``[0, retime_window_s)``, keeping their order (used for Azure-100k, whose arrivals GAIA spread over a
-    year, to fit a 30-day window). Durations and cores are kept.
+    year, to fit a 30-day window). Durations and cores are kept. Non-finite values are rejected, and when
+    re-timing, so is an arrival beyond ``RETIME_OUTLIER_FACTOR`` × the 99th-percentile arrival: one such
+    outlier would otherwise set the scale and squeeze every other arrival together.
     """
     df = read_text_table(f)
     require_columns(df, f, ["arrival_time", "length", "cpus"])
     raw_cols = ["arrival_time", "length", "cpus"]
     df = df.with_columns(a=_num("arrival_time"), d=_num("length"), c=_num("cpus"))
+    p99 = pl.col("a").filter(pl.col("a").is_finite() & (pl.col("a") >= 0)).quantile(0.99)
     good, rej = split_rejects(
         df,
         f,
@@ -72,6 +79,24 @@ def normalize_gaia(
             (pl.col("a") < 0, "negative arrival_time"),
             (pl.col("d") <= 0, "non-positive length"),
             (pl.col("c") <= 0, "non-positive cpus"),
+            (~pl.col("a").is_finite(), "non-finite arrival_time"),
+            (~pl.col("d").is_finite(), "non-finite length"),
+            (~pl.col("c").is_finite(), "non-finite cpus"),
+            *(
+                [
+                    (
+                        pl.col("a") > RETIME_OUTLIER_FACTOR * p99,
+                        pl.format(
+                            "arrival_time {} h is an outlier (> {} × p99 = {} h); it would distort the re-timing",
+                            pl.col("arrival_time"),
+                            pl.lit(RETIME_OUTLIER_FACTOR),
+                            p99.round(1),
+                        ),
+                    )
+                ]
+                if retime_window_s is not None
+                else []
+            ),
         ],
         raw_cols,
     )
