@@ -87,10 +87,18 @@ def collect_files(
         return rows
     if source not in ("sample", "remote"):
         raise ValueError(f"raw_{ds.key}: unknown source {source!r}; use 'sample' or 'remote'")
+    manifest = sample_manifest()
     for rel in ds.sample_files:
         path = paths.samples_dir() / rel
         if not path.exists():
             raise ValueError(f"raw_{ds.key}: embedded sample {path} is missing (run `make samples`?)")
+        digest = sha256_file(path)
+        if rel in manifest and manifest[rel] != digest:
+            raise ValueError(
+                f"raw_{ds.key}: embedded sample {path} has sha256 {digest[:16]}…, but data/samples/"
+                f"MANIFEST.json records {manifest[rel][:16]}…: the file was modified; restore it "
+                f"(git checkout -- data/samples/{rel}) or rebuild the samples (`make samples`)"
+            )
         rows.append(
             dict(
                 dataset=ds.key,
@@ -99,12 +107,23 @@ def collect_files(
                 name=rel,
                 url=None,
                 bytes=path.stat().st_size,
-                sha256=sha256_file(path),
+                sha256=digest,
                 has_header=ds.has_header,
                 registered_at=now,
             )
         )
     return rows
+
+
+def sample_manifest() -> dict[str, str]:
+    """``file -> sha256`` from ``data/samples/MANIFEST.json`` (empty if there is none)."""
+    p = paths.samples_dir() / "MANIFEST.json"
+    try:
+        return {e["file"]: e["sha256"] for e in json.loads(p.read_text())}
+    except FileNotFoundError:
+        return {}
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{p}: unreadable sample manifest ({e})") from e
 
 
 def _empty_eia_page(path: Any) -> bool:

@@ -16,6 +16,8 @@ class DownloaderResource(dg.ConfigurableResource):
     retries: int = 5
     backoff_s: float = 0.5
     timeout_s: float = 120.0
+    connect_timeout_s: float = 5.0
+    deadline_s: float = 600.0  # no retry starts after this many seconds on one file
 
     def client(self) -> Downloader:
         return Downloader(
@@ -23,6 +25,8 @@ class DownloaderResource(dg.ConfigurableResource):
             retries=self.retries,
             backoff_s=self.backoff_s,
             timeout_s=self.timeout_s,
+            connect_timeout_s=self.connect_timeout_s,
+            deadline_s=self.deadline_s,
         )
 
 

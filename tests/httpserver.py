@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -14,6 +15,9 @@ class Route:
     fail_first: list[int] = field(default_factory=list)  # status codes answered before success
     cut_after: int | None = None  # first successful answer closes the connection after N bytes
     honor_range: bool = True
+    no_length: bool = False  # close-delimited body: no Content-Length, the connection close ends it
+    range_from_zero: bool = False  # answer a Range request with 206 but the body from byte 0
+    stall_s: float = 0.0  # wait this long before answering (a stalled server)
     hits: int = 0
     ranges: list[str] = field(default_factory=list)
 
@@ -38,20 +42,30 @@ class FixtureServer:
                 route.hits += 1
                 rng = self.headers.get("Range")
                 route.ranges.append(rng or "")
+                if route.stall_s:
+                    time.sleep(route.stall_s)
                 if route.fail_first:
                     self._send(route.fail_first.pop(0), b"server error", "text/plain")
                     return
                 body, status, extra = route.body, 200, {}
                 if rng and route.honor_range:
                     start = int(rng.split("=")[1].split("-")[0])
+                    if start >= len(route.body):
+                        self._send(416, b"", "text/plain", {"Content-Range": f"bytes */{len(route.body)}"})
+                        return
+                    start = 0 if route.range_from_zero else start
                     body = route.body[start:]
                     status = 206
                     extra["Content-Range"] = f"bytes {start}-{len(route.body) - 1}/{len(route.body)}"
-                if route.cut_after is not None:
+                if route.cut_after is not None or route.no_length:
                     cut, route.cut_after = route.cut_after, None
+                    cut = len(body) if cut is None else cut
                     self.send_response(status)
                     self.send_header("Content-Type", route.content_type)
-                    self.send_header("Content-Length", str(len(body)))
+                    if not route.no_length:
+                        self.send_header("Content-Length", str(len(body)))
+                    else:
+                        self.send_header("Connection", "close")
                     for k, v in extra.items():
                         self.send_header(k, v)
                     self.end_headers()

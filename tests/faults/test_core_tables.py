@@ -34,7 +34,10 @@ def test_nan_and_inf_durations_are_rejected_with_their_line(wh: Path, write) -> 
     res = materialize(wh, "core_jobs")
     assert res.success
     con = duckdb.connect(str(wh))
-    assert con.execute("SELECT count(*) FROM core_jobs WHERE NOT isfinite(duration_s * cores)").fetchone()[0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM core_jobs WHERE NOT isfinite(duration_s * cores)").fetchone()[0]
+        == 0
+    )
     rej = con.execute("SELECT line, reason FROM core_rejects ORDER BY line").fetchall()
     assert rej == [(302, "non-finite length"), (303, "non-finite length"), (304, "non-positive cpus")]
 
@@ -72,17 +75,23 @@ EMAPS_HEAD = (
 
 
 def emaps(hours: int = 48, extra: str = "", z: str = "") -> str:
-    return EMAPS_HEAD + "".join(
-        f"2024-01-{1 + h // 24:02d} {h % 24:02d}:00:00{z},US-CAL-CISO,{200 + h},{150 + h},30,60,false\n"
-        for h in range(hours)
-    ) + extra
+    return (
+        EMAPS_HEAD
+        + "".join(
+            f"2024-01-{1 + h // 24:02d} {h % 24:02d}:00:00{z},US-CAL-CISO,{200 + h},{150 + h},30,60,false\n"
+            for h in range(hours)
+        )
+        + extra
+    )
 
 
 def eia(extra: str = "") -> str:
     head = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n"
-    return head + "".join(
-        f"2022-01-01 {h:02d}:00:00+00:00,100,0,10,0,500,400,100,5,400\n" for h in range(24)
-    ) + extra
+    return (
+        head
+        + "".join(f"2022-01-01 {h:02d}:00:00+00:00,100,0,10,0,500,400,100,5,400\n" for h in range(24))
+        + extra
+    )
 
 
 def grid_warehouse(wh: Path, write, emaps_text: str, eia_text: str) -> None:
@@ -102,17 +111,37 @@ def grid_warehouse(wh: Path, write, emaps_text: str, eia_text: str) -> None:
     ("table", "bad_emaps", "bad_eia", "expect"),
     [
         # conflicting duplicate hour: the key check runs on the staging table, before the swap
-        ("core_grid_carbon", emaps(extra="2024-01-01 05:00:00,US-CAL-CISO,999,1,30,60,false\n"), eia(),
-         "unique_key failed"),
-        ("core_grid_carbon", emaps(extra="2024-01-03 00:00:00,US-CAL-CISO,300,1e12,30,60,false\n"), eia(),
-         "direct_in_range"),
-        ("core_grid_carbon", emaps(extra="2024-01-03 00:00:00,US-CAL-CISO,300,200,250,60,false\n"), eia(),
-         "renewable_pct_in_range"),
+        (
+            "core_grid_carbon",
+            emaps(extra="2024-01-01 05:00:00,US-CAL-CISO,999,1,30,60,false\n"),
+            eia(),
+            "unique_key failed",
+        ),
+        (
+            "core_grid_carbon",
+            emaps(extra="2024-01-03 00:00:00,US-CAL-CISO,300,1e12,30,60,false\n"),
+            eia(),
+            "direct_in_range",
+        ),
+        (
+            "core_grid_carbon",
+            emaps(extra="2024-01-03 00:00:00,US-CAL-CISO,300,200,250,60,false\n"),
+            eia(),
+            "renewable_pct_in_range",
+        ),
         # an EIA fuel value of NaN: both tables it feeds refuse it (it used to pass with exit 0)
-        ("core_grid_fuel_mix", emaps(), eia("2022-01-02 00:00:00+00:00,100,0,10,0,nan,400,100,5,400\n"),
-         "mwh_finite"),
-        ("core_grid_carbon", emaps(), eia("2022-01-02 00:00:00+00:00,100,0,10,0,nan,400,100,5,400\n"),
-         "gco2_per_kwh_finite"),
+        (
+            "core_grid_fuel_mix",
+            emaps(),
+            eia("2022-01-02 00:00:00+00:00,100,0,10,0,nan,400,100,5,400\n"),
+            "mwh_finite",
+        ),
+        (
+            "core_grid_carbon",
+            emaps(),
+            eia("2022-01-02 00:00:00+00:00,100,0,10,0,nan,400,100,5,400\n"),
+            "gco2_per_kwh_finite",
+        ),
     ],
 )
 def test_bad_grid_values_keep_previous_table(wh: Path, write, table, bad_emaps, bad_eia, expect) -> None:
@@ -155,6 +184,7 @@ def test_iso_z_timestamps_are_utc(wh: Path, write) -> None:
     grid_warehouse(wh, write, text, eia())
     assert materialize(wh, "core_grid_carbon").success
     con = duckdb.connect(str(wh))
-    assert con.execute(
-        "SELECT count(*) FROM core_grid_carbon WHERE source = 'electricitymaps'"
-    ).fetchone()[0] == 24
+    assert (
+        con.execute("SELECT count(*) FROM core_grid_carbon WHERE source = 'electricitymaps'").fetchone()[0]
+        == 24
+    )
