@@ -1,26 +1,57 @@
-"""Ingest benchmark: time to normalize every embedded sample, and a full raw -> core materialization.
+"""Benchmarks that print figures (no timed tests): ingest, CLI start-up, sweep overhead.
 
-Usage: ``python -m pipelines.bench`` (prints a table; the target is < 60 s on a 2-core machine).
+Usage::
+
+    python -m pipelines.bench [ingest]       # normalize every sample, then raw -> core (target < 60 s)
+    python -m pipelines.bench startup        # varcap --help (<= 0.3 s), varcap simulate on 10 jobs (<= 0.8 s)
+    python -m pipelines.bench sweep          # warm `varcap sweep smoke`: sum of wall_s / wall (>= 60 %)
+
+``startup`` and ``sweep`` take ``--against REV``: the same measurement on the sources of git revision
+``REV`` (exported with ``git archive`` to a temporary directory, run with this environment), printed
+beside the working tree's — the before/after figures. Start-up rows give the median wall time of
+``--runs`` whole processes after one untimed run (which also compiles a cold numba cache), and their
+median CPU time (user + sys), which a busy machine disturbs less than wall time.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from assets import normalize as nz
-from assets.core import JobsConfig, build_carbon, build_jobs, build_prices
-from assets.sources import DATASETS
 from sim import paths
 
+if TYPE_CHECKING:
+    from assets.normalize import RawFile
 
-def _files(key: str) -> list[nz.RawFile]:
+ROOT = Path(__file__).resolve().parents[1]
+HELP_TARGET_S = 0.3
+SIMULATE_TARGET_S = 0.8
+SWEEP_SHARE_TARGET = 0.60
+
+
+def _files(key: str) -> list[RawFile]:
+    from assets.normalize import RawFile
+    from assets.sources import DATASETS
+
     ds = DATASETS[key]
-    return [nz.RawFile(paths.samples_dir() / f, f, ds.has_header, ds.columns) for f in ds.sample_files]
+    return [RawFile(paths.samples_dir() / f, f, ds.has_header, ds.columns) for f in ds.sample_files]
 
 
 def bench_normalize() -> list[tuple[str, int, float]]:
+    from assets import normalize as nz
+    from assets.core import JobsConfig, build_carbon, build_jobs, build_prices
+
     rows = []
     t = time.perf_counter()
     jobs, _ = build_jobs(
@@ -61,7 +92,7 @@ def bench_materialize() -> float:
         return time.perf_counter() - t
 
 
-def main() -> None:
+def bench_ingest() -> None:
     rows = bench_normalize()
     total = sum(r[2] for r in rows)
     print(f"{'table':32s} {'rows':>10s} {'seconds':>8s}")
@@ -69,6 +100,144 @@ def main() -> None:
         print(f"{name:32s} {n:>10,d} {s:>8.2f}")
     print(f"{'normalize all samples':32s} {sum(r[1] for r in rows):>10,d} {total:>8.2f}   (target < 60 s)")
     print(f"{'materialize raw+core+checks':32s} {'':>10s} {bench_materialize():>8.2f}")
+
+
+# ------------------------------------------------------------------------------------------ processes
+@contextmanager
+def source_tree(rev: str | None) -> Iterator[Path]:
+    """The working tree (``rev`` None) or the sources of git revision ``rev`` in a temporary directory."""
+    if rev is None:
+        yield ROOT
+        return
+    with tempfile.TemporaryDirectory(prefix=f"varcap-{rev[:12]}-") as d:
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=False)
+        if archive.returncode:
+            raise SystemExit(f"git archive {rev}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", d], input=archive.stdout, check=True)
+        yield Path(d)
+
+
+def _env(tree: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VARCAP_WAREHOUSE", "DAGSTER_HOME")}
+    return {**env, "PYTHONPATH": str(tree), "VARCAP_HOME": str(tree), **extra}
+
+
+def timed_process(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Run ``cmd`` to completion; return (wall seconds, CPU seconds user + sys). Raises on failure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode:
+        tail = r.stderr.decode(errors="replace").strip().splitlines()[-5:]
+        raise SystemExit(f"{' '.join(cmd)} failed in {cwd} (exit {r.returncode}):\n" + "\n".join(tail))
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def write_jobs_csv(path: Path, n: int = 10) -> Path:
+    """``n`` small jobs over the first hour (the start-up instance: the simulation itself is negligible)."""
+    lines = ["job_id,submit_s,duration_s,cores"]
+    lines += [f"{i},{i * 60},{300 + 30 * i},{1 + i % 4}" for i in range(n)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pipelines.cli", *args]
+
+
+# --------------------------------------------------------------------------------------------- startup
+def bench_startup(tree: Path, runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of whole processes: ``varcap --help``, ``varcap simulate`` on 10 jobs,
+    ``import pipelines.definitions``. One untimed run of each first (warms numba's and the OS's caches)."""
+    with tempfile.TemporaryDirectory() as d:
+        jobs = write_jobs_csv(Path(d) / "jobs10.csv")
+        cap = "random-walk:changes_per_hour=1,step=0.15,seed=0"
+        sim_args = ("--jobs", str(jobs), "--capacity", cap, "--machines", "4", "--cores", "8")
+        cases = {
+            "varcap --help": _cli("--help"),
+            "varcap simulate (10 jobs, ff)": _cli("simulate", *sim_args, "--horizon-s", "7200"),
+            "import pipelines.definitions": [sys.executable, "-c", "import pipelines.definitions"],
+        }
+        env = _env(tree, DAGSTER_HOME=str(Path(d) / "dagster"))
+        out = {}
+        for name, cmd in cases.items():
+            timed_process(cmd, tree, env)
+            samples = [timed_process(cmd, tree, env) for _ in range(runs)]
+            out[name] = (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
+        return out
+
+
+# ----------------------------------------------------------------------------------------------- sweep
+def bench_sweep(tree: Path, study: str, workers: int) -> dict[str, float]:
+    """One ``varcap sweep STUDY`` in a fresh ``VARCAP_HOME`` (no cached scenarios) with numba's cache
+    warm: its wall time, the sum of the scenarios' ``wall_s`` and their share of the wall time."""
+    with tempfile.TemporaryDirectory(prefix="varcap-sweep-") as home:
+        env = _env(tree, VARCAP_HOME=home, DAGSTER_HOME=str(Path(home) / ".dagster_home"))
+        jobs = write_jobs_csv(Path(home) / "jobs10.csv")
+        warm = ("--jobs", str(jobs), "--capacity", "random-walk:seed=0", "--machines", "4", "--cores", "8")
+        timed_process(_cli("simulate", *warm, "--horizon-s", "7200"), tree, env)  # compiles if cold
+        wall, cpu = timed_process(_cli("sweep", study, "--max-workers", str(workers)), tree, env)
+        rows = [json.loads(f.read_text()) for f in Path(home).glob("data/sim/runs/*/run.json")]
+        sim_s = sum(float(r["wall_s"]) for r in rows)
+        return {"scenarios": len(rows), "wall_s": wall, "cpu_s": cpu, "sim_s": sim_s, "share": sim_s / wall}
+
+
+# ------------------------------------------------------------------------------------------------ main
+def _measure(rev: str | None, fn, *args):
+    with source_tree(rev) as tree:
+        return fn(tree, *args)
+
+
+def _print_startup(runs: int, against: str | None) -> None:
+    cols = ([against] if against else []) + ["working tree"]
+    res = ([_measure(against, bench_startup, runs)] if against else []) + [
+        _measure(None, bench_startup, runs)
+    ]
+    targets = {"varcap --help": HELP_TARGET_S, "varcap simulate (10 jobs, ff)": SIMULATE_TARGET_S}
+    head = "".join(f"{c[:22]:>24s}" for c in cols)
+    print(f"median of {runs} whole processes, seconds as wall / CPU (user+sys)")
+    print(f"{'':32s}{head}{'target (wall)':>16s}")
+    for name in res[-1]:
+        cells = "".join(f"{f'{r[name][0]:.2f} / {r[name][1]:.2f}':>24s}" for r in res)
+        t = targets.get(name)
+        met = "" if t is None else f"≤ {t:.1f} {'met' if res[-1][name][0] <= t else 'NOT met'}"
+        print(f"{name:32s}{cells}{met:>16s}")
+
+
+def _print_sweep(study: str, workers: int, against: str | None) -> None:
+    cols = ([against] if against else []) + ["working tree"]
+    res = [_measure(against, bench_sweep, study, workers)] if against else []
+    res.append(_measure(None, bench_sweep, study, workers))
+    print(f"warm `varcap sweep {study} --max-workers {workers}` in a fresh home (every scenario simulates)")
+    print(f"{'':26s}" + "".join(f"{c[:22]:>24s}" for c in cols))
+    for key, label, fmt in [
+        ("scenarios", "scenarios", "{:.0f}"),
+        ("wall_s", "wall, s", "{:.1f}"),
+        ("cpu_s", "CPU (user+sys), s", "{:.1f}"),
+        ("sim_s", "sum of wall_s, s", "{:.1f}"),
+        ("share", "simulating share of wall", "{:.0%}"),
+    ]:
+        print(f"{label:26s}" + "".join(f"{fmt.format(r[key]):>24s}" for r in res))
+    share = res[-1]["share"]
+    print(f"target: ≥ {SWEEP_SHARE_TARGET:.0%} — {'met' if share >= SWEEP_SHARE_TARGET else 'NOT met'}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m pipelines.bench", description=__doc__.splitlines()[0])
+    ap.add_argument("what", nargs="?", choices=["ingest", "startup", "sweep"], default="ingest")
+    ap.add_argument("--against", metavar="REV", help="also measure git revision REV (before/after)")
+    ap.add_argument("--runs", type=int, default=5, help="startup: timed processes per command")
+    ap.add_argument("--study", default="smoke", help="sweep: study to run (keep it small)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="sweep: --max-workers")
+    args = ap.parse_args(argv)
+    if args.what == "ingest":
+        bench_ingest()
+    elif args.what == "startup":
+        _print_startup(args.runs, args.against)
+    else:
+        _print_sweep(args.study, args.workers, args.against)
 
 
 if __name__ == "__main__":

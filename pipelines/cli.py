@@ -120,12 +120,13 @@ def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
 
 def load_jobs_arg(spec: str, cores: float):
     """``PATH`` (CSV/parquet) or ``warehouse:WORKLOAD`` (core_jobs, read-only; oversize jobs dropped)."""
-    import duckdb
-
     from sim.api import read_jobs
-    from sim.workloads import to_sim_jobs
 
     if spec.startswith("warehouse:"):
+        import duckdb
+
+        from sim.workloads import to_sim_jobs
+
         workload = spec.split(":", 1)[1]
         path = paths.warehouse_path()
         if not path.exists():
