@@ -27,7 +27,6 @@ test holds it to that):
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
-from sim.problem import Problem, RunArtifacts, _unsort
+from sim.engine import _qt_first_le, _qt_set
+from sim.loop import Loop
+from sim.metrics import EngineOutput
+from sim.problem import Problem, RunArtifacts
 
 GROW, SHRINK = 0, 1
 INF = float("inf")
@@ -97,6 +98,14 @@ def machine_trace(cap: CapacityTrace | MachineCapacityTrace, cores: float) -> Ma
     )
 
 
+def _build_min(tree: np.ndarray, size: int) -> None:
+    """Fill the inner nodes of a min-tree from its leaves ``tree[size:2·size]``."""
+    lo = size // 2
+    while lo >= 1:
+        tree[lo : 2 * lo] = np.minimum(tree[2 * lo : 4 * lo : 2], tree[2 * lo + 1 : 4 * lo : 2])
+        lo //= 2
+
+
 class ChangeHistory:
     """Inter-change times of the last ``window_s`` (rolling) and bigram shrink counts (all history)."""
 
@@ -128,7 +137,15 @@ class ChangeHistory:
 
 
 class Cluster:
-    """Event loop state; placements read it through the attributes documented here."""
+    """Harvest-VM state and the hooks of :class:`sim.loop.Loop`; placements read the attributes documented
+    here (``cores``, ``duration``, ``cap``, ``used``, ``allocated``, ``decom``, ``last_change``,
+    ``last_dir``, ``history``, ``free()``, ``next_avail()``, ``min_future_cap()``).
+
+    The schedule pass visits the queue front to back but asks the placement only about jobs that fit on
+    some node now (a queue min-tree finds them): every placement returns "wait" for the others, so the
+    choices are those of asking about every queued job (``full_pass=True`` does that; a test compares)."""
+
+    end_tie_by_job = True
 
     def __init__(
         self,
@@ -137,21 +154,19 @@ class Cluster:
         seed: int,
         placement: Callable[[Cluster, int, float], int],
         history_window_s: float = 86400.0,
+        full_pass: bool = False,
     ) -> None:
         if problem.memory_gb is not None:
             raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
         tr = machine_trace(problem.capacity, problem.platform.cores)
         self.trace = tr
-        o = problem.order
-        self.row = o
-        self.submit = problem.submit_s[o]
-        self.duration = problem.duration_s[o]
-        self.cores = problem.cores[o]
-        self.n = len(o)
+        self.loop = loop = Loop(problem)
+        self.row, self.cores, self.duration, self.n = loop.row, loop.cores, loop.duration, loop.n
         self.M = tr.machines
         self.horizon = problem.horizon_s
         self.placement = placement
         self.cfg = cfg
+        self.full_pass = full_pass
         self.rng = np.random.default_rng(seed)
         self.cap = np.zeros(self.M)  # current harvested cores of every pool HVM
         self.used = np.zeros(self.M)
@@ -169,23 +184,17 @@ class Cluster:
             np.arange(self.M) if nodes == self.M else np.sort(self.rng.choice(self.M, nodes, replace=False))
         )
         self.allocated[init] = True
-        self.start = np.full(self.n, -1.0)
-        self.first = np.full(self.n, -1.0)
-        self.end = np.full(self.n, -1.0)
-        self.att = np.zeros(self.n, np.int64)
-        self.terms = np.zeros(self.n, np.int64)
-        self.status = np.full(self.n, QUEUED, np.int8)
-        self.node = np.full(self.n, -1, np.int64)
-        self.completed_cs = self.wasted_cs = self.aborted = self.available_cs = self.used_cs = 0.0
-        self.n_term = 0
-        self.events = 0
-        self.check = problem.check
-        self.violations = 0
+        self.status, self.start = loop.status, loop.start_s
         self.acquisitions = 0
-        self.log = AttemptLog(self.horizon)
-        self.cur_att = np.full(self.n, -1, np.int64)
-        self.cap_t: list[float] = []
-        self.cap_v: list[float] = []
+        self.capacity_times = tr.time_s
+        self.tick_s = cfg.acquirer_period_s if cfg.acquirer else INF
+        self._cap_dirty = True
+        # the queue: positions in FIFO order, a min-tree of the cores of the jobs still queued there
+        self._qsize = 1024
+        self._qtree = np.full(2 * self._qsize, INF)
+        self._qjob = np.full(self._qsize, -1, np.int64)
+        self._qtail = 0
+        self._qlen = 0
         # per-machine future capacity (for the oracle): event times and cores per machine
         order = np.lexsort((tr.time_s, tr.machine))
         self.fut_ptr = np.concatenate(([0], np.cumsum(np.bincount(tr.machine, minlength=self.M))))
@@ -224,56 +233,101 @@ class Cluster:
         fut = self.fut_c[lo:hi][a:b]
         return min(self.cap[m], float(fut.min())) if fut.size else self.cap[m]
 
+    # ------------------------------------------------------------------ queue
+    def _enqueue(self, j: int) -> None:
+        if self._qtail == self._qsize:
+            live = self._qjob[: self._qtail]
+            live = live[self._qtree[self._qsize : self._qsize + self._qtail] < INF]
+            size = self._qsize
+            while size < 2 * live.size + 1024:
+                size *= 2
+            self._qsize = size
+            self._qtree = np.full(2 * size, INF)
+            self._qjob = np.full(size, -1, np.int64)
+            self._qjob[: live.size] = live
+            self._qtree[size : size + live.size] = self.cores[live]
+            _build_min(self._qtree, size)
+            self._qtail = live.size
+        p = self._qtail
+        self._qjob[p] = j
+        _qt_set(self._qtree, self._qsize, p, float(self.cores[j]))
+        self._qtail += 1
+        self._qlen += 1
+
     # ------------------------------------------------------------------ state changes
     def _start(self, j: int, m: int, t: float) -> None:
-        self.status[j] = RUNNING
-        self.start[j] = t
-        if self.first[j] < 0:
-            self.first[j] = t
-        self.att[j] += 1
-        self.node[j] = m
-        e = t + self.duration[j]
-        self.running[m][j] = e
+        self.loop.start(j, m, t)
+        self.running[m][j] = t + self.duration[j]
         self._ends[m] = None
         self.used[m] += self.cores[j]
-        self.cur_att[j] = self.log.open(j, m, t)
-        self.heap_push(e, j)
-
-    def heap_push(self, e: float, j: int) -> None:
-        heapq.heappush(self.heap, (e, j, self.att[j]))
 
     def _detach(self, j: int) -> int:
         """Take job ``j`` off its node (exact reset to 0 when the node empties); return the node."""
-        m = int(self.node[j])
+        m = int(self.loop.machine[j])
         del self.running[m][j]
         self._ends[m] = None
         self.used[m] -= self.cores[j]
         if not self.running[m]:
             self.used[m] = 0.0
-        self.node[j] = -1
         return m
 
     def _kill(self, j: int, t: float) -> None:
         self._detach(j)
-        self.log.close(int(self.cur_att[j]), t, ATT_KILLED)
-        self.wasted_cs += self.cores[j] * (t - self.start[j])
-        self.aborted += t - self.start[j]
-        self.terms[j] += 1
-        self.n_term += 1
-        self.status[j] = QUEUED
+        self.loop.kill(j, t)
 
     def _deallocate_if_idle(self, m: int) -> None:
         if self.decom[m] and not self.running[m]:
             self.decom[m] = False
             self.allocated[m] = False
+            self._cap_dirty = True
 
     def _allocate(self, m: int, t: float) -> None:
         self.allocated[m] = True
         self.last_change[m] = t
         self.last_dir[m] = GROW
         self.acquisitions += 1
+        self._cap_dirty = True
 
-    def _acquire(self, t: float) -> None:
+    # ------------------------------------------------------------------ hooks
+    def on_arrival(self, loop: Loop, j: int, t: float) -> None:
+        self._enqueue(j)
+
+    def on_end(self, loop: Loop, j: int, t: float) -> None:
+        m = int(loop.machine[j])
+        self._detach(j)
+        loop.machine[j] = -1
+        self._deallocate_if_idle(m)
+
+    def on_start(self, loop: Loop, j: int, t: float, tag: int) -> None:  # no planned starts here
+        raise AssertionError("the harvest-VM loop plans no starts")
+
+    def on_capacity(self, loop: Loop, t: float, lo: int, hi: int) -> None:
+        tr = self.trace
+        killed: list[int] = []
+        self._cap_dirty = True
+        for pi in range(lo, hi):
+            m, newc = int(tr.machine[pi]), float(tr.cores[pi])
+            old = self.cap[m]
+            if newc == old:
+                continue
+            self.cap[m] = newc
+            if not self.allocated[m]:
+                continue
+            d = SHRINK if newc < old else GROW
+            if t > self.last_change[m]:  # not the node's appearance at its allocation instant
+                self.history.add(t, t - self.last_change[m], int(self.last_dir[m]), d)
+            self.last_change[m], self.last_dir[m] = t, d
+            while self.running[m] and (self.used[m] > newc + 1e-9 or newc <= 0.0):
+                victim = max(self.running[m], key=lambda j: (self.start[j], self.row[j]))
+                self._kill(victim, t)
+                killed.append(victim)
+            self._deallocate_if_idle(m)
+        if killed:
+            killed.sort(key=lambda j: (self.start[j], self.row[j]))
+            for j in killed:
+                self._enqueue(j)
+
+    def on_tick(self, loop: Loop, t: float) -> None:
         """Algorithm 2: request replacements first, then gracefully decommission the most recently changed."""
         live = np.flatnonzero(self.allocated & ~self.decom)
         k = int(np.floor(self.cfg.acquirer_fraction * live.size))
@@ -289,117 +343,32 @@ class Cluster:
             self.decom[m] = True
             self._deallocate_if_idle(int(m))
 
-    # ------------------------------------------------------------------ main loop
+    def on_instant_end(self, loop: Loop, t: float) -> None:
+        """One pass over the queue front to back; then the capacity step and the invariant check."""
+        if self._qlen:
+            tree, size, qjob = self._qtree, self._qsize, self._qjob
+            free = self.free()
+            top = 1e300 if self.full_pass else float(free.max())
+            p = _qt_first_le(tree, size, 0, top)
+            while p >= 0:
+                j = int(qjob[p])
+                m = self.placement(self, j, t)
+                if m >= 0:
+                    self._start(j, m, t)
+                    _qt_set(tree, size, p, INF)
+                    self._qlen -= 1
+                    if not self.full_pass:
+                        top = float(self.free().max())
+                p = _qt_first_le(tree, size, p + 1, top)
+        if self._cap_dirty:
+            loop.record_capacity(t, float(self.cap[self.allocated].sum()))
+            self._cap_dirty = False
+        if loop.check:
+            over = (self.used > self.cap + 1e-9) | ((self.used > 0) & ~self.allocated)
+            loop.violations += int(over.sum())
+
     def run(self) -> EngineOutput:
-        tr = self.trace
-        self.heap: list[tuple[float, int, int]] = []
-        queue: list[int] = []
-        si = pi = 0
-        npm = tr.time_s.size
-        period = self.cfg.acquirer_period_s if self.cfg.acquirer else INF
-        next_tick = period
-        t_prev = 0.0
-        alloc_cores = 0.0
-        used_total = 0.0
-        while True:
-            t = INF
-            if self.heap:
-                t = self.heap[0][0]
-            if pi < npm:
-                t = min(t, tr.time_s[pi])
-            if si < self.n:
-                t = min(t, self.submit[si])
-            t = min(t, next_tick)
-            if t >= self.horizon:
-                break
-            self.events += 1
-            self.available_cs += alloc_cores * (t - t_prev)
-            self.used_cs += used_total * (t - t_prev)
-            t_prev = t
-            # 1. completions
-            while self.heap and self.heap[0][0] == t:
-                _, j, att = heapq.heappop(self.heap)
-                if self.status[j] != RUNNING or att != self.att[j]:
-                    continue
-                m = self._detach(j)
-                self.status[j] = COMPLETED
-                self.end[j] = t
-                self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
-                self.completed_cs += self.cores[j] * self.duration[j]
-                self._deallocate_if_idle(m)
-            # 2. capacity changes
-            killed: list[int] = []
-            while pi < npm and tr.time_s[pi] == t:
-                m, newc = int(tr.machine[pi]), float(tr.cores[pi])
-                pi += 1
-                old = self.cap[m]
-                if newc == old:
-                    continue
-                self.cap[m] = newc
-                if not self.allocated[m]:
-                    continue
-                d = SHRINK if newc < old else GROW
-                if t > self.last_change[m]:  # not the node's appearance at its allocation instant
-                    self.history.add(t, t - self.last_change[m], int(self.last_dir[m]), d)
-                self.last_change[m], self.last_dir[m] = t, d
-                while self.running[m] and (self.used[m] > newc + 1e-9 or newc <= 0.0):
-                    victim = max(self.running[m], key=lambda j: (self.start[j], self.row[j]))
-                    self._kill(victim, t)
-                    killed.append(victim)
-                self._deallocate_if_idle(m)
-            if killed:
-                killed.sort(key=lambda j: (self.start[j], self.row[j]))
-                queue.extend(killed)
-            # 2b. the Acquirer
-            if t == next_tick:
-                self._acquire(t)
-                next_tick += period
-            # 3. arrivals
-            while si < self.n and self.submit[si] == t:
-                queue.append(si)
-                si += 1
-            # 4. one pass over the queue
-            if queue:
-                keep = []
-                for j in queue:
-                    m = self.placement(self, j, t)
-                    if m >= 0:
-                        self._start(j, m, t)
-                    else:
-                        keep.append(j)
-                queue = keep
-            alloc_cores = float(self.cap[self.allocated].sum())
-            if not self.cap_v or alloc_cores != self.cap_v[-1]:
-                self.cap_t.append(t)
-                self.cap_v.append(alloc_cores)
-            used_total = float(self.used.sum())
-            if self.check:
-                over = (self.used > self.cap + 1e-9) | ((self.used > 0) & ~self.allocated)
-                self.violations += int(over.sum())
-        h = self.horizon
-        self.available_cs += alloc_cores * (h - t_prev)
-        self.used_cs += used_total * (h - t_prev)
-        inflight = sum(self.cores[j] * (h - self.start[j]) for j in np.flatnonzero(self.status == RUNNING))
-        o = self.row
-        return EngineOutput(
-            _unsort(o, self.first),
-            _unsort(o, self.end),
-            _unsort(o, self.att),
-            _unsort(o, self.terms),
-            _unsort(o, self.status),
-            self.completed_cs,
-            self.wasted_cs,
-            float(inflight),
-            self.available_cs,
-            self.used_cs,
-            self.n_term,
-            self.aborted,
-            self.violations,
-            self.events,
-            **self.log.arrays(o),
-            cap_time_s=np.asarray(self.cap_t, np.float64),
-            cap_cores=np.asarray(self.cap_v, np.float64),
-        )
+        return self.loop.run(self)
 
 
 # ---------------------------------------------------------------------- placements
@@ -430,6 +399,4 @@ def run_cluster(
     """Run the harvest-VM loop. Raises ValueError on memory platforms or ``nodes`` above the pool size."""
     if problem.record_ts:
         raise ValueError("time series recording is not available in the harvest-VM loop")
-    cl = Cluster(problem, cfg, seed, placement, history_window_s)
-    out = cl.run()
-    return RunArtifacts(out, None)
+    return RunArtifacts(Cluster(problem, cfg, seed, placement, history_window_s).run(), None)

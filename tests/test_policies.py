@@ -192,7 +192,7 @@ def test_h2_wakes_at_a_boundary_even_without_any_event_there() -> None:
 
 
 def test_target_asap_sends_the_longest_job_to_the_safest_machine() -> None:
-    from sim.policies.target import _Sim
+    from tests.reference_target import _Sim
 
     cap = alternating(48, 8, 4)  # M⁻ = 4 usable machines at first
     # reference windows of one hour: the first hour holds short jobs (601-639 s); in the second hour a job
@@ -211,14 +211,58 @@ def test_target_asap_sends_the_longest_job_to_the_safest_machine() -> None:
     assert r.jobs["terminations"][39] == 0 and r.jobs["status"][39] == "completed"
 
 
-def test_earliest_start_respects_the_plan() -> None:
-    from sim.policies.target import earliest_start
+@pytest.mark.parametrize("impl", ["plain", "compiled"])
+def test_earliest_start_respects_the_plan(impl) -> None:
+    from sim.policies.target import plan_earliest_start
+    from tests.reference_target import earliest_start
 
+    es = earliest_start if impl == "plain" else plan_earliest_start
     plan = [(0.0, 10.0, 20.0), (5.0, 15.0, 4.0), (12.0, 20.0, 10.0)]
-    assert earliest_start(plan, 0.0, 3.0, 4.0, 24.0) == 0.0
-    assert earliest_start(plan, 0.0, 3.0, 10.0, 24.0) == 10.0  # [10, 13) leaves 24 − 14 = 10 cores
-    assert earliest_start(plan, 0.0, 20.0, 24.0, 24.0) == 20.0
-    assert earliest_start([], 7.0, 1.0, 1.0, 1.0) == 7.0
+    assert es(plan, 0.0, 3.0, 4.0, 24.0) == 0.0
+    assert es(plan, 0.0, 3.0, 10.0, 24.0) == 10.0  # [10, 13) leaves 24 − 14 = 10 cores
+    assert es(plan, 0.0, 20.0, 24.0, 24.0) == 20.0
+    assert es([], 7.0, 1.0, 1.0, 1.0) == 7.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    plan=st.lists(
+        st.tuples(st.integers(0, 30), st.integers(1, 15), st.sampled_from([0.5, 1.0, 2.0, 3.0])), max_size=12
+    ),
+    t=st.integers(0, 30),
+    w=st.integers(1, 20),
+    c=st.sampled_from([0.5, 1.0, 2.5, 4.0]),
+)
+def test_compiled_earliest_start_equals_the_plain_one(plan, t, w, c) -> None:
+    from sim.policies.target import plan_earliest_start
+    from tests.reference_target import earliest_start
+
+    p = [(float(s), float(s + d), float(k)) for s, d, k in plan]
+    assert plan_earliest_start(p, float(t), float(w), c, 4.0) == earliest_start(p, float(t), float(w), c, 4.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sc=scenarios(),
+    policy=st.sampled_from(["target-stretch", "target-asap", "packed-target-asap"]),
+    ref_s=st.sampled_from([4.0, 10.0, 1e6]),
+    d=st.integers(0, 4),
+)
+def test_indexed_target_equals_the_plain_one(sc, policy, ref_s, d) -> None:
+    """The indexed/compiled Target* (shared loop) makes the plain implementation's choices, job for job."""
+    from sim.policies.target import Target, TargetParams
+    from tests.reference_target import run_reference
+
+    machines, cores, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon))
+    problem = Problem.build(frame(jobs), Platform(machines, float(cores)), trace, float(horizon))
+    params = TargetParams(search_distance=d, reference_days=ref_s / 86400, pack=2)
+    a = run_reference(problem, params, policy)
+    b = Target(policy).run(problem, params, 0).output
+    for f in ("first_start_s", "end_s", "attempts", "terminations", "status", "att_job", "att_start_s"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert a.completed_cs == b.completed_cs and a.wasted_cs == b.wasted_cs
 
 
 @settings(max_examples=40, deadline=None)

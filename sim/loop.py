@@ -1,0 +1,216 @@
+"""The one Python event loop: every policy that places jobs in Python runs here (Target*, SlackSched*,
+capsched, per-machine Oracle, FF with the Acquirer, any new Python policy).
+
+One handler per event kind (Vidur's model), events ordered by ``(time, kind, tie)``:
+
+==========  ==  =====================================================================================
+``END``      0  an attempt ends (stale if the job was killed or restarted since: skipped)
+``CAPACITY`` 1  a batch of capacity-trace rows with the same time (the policy applies them)
+``TICK``     2  a periodic tick (``Hooks.tick_s``; the Acquirer)
+``START``    3  a start the policy planned for later (Target*'s per-machine plans)
+``ARRIVAL``  4  a job is submitted (jobs in submit order, ties in input order)
+==========  ==  =====================================================================================
+
+After the last event of an instant the loop calls ``Hooks.on_instant_end(t)`` (the schedule pass of
+queue-based policies). The loop owns the accounting shared by every engine — job status, attempts,
+terminations, the attempt log, core-second aggregates, the capacity step function — and builds the
+:class:`~sim.metrics.EngineOutput`; policies change job state only through :meth:`Loop.start`,
+:meth:`Loop.complete` (done by the loop on ``END``) and :meth:`Loop.kill`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Protocol
+
+import numpy as np
+
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
+from sim.problem import Problem, _unsort
+
+END, CAPACITY, TICK, START, ARRIVAL = 0, 1, 2, 3, 4
+INF = float("inf")
+
+
+class Hooks(Protocol):
+    """What a Python policy implements (a plain class; unused hooks may be no-ops).
+
+    ``capacity_times``: sorted times of the capacity-trace rows the policy applies in ``on_capacity``;
+    ``tick_s``: tick period (``inf``: none); ``end_tie_by_job``: equal-time ends in job order (else in
+    the order their attempts started)."""
+
+    capacity_times: np.ndarray
+    tick_s: float
+    end_tie_by_job: bool
+
+    def on_arrival(self, loop: Loop, j: int, t: float) -> None: ...
+    def on_end(self, loop: Loop, j: int, t: float) -> None: ...
+    def on_capacity(self, loop: Loop, t: float, lo: int, hi: int) -> None: ...
+    def on_tick(self, loop: Loop, t: float) -> None: ...
+    def on_start(self, loop: Loop, j: int, t: float, tag: int) -> None: ...
+    def on_instant_end(self, loop: Loop, t: float) -> None: ...
+
+
+class Loop:
+    """Jobs in engine order (sorted by submit, ``row`` maps back to input rows) and their accounting."""
+
+    def __init__(self, problem: Problem) -> None:
+        o = problem.order
+        self.row = o
+        self.submit = problem.submit_s[o]
+        self.duration = problem.duration_s[o]
+        self.cores = problem.cores[o]
+        self.n = len(o)
+        self.horizon = problem.horizon_s
+        self.check = problem.check
+        self.first = np.full(self.n, -1.0)
+        self.start_s = np.full(self.n, -1.0)
+        self.end = np.full(self.n, -1.0)
+        self.att = np.zeros(self.n, np.int64)
+        self.terms = np.zeros(self.n, np.int64)
+        self.status = np.full(self.n, QUEUED, np.int8)
+        self.machine = np.full(self.n, -1, np.int64)
+        self.cur_att = np.full(self.n, -1, np.int64)
+        self.log = AttemptLog(self.horizon)
+        self.completed_cs = self.wasted_cs = self.aborted = 0.0
+        self.available_cs = self.used_cs = 0.0
+        self.alive_cores = 0.0  # current capacity (set through record_capacity)
+        self.busy = 0.0  # cores of running attempts
+        self.n_term = self.events = self.violations = 0
+        self.cap_t: list[float] = []
+        self.cap_v: list[float] = []
+        self.heap: list[tuple[float, int, int, int, int]] = []
+        self.seq = 0
+        self._end_by_job = False
+
+    # ------------------------------------------------------------------ primitives for policies
+    def push(self, t: float, kind: int, j: int, tag: int = 0) -> None:
+        """Schedule an event (``START``/``END``); equal ``(t, kind)`` run in push order."""
+        heapq.heappush(self.heap, (t, kind, self.seq, j, tag))
+        self.seq += 1
+
+    def start(self, j: int, m: int, t: float) -> None:
+        """Start an attempt of job ``j`` on machine ``m`` now; its ``END`` is scheduled."""
+        self.status[j] = RUNNING
+        self.start_s[j] = t
+        if self.first[j] < 0:
+            self.first[j] = t
+        self.att[j] += 1
+        self.machine[j] = m
+        self.cur_att[j] = self.log.open(j, m, t)
+        self.busy += self.cores[j]
+        e = t + self.duration[j]
+        if self._end_by_job:
+            heapq.heappush(self.heap, (e, END, j, j, int(self.att[j])))
+        else:
+            self.push(e, END, j, int(self.att[j]))
+
+    def kill(self, j: int, t: float) -> None:
+        """Terminate the running attempt of ``j`` (wasted work); the job is queued again."""
+        s = self.start_s[j]
+        self.log.close(int(self.cur_att[j]), t, ATT_KILLED)
+        self.wasted_cs += self.cores[j] * (t - s)
+        self.aborted += t - s
+        self.terms[j] += 1
+        self.n_term += 1
+        self.status[j] = QUEUED
+        self.busy -= self.cores[j]
+        self.machine[j] = -1
+
+    def complete(self, j: int, t: float) -> None:
+        self.status[j] = COMPLETED
+        self.end[j] = t
+        self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
+        self.completed_cs += self.cores[j] * self.duration[j]
+        self.busy -= self.cores[j]
+
+    def record_capacity(self, t: float, cores: float) -> None:
+        """Capacity (alive or allocated cores) from ``t`` on."""
+        self.alive_cores = cores
+        if not self.cap_v or cores != self.cap_v[-1]:
+            self.cap_t.append(t)
+            self.cap_v.append(cores)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, hooks: Hooks) -> EngineOutput:
+        """Dispatch every event before the horizon to ``hooks``; return the run's output."""
+        self._end_by_job = hooks.end_tie_by_job
+        heap, submit, horizon = self.heap, self.submit, self.horizon
+        ct = np.asarray(hooks.capacity_times, np.float64)
+        nct, ci, si, n = ct.size, 0, 0, self.n
+        tick = hooks.tick_s
+        next_tick = tick
+        t_prev = 0.0
+        cur = None
+        while True:
+            # the next event: the heap front, the next capacity batch, the next tick, the next arrival
+            t, kind = INF, 5
+            if heap:
+                t, kind = heap[0][0], heap[0][1]
+            if ci < nct and (ct[ci] < t or (ct[ci] == t and kind > CAPACITY)):
+                t, kind = float(ct[ci]), CAPACITY
+            if next_tick < t or (next_tick == t and kind > TICK):
+                t, kind = next_tick, TICK
+            if si < n and submit[si] < t:
+                t, kind = float(submit[si]), ARRIVAL
+            if cur is not None and t != cur:
+                hooks.on_instant_end(self, cur)
+                cur = None
+                continue  # the instant-end hook may have scheduled events
+            if t >= horizon:
+                break
+            cur = t
+            self.events += 1
+            dt = t - t_prev
+            if dt:
+                self.available_cs += self.alive_cores * dt
+                self.used_cs += self.busy * dt
+                t_prev = t
+            if kind == ARRIVAL:
+                si += 1
+                hooks.on_arrival(self, si - 1, t)
+            elif kind == CAPACITY:
+                lo = ci
+                while ci < nct and ct[ci] == t:
+                    ci += 1
+                hooks.on_capacity(self, t, lo, ci)
+            elif kind == TICK:
+                next_tick += tick
+                hooks.on_tick(self, t)
+            else:
+                _, kind, _, j, tag = heapq.heappop(heap)
+                if kind == END:
+                    if self.status[j] != RUNNING or tag != self.att[j]:
+                        continue
+                    self.complete(j, t)
+                    hooks.on_end(self, j, t)
+                else:
+                    hooks.on_start(self, j, t, tag)
+        h = horizon
+        self.available_cs += self.alive_cores * (h - t_prev)
+        self.used_cs += self.busy * (h - t_prev)
+        return self.output()
+
+    def output(self) -> EngineOutput:
+        run = np.flatnonzero(self.status == RUNNING)
+        inflight = float(np.sum(self.cores[run] * (self.horizon - self.start_s[run])))
+        o = self.row
+        return EngineOutput(
+            _unsort(o, self.first),
+            _unsort(o, self.end),
+            _unsort(o, self.att),
+            _unsort(o, self.terms),
+            _unsort(o, self.status),
+            self.completed_cs,
+            self.wasted_cs,
+            inflight,
+            self.available_cs,
+            self.used_cs,
+            self.n_term,
+            self.aborted,
+            self.violations,
+            self.events,
+            **self.log.arrays(o),
+            cap_time_s=np.asarray(self.cap_t, np.float64),
+            cap_cores=np.asarray(self.cap_v, np.float64),
+        )
