@@ -8,6 +8,8 @@ from pathlib import Path
 import altair as alt
 import polars as pl
 
+from analysis.style import finish
+
 
 def capacity_steps(points: pl.DataFrame, machines: dict[str, int], hours: float = 7 * 24) -> alt.Chart:
     """Machines alive (fraction) over the first ``hours`` of each trace, as step lines.
@@ -61,47 +63,80 @@ def survival_curves(curves: pl.DataFrame, max_hours: float = 48) -> alt.Chart:
     )
 
 
-def policy_comparison(results: pl.DataFrame) -> alt.Chart:
-    """Terminations and goodput per policy and workload (``workload, policy, terminations, goodput``)."""
-    base = alt.Chart(results.to_pandas()).encode(
-        x=alt.X("policy:N", title=None), color=alt.Color("policy:N", legend=None)
+def policy_comparison(results: pl.DataFrame) -> alt.TopLevelMixin:
+    """Terminations and goodput per policy and workload (``workload, policy, terminations, goodput``):
+    bars are the mean over the rows of a (workload, policy) — several scenarios or replicates are
+    averaged, never stacked — with min–max whiskers and the row count in the tooltip."""
+    agg = (
+        results.group_by("workload", "policy")
+        .agg(
+            *(pl.col(m).mean().alias(m) for m in ("terminations", "goodput")),
+            *(pl.col(m).min().alias(f"{m}_min") for m in ("terminations", "goodput")),
+            *(pl.col(m).max().alias(f"{m}_max") for m in ("terminations", "goodput")),
+            pl.len().alias("runs"),
+        )
+        .sort("workload", "policy")
     )
-    terms = base.mark_bar().encode(y=alt.Y("terminations:Q")).properties(width=250, height=180)
-    good = (
-        base.mark_bar()
-        .encode(y=alt.Y("goodput:Q", scale=alt.Scale(domain=[0, 1])))
-        .properties(width=250, height=180)
+
+    data = agg.to_pandas()
+    faceted = results["workload"].n_unique() > 1
+
+    def panel(m: str, title: str, scale: alt.Scale | None = None) -> alt.TopLevelMixin:
+        base = alt.Chart().encode(x=alt.X("policy:N", title=None))
+        bar = base.mark_bar().encode(
+            y=alt.Y(f"{m}:Q", title=title, scale=scale or alt.Undefined),
+            color=alt.Color("policy:N", legend=None),
+            tooltip=["workload", "policy", m, "runs"],
+        )
+        err = base.mark_rule().encode(y=f"{m}_min:Q", y2=f"{m}_max:Q")
+        layer = alt.layer(bar, err, data=data).properties(width=250, height=180)
+        return layer.facet(row=alt.Row("workload:N", title=None)) if faceted else layer
+
+    chart = alt.hconcat(
+        panel("terminations", "job terminations (mean)"),
+        panel("goodput", "goodput (fraction, mean)", alt.Scale(domain=[0, 1])),
     )
-    return (
-        alt.hconcat(terms, good).facet(row=alt.Row("workload:N"))
-        if results["workload"].n_unique() > 1
-        else alt.hconcat(terms, good)
+    return finish(
+        chart,
+        "Terminations and goodput per policy",
+        "Mean over the runs of each workload and policy (whiskers: min–max over them).",
     )
 
 
-def sweep_grid(results: pl.DataFrame, value: str = "wasted_fraction", policy: str = "ff") -> alt.Chart:
+def sweep_grid(
+    results: pl.DataFrame, value: str = "wasted_fraction", policy: str = "ff"
+) -> alt.TopLevelMixin:
     """Heatmap of ``value`` over change frequency × step size, one panel per workload (thesis ch. 4
-    figures); ``results`` has ``workload, policy, changes_per_hour, step`` and ``value``."""
-    df = results.filter(pl.col("policy") == policy).select("workload", "changes_per_hour", "step", value)
-    base = alt.Chart(df.to_pandas()).encode(
+    figures); ``results`` has ``workload, policy, changes_per_hour, step`` and ``value``. Cells show
+    three significant digits (0.00312, not 0.00); the colour scale starts at zero."""
+    df = (
+        results.filter(pl.col("policy") == policy)
+        .group_by("workload", "changes_per_hour", "step")
+        .agg(pl.col(value).mean())
+    )
+    base = alt.Chart().encode(
         x=alt.X("changes_per_hour:O", title="capacity changes per hour"),
         y=alt.Y("step:O", title="step (fraction of machines)", sort="descending"),
     )
-    heat = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme="orangered")))
-    text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=".2f"))
-    return (
-        (heat + text)
+    label = value.replace("_", " ")
+    heat = base.mark_rect().encode(
+        color=alt.Color(f"{value}:Q", title=label, scale=alt.Scale(scheme="orangered", domainMin=0))
+    )
+    text = base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=".3~r"))
+    chart = (
+        alt.layer(heat, text, data=df.to_pandas())
         .properties(width=260, height=150)
         .facet(column=alt.Column("workload:N", title=None))
-        .properties(title=f"{policy}: {value.replace('_', ' ')} by change frequency and step")
+    )
+    return finish(
+        chart,
+        f"{policy}: {label} by change frequency and step",
+        "Mean over the runs of each cell; colour from zero.",
     )
 
 
 def save_png(chart: alt.TopLevelMixin, path: str | Path, scale: float = 2.0) -> Path:
     """Render ``chart`` to PNG (vl-convert, offline)."""
-    import vl_convert as vlc
+    from analysis.style import save_png as _save
 
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(vlc.vegalite_to_png(chart.to_json(), scale=scale))
-    return p
+    return _save(chart, path, scale)

@@ -1,0 +1,528 @@
+"""Study chapters as executed notebooks (group ``reports``).
+
+* ``out_study_scenarios`` — which scenario ids make up each reproduction study and profile, with the
+  key the study builder gives them (``["azure", 1.0, 0.15, 0]``…): how notebooks find a study's rows in
+  ``out_sim_results`` without re-deriving the catalogue.
+* ``out_workload_stats`` — job-duration, cores and memory statistics of the ingested workloads (thesis
+  Table 2.2) and of the synthetic Zipf workloads as the simulator generates them (Table 4.1), each next to
+  the paper's printed values.
+* ``report_<chapter>`` — one per notebook in ``notebooks/``: the notebook is executed headless (nbclient,
+  warehouse opened read-only, charts rendered to PNG by vl-convert, so the HTML needs no network) and
+  exported to ``data/reports/<chapter>.html``; its figures also go to ``data/reports/figures/<chapter>/``.
+  Each depends on exactly the tables and studies its notebook reads, so the UI marks it stale when they
+  change. Metadata: path, figure count, the profile shown.
+* ``report_index`` — ``data/reports/index.html``: every chapter with thumbnails and the reproduction table.
+"""
+
+import base64
+import html
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb import DuckDBResource
+
+from assets.raw import POOL
+from assets.schema import Col, TableSchema
+from assets.sim import study_asset_name
+from assets.warehouse import replace_table
+from sim import paths
+from studies import reproduction as repro
+
+OUT_STUDY_SCENARIOS = TableSchema(
+    "out_study_scenarios",
+    "Membership of the reproduction studies: one row per (study, scenario); join `out_sim_results` on "
+    "`scenario_id`.",
+    (
+        Col("study", "VARCHAR", "-", "catalogue study, e.g. repro-thesis-ch4-quick", False),
+        Col("base_study", "VARCHAR", "-", "study without the profile suffix, e.g. repro-thesis-ch4", False),
+        Col("profile", "VARCHAR", "-", "full or quick", False),
+        Col("scenario_id", "VARCHAR", "-", "scenario hash (`out_sim_results.scenario_id`)", False),
+        Col("key_json", "VARCHAR", "-", 'the builder\'s key, e.g. ["azure", 1.0, 0.15, 0]', False),
+        Col("replicate", "BIGINT", "-", "replicate (the key's last element)", False),
+    ),
+    ("study", "scenario_id"),
+)
+
+OUT_WORKLOAD_STATS = TableSchema(
+    "out_workload_stats",
+    "Job duration, cores and memory statistics per workload (thesis Tables 2.2 and 4.1), with the "
+    "paper's printed values where it prints them.",
+    (
+        Col("workload", "VARCHAR", "-", "azure, borg2011, pai, mustang, zipf-1.1 … zipf-1.8", False),
+        Col("source", "VARCHAR", "-", "core_jobs or sim.workloads.zipf_workload", False),
+        Col("jobs", "BIGINT", "jobs", "number of jobs", False),
+        Col("duration_mean_h", "DOUBLE", "h", "mean job duration"),
+        Col("duration_p50_h", "DOUBLE", "h", "median job duration"),
+        Col("duration_p90_h", "DOUBLE", "h", "P90 job duration"),
+        Col("duration_p95_h", "DOUBLE", "h", "P95 job duration"),
+        Col("cores_mean", "DOUBLE", "cores", "mean cores requested (borg2011: fraction of a machine)"),
+        Col("cores_p50", "DOUBLE", "cores", "median cores"),
+        Col("cores_p95", "DOUBLE", "cores", "P95 cores"),
+        Col("memory_mean_gb", "DOUBLE", "GB", "mean memory (null if unknown)"),
+        Col("paper_duration_mean_h", "DOUBLE", "h", "the paper's mean (Table 2.2 / 4.1), if printed"),
+        Col("paper_duration_p50_h", "DOUBLE", "h", "the paper's median, if printed"),
+        Col("paper_duration_p90_h", "DOUBLE", "h", "the paper's P90, if printed"),
+        Col("paper_duration_p95_h", "DOUBLE", "h", "the paper's P95, if printed"),
+    ),
+    ("workload",),
+)
+
+#: Thesis Table 2.2 (runtime of the Azure and Borg samples, hours): mean, P50, P90 (not printed), P95.
+THESIS_TABLE_2_2 = {"azure": (60.0, 0.5, None, 720.0), "borg2011": (1.66, 0.1, None, 4.0)}
+
+
+def study_membership(profiles: list[repro.Profile]) -> pl.DataFrame:
+    """``out_study_scenarios`` rows of every reproduction study of ``profiles``."""
+    rows = []
+    for pr in profiles:
+        for base, build in repro.STUDY_BUILDERS.items():
+            for key, sc in build(pr).items():
+                rows.append(
+                    {
+                        "study": repro.study_name(base, pr),
+                        "base_study": base,
+                        "profile": pr.name,
+                        "scenario_id": sc.id,
+                        "key_json": json.dumps(list(key)),
+                        "replicate": int(key[-1]),
+                    }
+                )
+    return pl.DataFrame(rows).unique(["study", "scenario_id"], keep="first", maintain_order=True)
+
+
+def workload_stats(jobs: pl.DataFrame) -> dict[str, float | int | None]:
+    """Duration (hours), cores and memory statistics of one workload (``duration_s, cores[, memory_gb]``)."""
+    h = jobs["duration_s"] / 3600.0
+    mem = jobs["memory_gb"].drop_nulls() if "memory_gb" in jobs.columns else pl.Series([], dtype=pl.Float64)
+    return {
+        "jobs": jobs.height,
+        "duration_mean_h": h.mean(),
+        "duration_p50_h": h.quantile(0.5, "nearest"),
+        "duration_p90_h": h.quantile(0.9, "nearest"),
+        "duration_p95_h": h.quantile(0.95, "nearest"),
+        "cores_mean": jobs["cores"].mean(),
+        "cores_p50": jobs["cores"].quantile(0.5, "nearest"),
+        "cores_p95": jobs["cores"].quantile(0.95, "nearest"),
+        "memory_mean_gb": mem.mean() if mem.len() else None,
+    }
+
+
+def workload_stats_frame(core_jobs: pl.DataFrame, zipf_jobs: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """``out_workload_stats`` rows: one per ``core_jobs`` workload and per synthetic Zipf workload."""
+    from sim.workloads import THESIS_TABLE_4_1
+
+    rows = []
+    for (wl,), g in sorted(core_jobs.group_by("workload"), key=lambda t: t[0]):
+        paper = THESIS_TABLE_2_2.get(str(wl), (None,) * 4)
+        rows.append({"workload": wl, "source": "core_jobs", **workload_stats(g), **_paper(paper)})
+    for wl, g in zipf_jobs.items():
+        paper = THESIS_TABLE_4_1.get(float(wl.split("-")[1]), (None,) * 4)
+        rows.append(
+            {"workload": wl, "source": "sim.workloads.zipf_workload", **workload_stats(g), **_paper(paper)}
+        )
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _paper(v: tuple) -> dict[str, float | None]:
+    names = ("paper_duration_mean_h", "paper_duration_p50_h", "paper_duration_p90_h", "paper_duration_p95_h")
+    return {n: (float(x) if x is not None else None) for n, x in zip(names, v, strict=True)}
+
+
+@dg.asset(
+    group_name="reports",
+    pool=POOL,
+    kinds={"duckdb"},
+    code_version="1",
+    description="Which scenario ids make up each reproduction study (full and quick), with the builder's "
+    "key; notebooks join it with out_sim_results.",
+)
+def out_study_scenarios(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    df = study_membership(list(repro.PROFILES.values()))
+    with duckdb.get_connection() as conn:
+        replace_table(conn, OUT_STUDY_SCENARIOS, df)
+    by = df.group_by("study").len().sort("study")
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": df.height,
+            "studies": dg.MetadataValue.md(
+                "| study | scenarios |\n|---|---|\n" + "\n".join(f"| {s} | {n} |" for s, n in by.rows())
+            ),
+        }
+    )
+
+
+@dg.asset(
+    group_name="reports",
+    pool=POOL,
+    kinds={"duckdb"},
+    deps=["core_jobs"],
+    code_version="1",
+    description="Workload statistics: core_jobs workloads (thesis Table 2.2) and the synthetic Zipf "
+    "workloads as generated for the thesis platform (Table 4.1), next to the printed values.",
+)
+def out_workload_stats(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    from sim.workloads import zipf_workload
+
+    with duckdb.get_connection() as conn:
+        jobs = conn.sql("SELECT workload, duration_s, cores, memory_gb FROM core_jobs").pl()
+    # the thesis platform (1000 × 24 cores, 30 days) at its 80 % load; seed 0 as in the studies
+    zipf = {wl: zipf_workload(float(wl.split("-")[1]), 1000, 24, 30 * 86400.0, seed=0) for wl in repro.ZIPFS}
+    df = workload_stats_frame(jobs, zipf)
+    with duckdb.get_connection() as conn:
+        replace_table(conn, OUT_WORKLOAD_STATS, df)
+    return dg.MaterializeResult(metadata={"dagster/row_count": df.height})
+
+
+# ------------------------------------------------------------------------------------------------ reports
+@dataclass(frozen=True)
+class Chapter:
+    """A notebook ``notebooks/<name>.ipynb``, its title for the index, and what it reads."""
+
+    name: str
+    title: str
+    blurb: str
+    tables: tuple[str, ...]
+    studies: tuple[str, ...] = ()  # reproduction study bases; both profiles' study assets are deps
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(
+        "ch2_capacity",
+        "Thesis ch. 2 — Variable capacity and cloud workloads",
+        "Table 2.2 workload statistics; Fig. 2.2 capacity under a constant carbon budget per grid.",
+        ("core_grid_carbon", "capacity_traces", "capacity_characterization", "out_workload_stats"),
+    ),
+    Chapter(
+        "ch4_variable_capacity",
+        "Thesis ch. 4 — First-Fit under variable capacity",
+        "Figs. 4.1–4.8 goodput, terminations, latency vs change frequency and step; Figs. 4.9–4.10 "
+        "observed grids; Table 4.1 Zipf workloads.",
+        ("out_sim_results", "out_study_scenarios", "out_workload_stats"),
+        ("repro-thesis-ch4", "repro-grids"),
+    ),
+    Chapter(
+        "ch5_intervals",
+        "Thesis ch. 5 — Machine intervals",
+        "Figs. 5.1–5.4 interval lengths vs change frequency and step, observed grids, remaining time.",
+        ("capacity_characterization", "machine_intervals", "interval_survival"),
+    ),
+    Chapter(
+        "ch6_ias",
+        "Thesis ch. 6 — The Interval-Aware Scheduler",
+        "Figs. 6.1–6.3 heuristics and aggressiveness; Table 6.2 IAS vs First-Fit.",
+        ("out_sim_results", "out_study_scenarios"),
+        ("repro-thesis-ch6", "repro-generic"),
+    ),
+    Chapter(
+        "riskaware",
+        "Seed 001 — Risk-aware scheduling",
+        "Figs. 1–4: goodput of FirstFitAware, TargetASAP and PackedTargetASAP over replicates.",
+        ("out_sim_results", "out_study_scenarios"),
+        ("repro-riskaware",),
+    ),
+    Chapter(
+        "slacksched",
+        "Seed 002 — SlackSched on harvest VMs",
+        "Figs. 9–10: job completion time CDFs and their reduction vs the CapacityScheduler.",
+        ("out_sim_results", "out_study_scenarios"),
+        ("repro-slacksched",),
+    ),
+    Chapter(
+        "zhang_chien",
+        "Seed 003 — Termination policies under variable capacity",
+        "Figs. 8–11: goodput decline with dynamic range and by termination policy.",
+        ("out_sim_results", "out_study_scenarios"),
+        ("repro-zhang-chien",),
+    ),
+    Chapter(
+        "reproduction",
+        "Reproduction — every seed headline next to varcap's",
+        "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",
+        ("out_reproduction",),
+    ),
+)
+
+
+def reports_dir() -> Path:
+    return paths.data_dir() / "reports"
+
+
+def notebooks_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "notebooks"
+
+
+class ReportConfig(dg.Config):
+    profile: str = "auto"  # auto (full where its runs are complete, else quick) | full | quick
+    timeout_s: int = 600
+
+
+@dataclass
+class Executed:
+    html_path: Path
+    figures: list[Path]
+    errors: list[str]
+    seconds: float
+
+
+def execute_notebook(
+    nb_path: Path, out_dir: Path, warehouse: Path, params: dict[str, object], timeout_s: int = 600
+) -> Executed:
+    """Execute ``nb_path`` headless with ``params`` injected after its ``parameters`` cell, against
+    ``warehouse`` (read-only), write ``<out_dir>/<name>.html`` and each figure output as
+    ``<out_dir>/figures/<name>/<figure>.png``. Raises ``RuntimeError`` naming the cell if a cell fails."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+    from nbconvert import HTMLExporter
+
+    name = nb_path.stem
+    nb = nbformat.read(nb_path, as_version=4)
+    inject = nbformat.v4.new_code_cell(
+        "# injected by the report asset\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items()),
+        metadata={"tags": ["injected-parameters"]},
+    )
+    at = next((i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), -1)
+    nb.cells.insert(at + 1, inject)
+    env = {
+        **os.environ,
+        "VARCAP_WAREHOUSE": str(warehouse),
+        "VARCAP_STATIC_CHARTS": "1",
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    t0 = time.perf_counter()
+    client = NotebookClient(
+        nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(nb_path.parent)}}
+    )
+    try:
+        client.execute(env=env)
+    except CellExecutionError as e:
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
+        raise RuntimeError(f"{nb_path}: a cell failed:\n{plain[-2500:]}") from e
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig_dir = out_dir / "figures" / name
+    if fig_dir.exists():
+        shutil.rmtree(fig_dir)
+    fig_dir.mkdir(parents=True)
+    figures: list[Path] = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            png = o.get("data", {}).get("image/png")
+            if not png:
+                continue
+            fname = (
+                o.get("metadata", {}).get("image/png", {}).get("varcap_figure")
+                or f"fig{len(figures) + 1:02d}"
+            )
+            p = fig_dir / f"{fname}.png"
+            p.write_bytes(base64.b64decode(png))
+            figures.append(p)
+    exporter = HTMLExporter(template_name="lab")
+    body, _ = exporter.from_notebook_node(nb)
+    html_path = out_dir / f"{name}.html"
+    tmp = html_path.with_suffix(".html.tmp")
+    tmp.write_text(body, encoding="utf-8")
+    tmp.replace(html_path)
+    return Executed(html_path, figures, [], time.perf_counter() - t0)
+
+
+def _chapter_deps(ch: Chapter) -> list[str]:
+    deps = list(ch.tables)
+    for base in ch.studies:
+        deps += [study_asset_name(repro.study_name(base, pr)) for pr in repro.PROFILES.values()]
+    return deps
+
+
+def report_asset(ch: Chapter) -> dg.AssetsDefinition:
+    @dg.asset(
+        name=f"report_{ch.name}",
+        group_name="reports",
+        pool=POOL,  # reads the warehouse: never while a writer holds it
+        kinds={"jupyter", "html"},
+        deps=_chapter_deps(ch),
+        code_version="1",
+        description=f"{ch.title}: notebooks/{ch.name}.ipynb executed into data/reports/{ch.name}.html. "
+        + ch.blurb,
+    )
+    def _report(config: ReportConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
+        if config.profile not in ("auto", *repro.PROFILES):
+            raise dg.Failure(
+                f"profile must be auto or one of {sorted(repro.PROFILES)}, got {config.profile!r}"
+            )
+        nb = notebooks_dir() / f"{ch.name}.ipynb"
+        try:
+            ex = execute_notebook(
+                nb, reports_dir(), Path(duckdb.database), {"profile": config.profile}, config.timeout_s
+            )
+        except RuntimeError as e:
+            raise dg.Failure(str(e)) from e
+        if not ex.figures:
+            raise dg.Failure(f"{nb}: executed but drew no figure")
+        return dg.MaterializeResult(
+            metadata={
+                "path": dg.MetadataValue.path(str(ex.html_path)),
+                "figures": len(ex.figures),
+                "figure_names": ", ".join(p.stem for p in ex.figures),
+                "seconds": round(ex.seconds, 1),
+                "preview": dg.MetadataValue.md(
+                    f"![{ex.figures[0].stem}](data:image/png;base64,"
+                    f"{base64.b64encode(ex.figures[0].read_bytes()).decode()})"
+                ),
+            }
+        )
+
+    return _report
+
+
+report_assets = [report_asset(ch) for ch in CHAPTERS]
+
+
+def index_html(chapters: list[dict], repro_table: pl.DataFrame | None, generated: str) -> str:
+    """The report index: one card per chapter (title, blurb, thumbnail, figure count) and the
+    reproduction table. ``chapters``: dicts with name, title, blurb, figures, thumb (relative path)."""
+    cards = []
+    for c in chapters:
+        thumb = (
+            f'<img src="{html.escape(c["thumb"])}" alt="{html.escape(c["name"])} first figure">'
+            if c.get("thumb")
+            else '<div class="missing">not rendered</div>'
+        )
+        cards.append(
+            f'<a class="card" href="{html.escape(c["name"])}.html">{thumb}'
+            f"<h2>{html.escape(c['title'])}</h2><p>{html.escape(c['blurb'])}</p>"
+            f'<p class="n">{c["figures"]} figures</p></a>'
+        )
+    table = "<p>No reproduction results yet: run <code>varcap reproduce --quick</code>.</p>"
+    if repro_table is not None and repro_table.height:
+        head = "".join(
+            f"<th>{h}</th>"
+            for h in ("headline", "section", "paper", "varcap mean [95 % CI]", "band", "in band", "profile")
+        )
+        rows = []
+        for r in repro_table.iter_rows(named=True):
+            ran = r["varcap_mean"] is not None and r["varcap_mean"] == r["varcap_mean"]
+            val = f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]" if ran else "not run"
+            ok = "yes" if r["within_band"] else ("no" if ran else "–")
+            rows.append(
+                f'<tr class="{"in" if r["within_band"] else "out"}"><td><code>{html.escape(r["headline_id"])}</code></td>'
+                f"<td>{html.escape(r['section'])}</td><td>{r['anchor_value']:g} {html.escape(r['unit'])}</td>"
+                f"<td>{val}</td><td>[{r['band_low']:.3g}, {r['band_high']:.3g}]</td><td>{ok}</td>"
+                f"<td>{html.escape(r['profile'])}</td></tr>"
+            )
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>varcap reports</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }}
+.grid {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(270px, 1fr)); gap: 1rem; }}
+.card {{ border: 1px solid #ddd; border-radius: 6px; padding: .7rem; text-decoration: none; color: inherit; }}
+.card:hover {{ border-color: #4c78a8; }}
+.card img {{ width: 100%; height: 170px; object-fit: contain; background: #fff; }}
+.card h2 {{ font-size: 1rem; margin: .5rem 0 .2rem; }} .card p {{ font-size: .85rem; margin: .2rem 0; }}
+.n {{ color: #666; }} .missing {{ height: 170px; background: #f4f4f4; }}
+table {{ border-collapse: collapse; font-size: .85rem; width: 100%; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: .25rem .4rem; text-align: left; }}
+tr.out td:nth-child(6) {{ color: #b22; font-weight: bold; }} tr.in td:nth-child(6) {{ color: #282; }}
+</style></head><body>
+<h1>varcap — study chapters</h1>
+<p>Each chapter is a notebook in <code>notebooks/</code> executed by its Dagster asset
+(<code>report_&lt;chapter&gt;</code>, group <code>reports</code>) against the warehouse. {html.escape(generated)}</p>
+<div class="grid">{"".join(cards)}</div>
+<h1>Reproduction</h1>{table}
+</body></html>
+"""
+
+
+@dg.asset(
+    group_name="reports",
+    pool=POOL,
+    kinds={"html"},
+    deps=["out_reproduction", *(f"report_{ch.name}" for ch in CHAPTERS)],
+    code_version="1",
+    description="data/reports/index.html: every chapter report with thumbnails, and the reproduction table.",
+)
+def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    out = reports_dir()
+    thumbs = out / "thumbs"
+    thumbs.mkdir(parents=True, exist_ok=True)
+    chapters = []
+    for ch in CHAPTERS:
+        figs = sorted((out / "figures" / ch.name).glob("*.png"), key=lambda p: p.stat().st_mtime_ns)
+        thumb = None
+        if figs and (out / f"{ch.name}.html").exists():
+            shutil.copyfile(figs[0], thumbs / f"{ch.name}.png")
+            thumb = f"thumbs/{ch.name}.png"
+        chapters.append(
+            {"name": ch.name, "title": ch.title, "blurb": ch.blurb, "figures": len(figs), "thumb": thumb}
+        )
+    with duckdb.get_connection() as conn:
+        have = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
+        ).fetchone()[0]
+        table = (
+            conn.sql(
+                "SELECT * FROM out_reproduction WHERE headline_id NOT LIKE '%@%' ORDER BY profile, seed_doc, headline_id"
+            ).pl()
+            if have
+            else None
+        )
+    generated = time.strftime("Generated %Y-%m-%d %H:%M UTC.", time.gmtime())
+    path = out / "index.html"
+    path.write_text(index_html(chapters, table, generated), encoding="utf-8")
+    missing = [c["name"] for c in chapters if not c["thumb"]]
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "chapters": len(chapters),
+            "figures": sum(c["figures"] for c in chapters),
+            "missing": ", ".join(missing) or "none",
+        }
+    )
+
+
+def readme_figures() -> dict[str, tuple[str, str]]:
+    """``docs/figures/<name>.png`` → (chapter, figure name) in the report outputs (`varcap figures`)."""
+    return {
+        "carbon_capacity": ("ch2_capacity", "carbon_capacity"),
+        "interval_survival": ("ch5_intervals", "interval_survival"),
+        "thesis_ch4_goodput": ("ch4_variable_capacity", "goodput_vs_frequency"),
+        "thesis_ch6_ias": ("ch6_ias", "table_6_2_terminations"),
+        "reproduction": ("reproduction", "reproduction_bands"),
+    }
+
+
+def copy_readme_figures(dest: Path) -> list[Path]:
+    """Copy the README's figures from the rendered reports into ``dest``; ``FileNotFoundError`` names
+    the first missing one (render the reports first: ``varcap run``)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, (ch, fig) in readme_figures().items():
+        src = reports_dir() / "figures" / ch / f"{fig}.png"
+        if not src.is_file():
+            raise FileNotFoundError(f"{src}: not rendered; run `varcap run` (or materialize report_{ch})")
+        shutil.copyfile(src, dest / f"{name}.png")
+        out.append(dest / f"{name}.png")
+    return out
+
+
+reports_assets = [out_study_scenarios, out_workload_stats, *report_assets, report_index]
+
+
+def _checks() -> list[dg.AssetChecksDefinition]:
+    from assets.capacity import _key_and_ranges
+
+    return [
+        *_key_and_ranges(OUT_STUDY_SCENARIOS, out_study_scenarios),
+        *_key_and_ranges(OUT_WORKLOAD_STATS, out_workload_stats),
+    ]
+
+
+reports_checks = _checks()
