@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test ui lint bench install clean-warehouse samples notebooks
+.PHONY: run test ui lint bench install clean-warehouse samples notebooks lab figures
 
 $(PY):
 	@command -v $(PY_BOOT) >/dev/null 2>&1 || { echo "need $(PY_BOOT) on PATH (or set PY_BOOT=python3)"; exit 1; }
@@ -32,6 +32,14 @@ test: $(STAMP)
 ## Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP)
 	$(VENV)/bin/varcap ui
+
+## JupyterLab on notebooks/ with the project's kernel (the venv's python3: varcap's packages and warehouse)
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+## docs/figures/*.png from the rendered reports (run `make run` first)
+figures: $(STAMP)
+	$(VENV)/bin/varcap figures
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -45,7 +45,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     selection = (
         dg.AssetSelection.groups(*args.groups)
         if args.groups
-        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim")  # sweeps: `varcap sweep STUDY`
+        # sweeps: `varcap sweep STUDY`; reproduction and reports follow the quick studies (run_reports)
+        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim", "reproduction", "reports")
+        | dg.AssetSelection.assets("out_sim_inputs")
     )
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
@@ -92,9 +94,67 @@ def cmd_run(args: argparse.Namespace) -> int:
             if ev.is_failure:
                 console.print(f"[red]{ev.step_key}: {ev.message}[/]")
         return 1
+    if not args.groups and run_reports(console, args.workers, simulate=not args.no_sim) != 0:
+        return 1
     console.print(f"warehouse: [bold]{paths.warehouse_path()}[/]")
     console.print('  query:   varcap sql "select workload, count(*) from core_jobs group by 1"')
     console.print("  UI:      make ui  (or `varcap ui`), then open http://127.0.0.1:3000")
+    if not args.groups:
+        from assets.reports import reports_dir
+
+        console.print(
+            f"reports: [bold]{reports_dir() / 'index.html'}[/]  (figures for the README: varcap figures)"
+        )
+    return 0
+
+
+def run_reports(console, workers: int, simulate: bool = True, reproduction: bool = True) -> int:
+    """``varcap run``'s second half: simulate the quick reproduction studies (cached scenarios are
+    skipped), then materialize ``out_sim_results``, ``out_reproduction`` (quick; unless not
+    ``reproduction``) and the ``reports`` group, and print the index path."""
+    import dagster as dg
+
+    from assets.reports import reports_dir
+    from pipelines.definitions import defs
+    from studies import reproduction as repro
+
+    t0 = time.perf_counter()
+    if simulate:
+        walls = repro.run_profile(repro.QUICK, workers)
+        console.print(
+            f"quick reproduction studies: {len(walls)} scenarios simulated in {time.perf_counter() - t0:.0f} s"
+        )
+    keys = ["out_sim_results", *(["out_reproduction"] if reproduction else [])] + [
+        k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
+    ]
+    t1 = time.perf_counter()
+    with console.status("simulation results, reproduction table and reports …"):
+        ok = _materialize(keys, console, {"out_reproduction": {"config": {"profile": repro.QUICK.name}}})
+    if not ok:
+        return 1
+    index = reports_dir() / "index.html"
+    console.print(f"reports rendered in {time.perf_counter() - t1:.0f} s: [bold]{index}[/]")
+    return 0
+
+
+def cmd_reports(args: argparse.Namespace) -> int:
+    """Re-render the reports from the results there are (e.g. after ``varcap reproduce``)."""
+    from rich.console import Console
+
+    prepare_dagster_home()
+    return run_reports(Console(), 1, simulate=False, reproduction=False)
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    """Copy the README's figures from the rendered reports into docs/figures."""
+    from assets.reports import copy_readme_figures
+
+    try:
+        out = copy_readme_figures(paths.home() / "docs" / "figures")
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
+    for p in out:
+        print(p)
     return 0
 
 
@@ -499,7 +559,23 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="materialize every asset (embedded samples by default)")
     r.add_argument("--source", choices=["sample", "remote"], help="raw data source (default: sample)")
     r.add_argument("--groups", nargs="*", help="only these asset groups (raw, core, …)")
+    r.add_argument(
+        "--free-slots",
+        nargs="+",
+        metavar="RUN_ID",
+        help="free the duckdb_write pool slots held by these (dead) runs, then exit",
+    )
+    r.add_argument("--workers", type=int, default=2, help="processes for the quick studies (default 2)")
+    r.add_argument(
+        "--no-sim",
+        action="store_true",
+        help="render the reports from the results there are; simulate nothing",
+    )
     r.set_defaults(fn=cmd_run)
+    rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
+    rr.set_defaults(fn=cmd_reports)
+    fg = sub.add_parser("figures", help="copy the README's figures from the rendered reports to docs/figures")
+    fg.set_defaults(fn=cmd_figures)
     u = sub.add_parser("ui", help="Dagster UI (dagster dev) on 127.0.0.1:3000")
     u.add_argument("--host", default="127.0.0.1")
     u.add_argument("--port", type=int, default=3000)
