@@ -40,6 +40,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.definitions import defs
 
     console = Console(stderr=False)
+    from pipelines import guard
+
+    instance = dg.DagsterInstance.get()
+    if args.free_slots:
+        for r in guard.free_slots(instance, args.free_slots):
+            console.print(f"freed the {guard.POOL} pool slots of run {r}")
+        return 0
+    for r in guard.free_dead_slots(instance):
+        console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
     if args.source:
         os.environ["VARCAP_SOURCE"] = args.source
     selection = (
@@ -53,13 +62,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     keys = selection.resolve(defs.resolve_asset_graph())
     run_config = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     t0 = time.perf_counter()
-    with console.status(f"materializing {len(keys)} assets …"):
-        result = job.execute_in_process(
-            instance=dg.DagsterInstance.get(),
-            asset_selection=list(keys),
-            run_config=run_config,
-            raise_on_error=False,
-        )
+    watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
+    watcher.start()
+    try:
+        with console.status(f"materializing {len(keys)} assets …"):
+            result = job.execute_in_process(
+                instance=instance,
+                asset_selection=list(keys),
+                run_config=run_config,
+                raise_on_error=False,
+                tags=guard.run_tags(),
+            )
+    finally:
+        watcher.stop()
     elapsed = time.perf_counter() - t0
     table = Table(title=f"varcap run — {len(keys)} assets in {elapsed:.1f} s")
     for c in ("asset", "rows", "rejects", "checks"):
@@ -90,9 +105,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     console.print(table)
     if not result.success:
-        for ev in result.all_events:
-            if ev.is_failure:
-                console.print(f"[red]{ev.step_key}: {ev.message}[/]")
+        for line in guard.failure_lines(result.all_events):
+            console.print(line, style="red", markup=False, highlight=False)
         return 1
     if not args.groups and run_reports(console, args.workers, simulate=not args.no_sim) != 0:
         return 1
@@ -218,19 +232,33 @@ def load_capacity_arg(spec: str, machines: int, horizon_s: float):
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     import json
+    import warnings
 
     from rich.console import Console
     from rich.table import Table
 
+    from pipelines.guard import write_outputs
     from sim import simulate
+    from sim.validate import check_inputs
     from sim.warmup import ensure_warm
 
     console = Console()
-    ensure_warm(console.print)
     jobs = load_jobs_arg(args.jobs, args.cores)
+    with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)
+        warnings.simplefilter("ignore")
+        check_inputs(
+            jobs,
+            None if args.capacity.startswith("random-walk") else args.capacity,
+            args.machines,
+            args.cores,
+            args.horizon_s,
+            None if args.jobs.startswith("warehouse:") else args.jobs,
+        )
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
+    ensure_warm(console.print)
     t0 = time.perf_counter()
-    with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"):
+    with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jobs after the horizon: reported below
         r = simulate(
             jobs,
             cap,
@@ -252,14 +280,24 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for k, v in r.metrics.items():
         table.add_row(k, f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
     console.print(table)
+    if r.jobs_after_horizon:
+        console.print(f"note: {r.jobs_after_horizon} jobs submitted at or after the horizon were left out")
+    outputs = []
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump(r.metrics, f, indent=2)
+        outputs.append((args.out, lambda p: p.write_text(json.dumps(r.metrics, indent=2))))
+    if args.jobs_out:
+        outputs.append(
+            (
+                args.jobs_out,
+                lambda p: (
+                    r.jobs.write_parquet(p) if args.jobs_out.endswith(".parquet") else r.jobs.write_csv(p)
+                ),
+            )
+        )
+    write_outputs(outputs)  # all or nothing: a failure leaves existing files untouched
+    if args.out:
         console.print(f"metrics → {args.out}")
     if args.jobs_out:
-        r.jobs.write_parquet(args.jobs_out) if args.jobs_out.endswith(".parquet") else r.jobs.write_csv(
-            args.jobs_out
-        )
         console.print(f"per-job table → {args.jobs_out}")
     return 0
 
@@ -284,7 +322,9 @@ def cmd_sql(args: argparse.Namespace) -> int:
     path = paths.warehouse_path()
     if not path.exists():
         raise SystemExit(f"{path} not found: run `make run` first")
-    with duckdb.connect(str(path), read_only=True) as con:
+    from pipelines.guard import connect_readonly
+
+    with connect_readonly(path) as con:
         try:
             rel = con.sql(args.query)
         except duckdb.Error as e:
@@ -308,6 +348,7 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
     failures. True on success."""
     import dagster as dg
 
+    from pipelines import guard
     from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
 
     result = dg.materialize(
@@ -315,15 +356,15 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
         selection=[dg.AssetKey(k) for k in keys],
         instance=dg.DagsterInstance.get(),
         resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
+        tags=guard.run_tags(),
         run_config={
             "loggers": {"console": {"config": {"log_level": "WARNING"}}},
             **({"ops": ops_config} if ops_config else {}),
         },
         raise_on_error=False,
     )
-    for ev in result.all_events:
-        if ev.is_failure:
-            console.print(f"[red]{ev.step_key}: {ev.message}[/]")
+    for line in guard.failure_lines(result.all_events):
+        console.print(line, style="red", markup=False, highlight=False)
     return result.success
 
 
@@ -485,7 +526,6 @@ def run_sweep(
 
 def study_results(study_name: str):
     """The study's rows of ``out_sim_results`` (read-only), in catalogue order, with a readable label."""
-    import duckdb
     import polars as pl
 
     from studies.scenarios import study
@@ -494,7 +534,9 @@ def study_results(study_name: str):
     order = pl.DataFrame(
         {"scenario_id": [s.id for s in scs], "label": [s.label() for s in scs]}
     ).with_row_index("i")
-    with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
+    from pipelines.guard import connect_readonly
+
+    with connect_readonly(paths.warehouse_path()) as con:
         df = con.sql("SELECT * FROM out_sim_results").pl()
     return order.join(df, on="scenario_id", how="inner").sort("i").drop("i")
 
@@ -555,10 +597,17 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks (also VARCAP_DEBUG=1)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="materialize every asset (embedded samples by default)")
     r.add_argument("--source", choices=["sample", "remote"], help="raw data source (default: sample)")
     r.add_argument("--groups", nargs="*", help="only these asset groups (raw, core, …)")
+    r.add_argument(
+        "--free-slots",
+        nargs="+",
+        metavar="RUN_ID",
+        help="free the duckdb_write pool slots held by these (dead) runs, then exit",
+    )
     r.add_argument(
         "--free-slots",
         nargs="+",
@@ -626,8 +675,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.fn(args) or 0)
+    """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
+    input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
+    args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    try:
+        return int(args.fn(args) or 0)
+    except KeyboardInterrupt:
+        print("varcap: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if debug:
+            raise
+        from pipelines.guard import user_error
+
+        code, msg = user_error(e)
+        print(f"varcap: error: {msg}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

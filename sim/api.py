@@ -11,6 +11,7 @@ from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
 from sim.policies import get_policy, parse_params
 from sim.problem import Platform, Problem
+from sim.validate import check_inputs
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class SimResult:
     seed: int
     invariant_violations: int
     events: int
+    jobs_after_horizon: int = 0  # submitted at/after the horizon: dropped with a warning (sim.validate)
 
 
 def read_jobs(path: str | Path) -> pl.DataFrame:
@@ -52,13 +54,16 @@ def simulate(
 ) -> SimResult:
     """Simulate ``policy`` on ``jobs`` under ``capacity``; metrics over the measurement window
     ``[window_start_s, window_end_s]`` (None: the horizon; see :mod:`sim.metrics`). Raises ValueError/KeyError
-    on bad input (incl. a window outside ``[0, horizon_s]``)."""
+    on bad input (incl. a window outside ``[0, horizon_s]``); the input contract is :mod:`sim.validate`."""
+    jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
+    jobs_df, after_horizon = check_inputs(
+        jobs_df, capacity, machines, cores, horizon_s, str(jobs) if isinstance(jobs, (str, Path)) else None
+    )
     wend = horizon_s if window_end_s is None else window_end_s
     if not (0.0 <= window_start_s < wend <= horizon_s):
         raise ValueError(
             f"window [{window_start_s:g}, {wend:g}] must satisfy 0 ≤ start < end ≤ horizon ({horizon_s:g})"
         )
-    jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     cap = read_capacity(capacity, machines, horizon_s) if isinstance(capacity, (str, Path)) else capacity
     if isinstance(cap, MachineCapacityTrace):
         if cap.machines != machines or cap.max_cores() > cores:
@@ -102,4 +107,5 @@ def simulate(
         seed,
         art.output.violations,
         art.output.events,
+        after_horizon,
     )

@@ -1,0 +1,260 @@
+"""What keeps the CLI honest when things go wrong (issue #15): one clear line per error, read-only
+warehouse access that waits briefly for a writer, outputs written atomically, and Dagster pool slots
+that a dead run can no longer hold.
+
+Pool slots: every run the CLI starts is tagged with its process (``varcap/pid``, ``varcap/host``,
+``varcap/started``). :func:`free_dead_slots` (called when ``varcap run`` starts) frees the slots of runs
+whose process is gone and marks those runs failed; :class:`SlotWatcher` reports, within seconds, a step
+waiting for a slot held by another run, and frees it if that run's process has died meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+POOL = "duckdb_write"
+FREE_CMD = "varcap run --free-slots"
+
+
+# ------------------------------------------------------------------------------------------ errors
+class WarehouseBusy(RuntimeError):
+    """The warehouse is locked by a writer for longer than we wait."""
+
+
+def user_error(e: BaseException) -> tuple[int, str]:
+    """``(exit code, one-line message)`` for an exception that reached ``main``: 2 for bad input or usage,
+    1 for anything else (an environment problem or a bug)."""
+    import duckdb
+
+    first = (str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)).strip().splitlines()
+    msg = first[0] if first else type(e).__name__
+    if isinstance(e, WarehouseBusy):
+        return 1, msg
+    if isinstance(e, duckdb.CatalogException):
+        return 1, (
+            f"{_strip_duckdb(msg)}: the warehouse does not have it yet — run `varcap run` "
+            "(and `varcap sweep STUDY` for results)"
+        )
+    if isinstance(e, duckdb.IOException) and "lock" in msg.lower():
+        return (
+            1,
+            f"the warehouse is being written by another process ({_strip_duckdb(msg)}); try again when it ends",
+        )
+    if isinstance(e, (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException)):
+        return 1, f"cannot read the warehouse: {_strip_duckdb(msg)}"
+    if isinstance(e, duckdb.Error):
+        return 2, _strip_duckdb(msg)
+    if isinstance(e, (ValueError, KeyError, FileNotFoundError, IsADirectoryError, NotADirectoryError)):
+        if isinstance(e, FileNotFoundError) and e.filename:
+            return 2, f"{e.filename}: no such file"
+        return 2, msg
+    if isinstance(e, PermissionError):
+        return 2, f"{e.filename or ''}: permission denied".lstrip(": ")
+    try:
+        import polars as pl
+
+        if isinstance(e, pl.exceptions.PolarsError):
+            return 2, msg
+    except ImportError:  # pragma: no cover
+        pass
+    return 1, f"internal error: {type(e).__name__}: {msg} (run with --debug for the traceback)"
+
+
+def _strip_duckdb(msg: str) -> str:
+    return re.sub(r"^(IO|Catalog|Binder|Parser|Serialization|Internal) Error: ", "", msg)
+
+
+def connect_readonly(path: Path, wait_s: float = 5.0, poll_s: float = 0.25) -> Any:
+    """A read-only DuckDB connection to ``path``; while a writer holds the lock, retry for ``wait_s``,
+    then raise :class:`WarehouseBusy` naming the writer's pid when DuckDB tells it."""
+    import duckdb
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=True)
+        except duckdb.IOException as e:
+            if "lock" not in str(e).lower():
+                raise
+            if time.monotonic() >= deadline:
+                pid = re.search(r"PID (\d+)", str(e))
+                who = f" (pid {pid.group(1)})" if pid else ""
+                raise WarehouseBusy(
+                    f"the warehouse {path} is being written by another process{who}, a `varcap run` or "
+                    f"sweep; waited {wait_s:g} s — try again when it finishes"
+                ) from None
+            time.sleep(poll_s)
+
+
+def write_outputs(writers: Iterable[tuple[str, Callable[[Path], None]]]) -> None:
+    """Write every ``(path, writer)`` to a temporary file beside its path, then rename them all into
+    place: a failure leaves every existing output untouched."""
+    done: list[tuple[Path, Path]] = []
+    try:
+        for dest, write in writers:
+            d = Path(dest)
+            tmp = d.with_name(f".{d.name}.{os.getpid()}.tmp{d.suffix}")
+            done.append((tmp, d))
+            write(tmp)
+    except BaseException:
+        for tmp, _ in done:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, d in done:
+        os.replace(tmp, d)
+
+
+def failure_lines(events: Iterable[Any]) -> list[str]:
+    """``step: message`` for each failed step, with the asset's own message (the failing check's or
+    normalizer's) rather than Dagster's generic 'Execution of step … failed.'"""
+    out = []
+    for ev in events:
+        if ev.event_type_value != "STEP_FAILURE":
+            continue
+        d = ev.event_specific_data
+        msg = (d.user_failure_data.description if d.user_failure_data else None) or None
+        if msg is None and d.error is not None:
+            err = d.error
+            while err.cause is not None and "dagster" in (err.cls_name or "").lower():
+                err = err.cause
+            msg = (err.message or "").strip().splitlines()[0] if err.message else ev.message
+        out.append(f"{ev.step_key}: {msg or ev.message}")
+    return out
+
+
+# --------------------------------------------------------------------------------------- pool slots
+def _create_time(pid: int) -> float | None:
+    try:
+        import psutil
+
+        return psutil.Process(pid).create_time()
+    except Exception:
+        return None
+
+
+def run_tags() -> dict[str, str]:
+    """Tags that let a later process tell whether this run is still alive."""
+    started = _create_time(os.getpid())
+    return {
+        "varcap/pid": str(os.getpid()),
+        "varcap/host": socket.gethostname(),
+        **({"varcap/started": f"{started:.2f}"} if started else {}),
+    }
+
+
+def run_alive(run: Any) -> bool | None:
+    """True/False when the run's process is known to be alive/dead; None when it cannot be told (a run
+    started elsewhere, e.g. from the UI). A missing or finished run counts as dead."""
+    if run is None or run.is_finished:
+        return False
+    tags = run.tags
+    if "varcap/pid" not in tags or tags.get("varcap/host") != socket.gethostname():
+        return None
+    pid = int(tags["varcap/pid"])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    started = tags.get("varcap/started")
+    now = _create_time(pid)
+    # a different start time: the pid was reused by another process
+    return not (started and now is not None and abs(now - float(started)) > 1.0)
+
+
+def free_dead_slots(instance: Any, pool: str = POOL) -> list[str]:
+    """Free the pool slots (and pending claims) of runs whose process is gone, and mark those runs failed.
+    Returns the freed run ids."""
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return []
+    info = storage.get_concurrency_info(pool)
+    run_ids = {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
+    freed = []
+    for run_id in sorted(run_ids):
+        run = instance.get_run_by_id(run_id)
+        if run_alive(run) is False:
+            storage.free_concurrency_slots_for_run(run_id)
+            if run is not None and not run.is_finished:
+                instance.report_run_failed(run, "its process died; pool slots freed by varcap")
+            freed.append(run_id)
+    return freed
+
+
+def free_slots(instance: Any, run_ids: Iterable[str]) -> list[str]:
+    """Free the slots of the given runs unconditionally (the user says they are gone)."""
+    out = []
+    for run_id in run_ids:
+        instance.event_log_storage.free_concurrency_slots_for_run(run_id)
+        run = instance.get_run_by_id(run_id)
+        if run is not None and not run.is_finished:
+            instance.report_run_failed(run, "pool slots freed by the user (varcap run --free-slots)")
+        out.append(run_id)
+    return out
+
+
+class SlotWatcher(threading.Thread):
+    """While a run executes, check the pool every ``poll_s``: a step of ours waiting for a slot held by a
+    dead run gets the slot freed; one held by a live or unknown run is reported once, with the holder
+    and the command that frees it."""
+
+    def __init__(
+        self, instance: Any, say: Callable[[str], None], pool: str = POOL, poll_s: float = 1.0
+    ) -> None:
+        super().__init__(daemon=True, name="varcap-slot-watcher")
+        self.instance, self.say, self.pool, self.poll_s = instance, say, pool, poll_s
+        self.pid = str(os.getpid())
+        self._stop_evt = threading.Event()
+        self.reported: set[str] = set()
+
+    def stop(self) -> None:
+        self._stop_evt.set()
+        self.join(timeout=5)
+
+    def run(self) -> None:
+        while not self._stop_evt.wait(self.poll_s):
+            with contextlib.suppress(Exception):  # never let the watcher kill the run
+                self.check()
+
+    def check(self) -> None:
+        storage = self.instance.event_log_storage
+        info = storage.get_concurrency_info(self.pool)
+        if not info.pending_steps:
+            return
+        mine = set()
+        for p in info.pending_steps:
+            run = self.instance.get_run_by_id(p.run_id)
+            if run is not None and run.tags.get("varcap/pid") == self.pid:
+                mine.add(p.run_id)
+        if not mine:
+            return
+        for slot in info.claimed_slots:
+            if slot.run_id in mine:
+                continue
+            run = self.instance.get_run_by_id(slot.run_id)
+            alive = run_alive(run)
+            if alive is False:
+                storage.free_concurrency_slots_for_run(slot.run_id)
+                if run is not None and not run.is_finished:
+                    self.instance.report_run_failed(run, "its process died; pool slots freed by varcap")
+                self.say(f"pool {self.pool}: freed the slot of run {slot.run_id[:8]}, whose process is gone")
+            elif slot.run_id not in self.reported:
+                self.reported.add(slot.run_id)
+                who = (
+                    f"pid {run.tags['varcap/pid']}, still running"
+                    if alive
+                    else f"status {run.status.value if run else '?'}, process unknown"
+                )
+                self.say(
+                    f"waiting for pool {self.pool}: its slot is held by run {slot.run_id} (step "
+                    f"{slot.step_key}, {who}). If that run is gone, free it with: {FREE_CMD} {slot.run_id}"
+                )
