@@ -29,8 +29,9 @@ Choices the paper leaves open (parameters here): ``D⁺`` (``search_distance``, 
 no machine alive) waits in a global list that is retried on every machine event.
 
 Runs in the shared Python event loop (:mod:`sim.loop`); the plans are indexed and compiled: one linked list
-of planned jobs per machine (insertion order), ``earliest_start`` is one sort-and-sweep over the machine's
-live plan, and assignment, re-allocation and utilization run in numba. The plain version (numpy
+of planned jobs per machine (insertion order) and its usage as a sorted step function updated per planned
+job, ``earliest_start`` a forward scan of that step function from t; assignment, re-allocation and
+utilization run in numba. The plain version (numpy
 ``earliest_start`` on Python lists) is kept in ``tests/reference_target.py``; a property test holds this
 one to it job for job.
 """
@@ -60,80 +61,134 @@ class TargetParams:
 
 
 # ----------------------------------------------------------------------------- compiled plan operations
+# A machine's plan as a step function, row m of 2-D arrays: breakpoints ``pt`` (sorted times where planned
+# jobs start or end), ``pu`` the cores in use from each breakpoint to the next, ``pn`` how many job
+# starts/ends sit there and ``pk`` how many of them are ends; ``plen[m]`` breakpoints are in use. Callers
+# keep two free columns per job they may add (``_grow``).
 @njit(cache=True)
-def earliest_start(m, t, w, c, cap, head, nxt, ps, pe, cores):
-    """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``: the
-    candidates are t and the planned ends after t; usage is swept once over the sorted starts and ends."""
-    k = 0
-    q = head[m]
-    while q >= 0:
-        if pe[q] > t:
-            k += 1
-        q = nxt[q]
-    if k == 0:
-        return t
-    ev_t = np.empty(2 * k + 1)
-    ev_d = np.empty(2 * k + 1)
-    ev_c = np.zeros(2 * k + 1, np.bool_)
-    ev_t[0] = t
-    ev_d[0] = 0.0
-    ev_c[0] = True
-    i = 1
-    q = head[m]
-    while q >= 0:
-        if pe[q] > t:
-            ev_t[i] = ps[q] if ps[q] > t else t
-            ev_d[i] = cores[q]
-            i += 1
-            ev_t[i] = pe[q]
-            ev_d[i] = -cores[q]
-            ev_c[i] = True
-            i += 1
-        q = nxt[q]
-    order = np.argsort(ev_t, kind="mergesort")
-    bt = np.empty(i)
-    bu = np.empty(i)
-    bc = np.zeros(i, np.bool_)
-    nb = 0
-    u = 0.0
-    x = 0
-    while x < i:
-        tt = ev_t[order[x]]
-        cand = False
-        while x < i and ev_t[order[x]] == tt:
-            u += ev_d[order[x]]
-            cand = cand or ev_c[order[x]]
-            x += 1
-        bt[nb] = tt
-        bu[nb] = u
-        bc[nb] = cand
-        nb += 1
-    nbad = np.empty(nb, np.int64)
-    bad = nb
-    for y in range(nb - 1, -1, -1):
-        if bu[y] + c > cap + 1e-9:
-            bad = y
-        nbad[y] = bad
+def _bp_insert(pt, pu, pn, pk, plen, m, i, x):
+    """Insert breakpoint ``x`` at index ``i`` of machine ``m`` (usage continues from the one before)."""
+    n = plen[m]
+    for y in range(n, i, -1):
+        pt[m, y] = pt[m, y - 1]
+        pu[m, y] = pu[m, y - 1]
+        pn[m, y] = pn[m, y - 1]
+        pk[m, y] = pk[m, y - 1]
+    pt[m, i] = x
+    pu[m, i] = pu[m, i - 1] if i > 0 else 0.0
+    pn[m, i] = 0
+    pk[m, i] = 0
+    plen[m] = n + 1
+
+
+@njit(cache=True)
+def _bp_delete(pt, pu, pn, pk, plen, m, i):
+    n = plen[m]
+    for y in range(i, n - 1):
+        pt[m, y] = pt[m, y + 1]
+        pu[m, y] = pu[m, y + 1]
+        pn[m, y] = pn[m, y + 1]
+        pk[m, y] = pk[m, y + 1]
+    plen[m] = n - 1
+
+
+@njit(cache=True)
+def _profile_add(pt, pu, pn, pk, plen, m, s, e, c):
+    """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
+    i = np.searchsorted(pt[m, : plen[m]], s)
+    if i == plen[m] or pt[m, i] != s:
+        _bp_insert(pt, pu, pn, pk, plen, m, i, s)
+    pn[m, i] += 1
+    k = i + np.searchsorted(pt[m, i : plen[m]], e)
+    if k == plen[m] or pt[m, k] != e:
+        _bp_insert(pt, pu, pn, pk, plen, m, k, e)
+    pn[m, k] += 1
+    pk[m, k] += 1
+    for y in range(i, k):
+        pu[m, y] += c
+
+
+@njit(cache=True)
+def _profile_remove(pt, pu, pn, pk, plen, m, s, e, c):
+    i = np.searchsorted(pt[m, : plen[m]], s)
+    k = i + np.searchsorted(pt[m, i : plen[m]], e)
+    for y in range(i, k):
+        pu[m, y] -= c
+    pn[m, k] -= 1
+    pk[m, k] -= 1
+    if pn[m, k] == 0:
+        _bp_delete(pt, pu, pn, pk, plen, m, k)
+    pn[m, i] -= 1
+    if pn[m, i] == 0:
+        _bp_delete(pt, pu, pn, pk, plen, m, i)
+
+
+@njit(cache=True)
+def earliest_start(m, t, w, c, cap, pt, pu, pk, plen):
+    """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
+    candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
+    an overfull breakpoint b rules out every candidate up to b, so the scan resumes after b."""
+    n = plen[m]
+    t_, u_, k_ = pt[m], pu[m], pk[m]
+    lim = cap + 1e-9
+    i = np.searchsorted(t_[:n], t, side="right") - 1  # last breakpoint ≤ t
+    s0 = t
+    val = u_[i] if i >= 0 else 0.0
+    y = i + 1
     last = t
-    for y in range(nb):
-        if bc[y]:
-            last = bt[y]
-            if nbad[y] == nb or bt[nbad[y]] >= bt[y] + w:
-                return bt[y]
-    return last
+    while True:
+        if val + c <= lim:
+            z = y
+            while z < n and t_[z] < s0 + w and u_[z] + c <= lim:
+                z += 1
+            if z == n or t_[z] >= s0 + w:
+                return s0
+            y = z + 1
+        while y < n and k_[y] == 0:
+            y += 1
+        if y >= n:
+            return last
+        s0 = t_[y]
+        last = s0
+        val = u_[y]
+        y += 1
+
+
+def _new_profiles(machines: int, size: int = 16) -> tuple:
+    return (
+        np.zeros((machines, size)),
+        np.zeros((machines, size)),
+        np.zeros((machines, size), np.int64),
+        np.zeros((machines, size), np.int64),
+        np.zeros(machines, np.int64),
+    )
+
+
+def _grow(profiles: tuple, need: int) -> tuple:
+    """Profiles with at least ``need`` columns (doubling)."""
+    pt, pu, pn, pk, plen = profiles
+    size = pt.shape[1]
+    if need <= size:
+        return profiles
+    while size < need:
+        size *= 2
+    out = []
+    for a in (pt, pu, pn, pk):
+        b = np.zeros((a.shape[0], size), a.dtype)
+        b[:, : a.shape[1]] = a
+        out.append(b)
+    return (*out, plen)
 
 
 def plan_earliest_start(
     plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float
 ) -> float:
     """:func:`earliest_start` on a plan given as ``(start, end, cores)`` tuples (tests, exploration)."""
-    k = len(plan)
-    arr = np.asarray(plan, np.float64).reshape(k, 3)
-    head = np.array([0 if k else -1], np.int64)
-    nxt = np.append(np.arange(1, k), -1).astype(np.int64) if k else np.zeros(0, np.int64)
-    return float(
-        earliest_start(0, t, w, c, cap, head, nxt, arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy())
-    )
+    pt, pu, pn, pk, plen = _grow(_new_profiles(1), 2 * len(plan) + 2)
+    for s, e, k in plan:
+        if e > t:  # what a plan holds at a query: every planned job ends after now
+            _profile_add(pt, pu, pn, pk, plen, 0, float(s), float(e), float(k))
+    return float(earliest_start(0, t, w, c, cap, pt, pu, pk, plen))
 
 
 @njit(cache=True)
@@ -164,28 +219,57 @@ def _unlink(m, j, head, tail, nxt, prv):
 
 
 @njit(cache=True)
-def _pairwise_sum(a, lo, n):
-    """numpy's pairwise summation (so the mean utilization is bit-identical to ``np.mean``)."""
+def _block_sum(a, lo, n):
     if n < 8:
         res = 0.0
         for i in range(lo, lo + n):
             res += a[i]
         return res
-    if n <= 128:
-        r = a[lo : lo + 8].copy()
-        i = 8
-        while i < n - (n % 8):
-            for k in range(8):
-                r[k] += a[lo + i + k]
-            i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_sum(a, lo, n2) + _pairwise_sum(a, lo + n2, n - n2)
+    r = a[lo : lo + 8].copy()
+    i = 8
+    while i < n - (n % 8):
+        for k in range(8):
+            r[k] += a[lo + i + k]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(a, lo, n):
+    """numpy's pairwise summation (so the mean utilization is bit-identical to ``np.mean``), without
+    recursion: frames ``(lo, n, stage)`` on an explicit stack, partial sums on another."""
+    f_lo = np.empty(128, np.int64)
+    f_n = np.empty(128, np.int64)
+    f_st = np.empty(128, np.int64)
+    vals = np.empty(128)
+    sp, vp = 0, 0
+    f_lo[0], f_n[0], f_st[0] = lo, n, 0
+    sp = 1
+    while sp:
+        sp -= 1
+        x, m, stage = f_lo[sp], f_n[sp], f_st[sp]
+        if m <= 128:
+            vals[vp] = _block_sum(a, x, m)
+            vp += 1
+            continue
+        n2 = m // 2
+        n2 -= n2 % 8
+        if stage == 0:  # then evaluate the left half
+            f_lo[sp], f_n[sp], f_st[sp] = x, m, 1
+            f_lo[sp + 1], f_n[sp + 1], f_st[sp + 1] = x, n2, 0
+            sp += 2
+        elif stage == 1:  # then the right half
+            f_lo[sp], f_n[sp], f_st[sp] = x, m, 2
+            f_lo[sp + 1], f_n[sp + 1], f_st[sp + 1] = x + n2, m - n2, 0
+            sp += 2
+        else:
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+    return vals[0]
 
 
 @njit(cache=True)
@@ -221,14 +305,16 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     return 1.0 - cum[cptr[k] + shorter] / total
 
 
+# the plan state every compiled step takes, in this order (``_TargetHooks.state``):
+# ist = [variant, D⁺, pack, M_use, alive, M⁻]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
 def _assign(
-    j, t, ip, fp, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend
-):
-    """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``ip = [variant, D⁺, pack, M_use,
-    alive]``, ``fp = [S⁺, cores per machine, reference seconds]``."""
-    variant, d, pack, m_use, alive = ip[0], ip[1], ip[2], ip[3], ip[4]
-    s_plus, cap, ref_s = fp[0], fp[1], fp[2]
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    pt, pu, pn, pk, plen,
+):  # fmt: skip
+    """Plan job ``j`` at time ``t`` (module doc); returns its machine."""
+    variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
+    s_plus, cap, ref_s = fst[0], fst[1], fst[2]
     cat = _category(w[j], t, ref_s, kptr, wsort, cptr, cum)
     tgt = int(np.floor(cat * m_use)) if cat < 1 else m_use - 1
     if variant == 2:
@@ -245,8 +331,6 @@ def _assign(
     lo, hi = max(0, tgt - d), min(alive, tgt + d + 1)
     for dd in range(d + 1):
         for x in (tgt - dd, tgt + dd):
-            if dd == 0 and x != tgt - dd:
-                continue
             if lo <= x < hi and not (plo <= x < phi):
                 near[nn] = x
                 nn += 1
@@ -254,7 +338,7 @@ def _assign(
                 break
     starts = np.empty(nn)
     for k in range(nn):
-        starts[k] = earliest_start(near[k], t, w[j], c[j], cap, head, nxt, ps, pe, c)
+        starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
     stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
     best = 0
     for k in range(1, nn):
@@ -278,6 +362,7 @@ def _assign(
     _link(m, j, head, tail, nxt, prv)
     ps[j] = s
     pe[j] = s + w[j]
+    _profile_add(pt, pu, pn, pk, plen, m, s, s + w[j], c[j])
     mach[j] = m
     version[j] += 1
     npend[m] += 1
@@ -285,9 +370,10 @@ def _assign(
 
 
 @njit(cache=True)
-def _unplan(j, pending, head, tail, nxt, prv, mach, version, npend):
+def _unplan(j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen):
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
+    _profile_remove(pt, pu, pn, pk, plen, m, ps[j], pe[j], c[j])
     if pending:
         npend[m] -= 1
     mach[j] = -1
@@ -295,32 +381,50 @@ def _unplan(j, pending, head, tail, nxt, prv, mach, version, npend):
 
 
 @njit(cache=True)
-def _reallocate(
-    t,
-    extra,
-    waiting,
-    status,
-    ip,
-    fp,
-    kptr,
-    wsort,
-    cptr,
-    cum,
-    r,
-    w,
-    c,
-    head,
-    tail,
-    nxt,
-    prv,
-    ps,
-    pe,
-    mach,
-    version,
-    npend,
-):
-    """Unplan every planned-but-not-started job and plan them, ``extra`` and ``waiting`` again in release
-    order; returns the planned jobs (in planning order) and the new waiting list."""
+def _adapt(ist, fst, npend, head, nxt, c):
+    """Grow or shrink ``M_use`` by the utilization of the usable machines."""
+    m_use, alive, m_minus = ist[3], ist[4], ist[5]
+    u = _utilization(m_use, alive, npend, head, nxt, c, fst[1])
+    if u > fst[3] and alive > m_use:
+        m_use += 1
+    elif u < fst[4] and m_use > m_minus:
+        m_use -= 1
+    ist[3] = max(min(m_use, max(alive, 1)), 1)
+
+
+@njit(cache=True)
+def _on_arrival(
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    pt, pu, pn, pk, plen,
+):  # fmt: skip
+    """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
+    m = -1
+    if ist[4] > 0:
+        m = _assign(
+            j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
+            npend, pt, pu, pn, pk, plen,
+        )  # fmt: skip
+    _adapt(ist, fst, npend, head, nxt, c)
+    return m
+
+
+@njit(cache=True)
+def _on_end(
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    pt, pu, pn, pk, plen,
+):  # fmt: skip
+    _unplan(j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen)
+    fst[0] = max(fst[0], (t - r[j]) / w[j])
+    _adapt(ist, fst, npend, head, nxt, c)
+
+
+@njit(cache=True)
+def _unplan_pending(
+    extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
+    version, npend, pt, pu, pn, pk, plen,
+):  # fmt: skip
+    """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
+    order (= engine order: jobs are sorted by submit time)."""
     n_m = head.size
     cnt = 0
     for m in range(n_m):
@@ -338,18 +442,30 @@ def _reallocate(
             if status[q] != RUNNING:
                 todo[k] = q
                 k += 1
-                _unplan(q, True, head, tail, nxt, prv, mach, version, npend)
+                _unplan(q, True, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen)
             q = nq
     todo[k : k + extra.size] = extra
     todo[k + extra.size :] = waiting
-    todo = np.unique(todo)  # release order = engine order (jobs are sorted by submit time)
-    if ip[4] == 0:
-        return todo[:0], todo
-    for q in todo:
-        _assign(
-            q, t, ip, fp, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend
-        )
-    return todo, todo[:0]
+    return np.unique(todo)
+
+
+@njit(cache=True)
+def _assign_from(
+    todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
+    npend, pt, pu, pn, pk, plen,
+):  # fmt: skip
+    """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
+    room left for two more breakpoints."""
+    width = pt.shape[1]
+    while i < todo.size:
+        m = _assign(
+            todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
+            version, npend, pt, pu, pn, pk, plen,
+        )  # fmt: skip
+        i += 1
+        if plen[m] + 2 > width:
+            break
+    return i
 
 
 @njit(cache=True)
@@ -381,16 +497,16 @@ class _TargetHooks:
         self.p = p
         self.loop = loop = Loop(problem)
         self.r, self.w, self.c, self.n = loop.submit, loop.duration, loop.cores, loop.n
-        self.M = problem.platform.machines
+        M = self.M = problem.platform.machines
         self.cap = float(problem.platform.cores)
         tr = problem.capacity
         self.capacity_times = tr.time_s
-        self.cap_n = np.minimum(tr.machines_alive, self.M)
-        self.m_minus = max(1, int(self.cap_n.min()))
-        self.alive = 0
-        self.m_use = self.m_minus
-        self.s_plus = 1.0
-        n, M = self.n, self.M
+        self.cap_n = np.minimum(tr.machines_alive, M)
+        m_minus = max(1, int(self.cap_n.min()))
+        n = self.n
+        self.ist = np.array([VARIANTS[variant], p.search_distance, p.pack, m_minus, 0, m_minus], np.int64)
+        self.ref_s = p.reference_days * 86400.0
+        self.fst = np.array([1.0, self.cap, self.ref_s, p.grow_above, p.shrink_below])
         self.head = np.full(M, -1, np.int64)
         self.tail = np.full(M, -1, np.int64)
         self.nxt = np.full(n, -1, np.int64)
@@ -401,9 +517,23 @@ class _TargetHooks:
         self.version = np.zeros(n, np.int64)
         self.npend = np.zeros(M, np.int64)
         self.waiting = np.zeros(0, np.int64)
-        self.variant = VARIANTS[variant]
-        self.ref_s = p.reference_days * 86400.0
+        self.profiles = _new_profiles(M)
         self._reference_sets(problem.horizon_s)
+        self._state()
+
+    def _state(self) -> None:
+        self.state = (
+            self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
+            self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
+            self.npend, *self.profiles,
+        )  # fmt: skip
+
+    def _room(self, jobs: int) -> None:
+        """Make the profiles wide enough for ``jobs`` more planned jobs on the fullest machine."""
+        need = int(self.profiles[4].max()) + 2 * jobs
+        if need > self.profiles[0].shape[1]:
+            self.profiles = _grow(self.profiles, need)
+            self._state()
 
     def _reference_sets(self, horizon: float) -> None:
         """Per window k (of ``reference_days``): durations of the jobs released in window k − 1 (k = 0 uses
@@ -425,50 +555,39 @@ class _TargetHooks:
         self.wsort = np.concatenate(ws_all)
         self.cum = np.concatenate(cum_all)
 
-    def _params(self) -> tuple[np.ndarray, np.ndarray]:
-        p = self.p
-        ip = np.array([self.variant, p.search_distance, p.pack, self.m_use, self.alive], np.int64)
-        return ip, np.array([self.s_plus, self.cap, self.ref_s])
-
-    def _plan_args(self) -> tuple:
-        return (
-            self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c, self.head, self.tail,
-            self.nxt, self.prv, self.ps, self.pe, self.mach, self.version, self.npend,
-        )  # fmt: skip
+    @property
+    def alive(self) -> int:
+        return int(self.ist[4])
 
     def _utilization(self) -> float:
-        return _utilization(self.m_use, self.alive, self.npend, self.head, self.nxt, self.c, self.cap)
-
-    def _adapt(self) -> None:
-        u = self._utilization()
-        if u > self.p.grow_above and self.alive > self.m_use:
-            self.m_use += 1
-        elif u < self.p.shrink_below and self.m_use > self.m_minus:
-            self.m_use -= 1
-        self.m_use = max(min(self.m_use, max(self.alive, 1)), 1)
-
-    def _assign(self, loop: Loop, j: int, t: float) -> None:
-        if self.alive == 0:
-            self.waiting = np.append(self.waiting, j)
-            return
-        ip, fp = self._params()
-        _assign(j, t, ip, fp, *self._plan_args())
-        loop.push(self.ps[j], START, j, int(self.version[j]))
+        ist = self.ist
+        return _utilization(ist[3], ist[4], self.npend, self.head, self.nxt, self.c, self.cap)
 
     def _reallocate(self, loop: Loop, t: float, extra: np.ndarray) -> None:
-        ip, fp = self._params()
-        done, self.waiting = _reallocate(t, extra, self.waiting, loop.status, ip, fp, *self._plan_args())
-        ps, version = self.ps, self.version
-        for j in done.tolist():
-            loop.push(ps[j], START, j, int(version[j]))
+        todo = _unplan_pending(extra, self.waiting, loop.status, *self.state)
+        self.waiting = todo[:0]
+        if self.alive == 0:
+            self.waiting = todo
+            return
+        i = 0
+        while i < todo.size:
+            self._room(2)
+            i = _assign_from(todo, i, t, *self.state)
+        ps, version, push = self.ps, self.version, loop.push
+        for j in todo.tolist():
+            push(ps[j], START, j, int(version[j]))
 
     def _unplan(self, j: int, pending: bool) -> None:
-        _unplan(j, pending, self.head, self.tail, self.nxt, self.prv, self.mach, self.version, self.npend)
+        s = self.state
+        _unplan(j, pending, *s[9:13], self.ps, self.pe, self.c, self.mach, self.version, self.npend, *s[18:])
 
     # hooks of sim.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
-        self._assign(loop, j, t)
-        self._adapt()
+        self._room(1)
+        if _on_arrival(j, t, *self.state) >= 0:
+            loop.push(self.ps[j], START, j, int(self.version[j]))
+        else:
+            self.waiting = np.append(self.waiting, j)
 
     def on_start(self, loop: Loop, j: int, t: float, tag: int) -> None:
         if tag != self.version[j]:
@@ -478,26 +597,25 @@ class _TargetHooks:
         loop.start(j, m, t)
 
     def on_end(self, loop: Loop, j: int, t: float) -> None:
-        self._unplan(j, False)
-        self.s_plus = max(self.s_plus, (t - self.r[j]) / self.w[j])
-        self._adapt()
+        _on_end(j, t, *self.state)
 
     def on_capacity(self, loop: Loop, t: float, lo: int, hi: int) -> None:
+        ist = self.ist
         for k in range(lo, hi):
             target = int(self.cap_n[k])
             loop.record_capacity(t, target * self.cap)
-            if target > self.alive:
-                prev_alive = self.alive
+            alive = int(ist[4])
+            if target > alive:
                 u = self._utilization()
-                self.alive = target
-                if self.m_use == prev_alive and u > self.p.grow_above:
-                    self.m_use = min(self.m_use + 1, self.alive)
+                ist[4] = target
+                if ist[3] == alive and u > self.p.grow_above:
+                    ist[3] = min(ist[3] + 1, target)
                     self._reallocate(loop, t, self.waiting[:0])
                 elif self.waiting.size:
                     self._reallocate(loop, t, self.waiting[:0])
-            elif target < self.alive:
+            elif target < alive:
                 killed, parked = [], []
-                for jj in _machine_jobs(target, self.alive, self.head, self.nxt).tolist():
+                for jj in _machine_jobs(target, alive, self.head, self.nxt).tolist():
                     running = loop.status[jj] == RUNNING
                     if running:
                         loop.kill(jj, t)
@@ -507,9 +625,9 @@ class _TargetHooks:
                         parked.append(jj)
                 if parked:
                     self.waiting = np.concatenate((self.waiting, np.asarray(parked, np.int64)))
-                self.alive = target
-                self.m_use = max(min(self.m_use, self.alive), 1)
-                self._adapt()
+                ist[4] = target
+                ist[3] = max(min(ist[3], target), 1)
+                _adapt(ist, self.fst, self.npend, self.head, self.nxt, self.c)
                 self._reallocate(loop, t, np.asarray(killed, np.int64))
 
     def on_tick(self, loop: Loop, t: float) -> None:
