@@ -13,7 +13,9 @@
 
 import hashlib
 import json
+import os
 import time
+from datetime import datetime
 
 import dagster as dg
 import polars as pl
@@ -84,22 +86,45 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
     )
 
 
-@dg.op(tags={"kind": "simulation"})
-def simulate_scenario(context: dg.OpExecutionContext, params: dict) -> dict:
-    """Simulate one scenario (or reuse its cached result) and return its ``run.json`` row; scenarios
-    outside the run's partition range return ``{"skipped": id}``."""
-    params = dict(params)
-    if not params.pop("in_range"):
-        return {"skipped": params["id"]}
-    params.pop("id")
-    sc = Scenario.from_params(params)
-    row = sweep.run_scenario(sc)
-    m = row["metrics"]
-    took = "cache hit" if row["cache_hit"] else f"{row['wall_s']:.1f} s"
-    context.log.info(
-        f"{sc.id} ({took}): {sc.label()} -> terminations {m['terminations']}, goodput {m['goodput']:.4f}"
-    )
-    return row
+MAX_CHUNKS = 32  # static step slots per study; a run uses as many as its `chunks` config asks for
+#: executors that skip a step whose optional input was not yielded (without starting a process for it)
+SKIPPING_EXECUTORS = ("multiprocess", "in_process")
+
+
+class PlanConfig(dg.Config):
+    """How a sweep run spreads its scenarios over steps."""
+
+    chunks: int = 0  # scenarios to simulate are dealt into this many steps; 0 = this machine's CPU count
+
+
+def _chunks(todo: list[Scenario], n: int) -> list[list[Scenario]]:
+    """Deal ``todo`` round-robin into at most ``n`` non-empty chunks (catalogue order inside a chunk)."""
+    n = max(1, min(n, len(todo), MAX_CHUNKS))
+    return [c for c in (todo[k::n] for k in range(n)) if c]
+
+
+@dg.op(name="simulate_chunk", tags={"kind": "simulation"}, out=dg.Out(dg.Nothing))
+def simulate_chunk(context: dg.OpExecutionContext, params: list) -> None:
+    """Simulate each scenario of a chunk in this process, one after the other (warm after the first).
+    A scenario that fails does not stop the others (they are cached); the step then fails naming it."""
+    failed = []
+    for p in params:
+        sc = Scenario.from_params(p)
+        try:
+            row = sweep.run_scenario(sc)
+        except Exception as e:
+            context.log.error(f"{sc.id} {sc.label()}: {type(e).__name__}: {e}")
+            failed.append(f"{sc.id} {sc.label()}: {type(e).__name__}: {e}")
+            continue
+        m = row["metrics"]
+        took = "cache hit" if row["cache_hit"] else f"{row['wall_s']:.1f} s"
+        context.log.info(
+            f"{sc.id} ({took}): {sc.label()} -> terminations {m['terminations']}, goodput {m['goodput']:.4f}"
+        )
+    if failed:
+        raise dg.Failure(
+            f"{len(failed)} of {len(params)} scenarios failed (the others are cached):\n" + "\n".join(failed)
+        )
 
 
 class NoStorageIOManager(dg.ConfigurableIOManager):
@@ -112,27 +137,30 @@ class NoStorageIOManager(dg.ConfigurableIOManager):
         return None
 
 
-@dg.op(out=dg.Out(io_manager_key="sim_runs_io"))
-def summarize_scenarios(context: dg.OpExecutionContext, rows: list) -> None:
-    rows = [r for r in rows if "skipped" not in r]
-    hits = sum(r["cache_hit"] for r in rows)
-    df = pl.DataFrame(
-        {
-            "scenario": [r["scenario_id"] for r in rows],
-            "policy": [r["params"]["policy"] for r in rows],
-            "terminations": [r["metrics"]["terminations"] for r in rows],
-            "goodput": [round(r["metrics"]["goodput"], 4) for r in rows],
-            "wall_s": [round(r["wall_s"], 2) for r in rows],
-        }
-    )
-    context.add_output_metadata(
-        {
-            "scenarios": len(rows),
-            "cache_hits": hits,
-            "sim_seconds": round(sum(r["wall_s"] for r in rows if not r["cache_hit"]), 1),
-            "results": md_table(df.head(60)),
-        }
-    )
+def partition_metadata(row: dict, key: str) -> dict[str, object]:
+    """One scenario's settings and results as the metadata of its partition."""
+    p, m = row["params"], row["metrics"]
+    return {
+        "scenario": dg.MetadataValue.text(key),
+        "scenario_id": dg.MetadataValue.text(row["scenario_id"]),
+        "policy": p["policy"],
+        "settings": dg.MetadataValue.json(p["settings"]),
+        "workload": p["workload"],
+        "capacity": dg.MetadataValue.json(p["capacity"]),
+        "machines": int(row["machines"]),
+        "cores_per_machine": float(p["cores"]),
+        "horizon_days": float(p["horizon_days"]),
+        "seed": int(p["seed"]),
+        "jobs": int(m["jobs"]),
+        "terminations": int(m["terminations"]),
+        "goodput": float(m["goodput"]),
+        "wasted_fraction": float(m["wasted_fraction"]),
+        "latency_p50_s": float(m["latency_p50_s"]),
+        "mean_stretch": float(m["mean_stretch"]),
+        "sim_wall_s": round(float(row["wall_s"]), 2),
+        "cache_hit": bool(row.get("cache_hit", False)),
+        "per_job_table": dg.MetadataValue.path(row.get("jobs_path", "")),
+    }
 
 
 def study_asset_name(name: str) -> str:
@@ -140,36 +168,89 @@ def study_asset_name(name: str) -> str:
 
 
 def sim_study_asset(name: str) -> dg.AssetsDefinition:
-    """The study's partitioned asset: a static fan-out with one ``simulate_scenario`` step per scenario, so
-    any executor (multiprocess, dask — which cannot run dynamic mapping) runs them in parallel."""
+    """The study's asset, one partition per scenario (readable keys from
+    :func:`studies.sweep.partition_keys`, mapped to the stable scenario ids).
+
+    A run over a partition range plans in one step: cached scenarios (and those outside the range) are
+    left out, the others are dealt into ``chunks`` ``simulate_chunk`` steps that each simulate their
+    scenarios one after the other in one warm process (a static fan-out of ``MAX_CHUNKS`` optional slots,
+    so the dask executor runs it too; unused slots are skipped without starting a process). The summary
+    step records each partition's own settings and metrics as its metadata."""
     scs = study(name)
-    ids = [s.id for s in scs]
+    keys = sweep.partition_keys(scs)
+    by_key = {keys[s.id]: s for s in scs}
     snake = name.replace("-", "_")
+    slots = min(len(scs), MAX_CHUNKS)
 
     @dg.op(
         name=f"plan_{snake}",
         ins={"inputs": dg.In(dg.Nothing)},
-        out={f"s_{i}": dg.Out(dict) for i in ids},
+        out={
+            "ready": dg.Out(dg.Nothing),
+            **{f"chunk_{k}": dg.Out(list, is_required=False) for k in range(slots)},
+        },
     )
-    def plan(context: dg.OpExecutionContext):
-        keys = set(context.partition_keys)
-        for sc in scs:
-            yield dg.Output({**sc.params(), "id": sc.id, "in_range": sc.id in keys}, output_name=f"s_{sc.id}")
+    def plan(context: dg.OpExecutionContext, config: PlanConfig):
+        wanted = [by_key[k] for k in context.partition_keys]
+        todo = [sc for sc in wanted if not sweep.is_cached(sc)]
+        chunks = _chunks(todo, config.chunks or os.cpu_count() or 1)
+        context.log.info(
+            f"{name}: {len(wanted)} scenarios in range, {len(wanted) - len(todo)} cached, {len(todo)} to "
+            f"simulate in {len(chunks)} steps"
+        )
+        yield dg.Output(None, output_name="ready")
+        for k, chunk in enumerate(chunks):
+            yield dg.Output([sc.params() for sc in chunk], output_name=f"chunk_{k}")
+        if context.job_def.executor_def.name not in SKIPPING_EXECUTORS:
+            for k in range(len(chunks), slots):  # e.g. dask runs every step: give the unused ones nothing
+                yield dg.Output([], output_name=f"chunk_{k}")
+
+    @dg.op(
+        name=f"summarize_{snake}",
+        ins={"after": dg.In(dg.Nothing)},
+        out=dg.Out(io_manager_key="sim_runs_io"),
+    )
+    def summarize(context: dg.AssetExecutionContext) -> None:
+        # results are read back from run.json (verified like a cache hit), not passed between steps: the
+        # same on every executor
+        record = context.instance.get_run_record_by_id(context.run_id)
+        started = record.start_time if record and record.start_time else 0.0
+        rows, missing = [], []
+        for pk in context.partition_keys:
+            row = sweep.cached_result(by_key[pk])
+            if row is None:
+                missing.append(pk)
+                continue
+            fresh = datetime.fromisoformat(row["finished_at"]).timestamp() >= started
+            rows.append({**row, "cache_hit": not fresh})
+            context.add_asset_metadata(partition_metadata(rows[-1], pk), partition_key=pk)
+        if missing:
+            raise dg.Failure(f"{len(missing)} scenarios have no valid result: {', '.join(missing[:10])}")
+        context.add_output_metadata(
+            {
+                "scenarios": len(rows),
+                "cache_hits": sum(r["cache_hit"] for r in rows),
+                "sim_seconds": round(sum(r["wall_s"] for r in rows if not r["cache_hit"]), 1),
+            }
+        )
 
     @dg.graph_asset(
         name=study_asset_name(name),
         group_name="sim",
-        partitions_def=dg.StaticPartitionsDefinition(ids),
+        partitions_def=dg.StaticPartitionsDefinition(list(keys.values())),
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={"inputs": dg.AssetIn("out_sim_inputs", dagster_type=dg.Nothing)},
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
-        description=f"Study `{name}`: one partition per scenario (studies/scenarios.py); per-job tables "
-        "and run.json under data/sim/runs/<scenario_id>.",
+        tags={"varcap/study": name},
+        description=f"Study `{name}`: one partition per scenario (studies/scenarios.py), keyed "
+        "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
+        "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
     def _study(inputs):
         outs = plan(inputs)
-        return summarize_scenarios([simulate_scenario.alias(f"sim_{i}")(outs[k]) for k, i in enumerate(ids)])
+        sims = [simulate_chunk.alias(f"sim_chunk_{k}")(outs[k + 1]) for k in range(slots)]
+        return summarize([outs[0], *sims])
 
     return _study
 
@@ -177,18 +258,35 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
 study_assets = [sim_study_asset(n) for n in STUDIES]
 
 
+#: Rebuild the results table whenever a study's partitions were materialized (from the CLI or the UI),
+#: once no study run is still in progress.
+RESULTS_AUTOMATION = (
+    dg.AutomationCondition.any_deps_updated().since(
+        dg.AutomationCondition.newly_requested() | dg.AutomationCondition.newly_updated()
+    )
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after study runs")
+
+
 @dg.asset(
     group_name="sim",
     pool=POOL,
     kinds={"duckdb"},
     deps=study_assets,
-    code_version="1",
-    description="One row per simulated scenario: parameters, every metric, code and input versions.",
+    code_version="2",
+    automation_condition=RESULTS_AUTOMATION,
+    description="One row per simulated scenario: parameters, every metric, code and input versions. "
+    "Rebuilt automatically after a study's partitions materialize (UI backfill or `varcap sweep`); a run "
+    "directory that cannot be read is reported by path and skipped.",
 )
-def out_sim_results(duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_sim_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     t0 = time.perf_counter()
     known = all_scenarios()
-    rows = [r for r in sweep.load_runs() if r["scenario_id"] in known]
+    found, problems = sweep.scan_runs()
+    for msg in problems:
+        context.log.warning(msg)
+    rows = [r for r in found if r["scenario_id"] in known]
     if not rows:
         raise dg.Failure("no scenario results under data/sim/runs: run `varcap sweep STUDY` first")
     df = sweep.results_frame(rows)
@@ -198,6 +296,7 @@ def out_sim_results(duckdb: DuckDBResource) -> dg.MaterializeResult:
         metadata={
             "dagster/row_count": df.height,
             "seconds": round(time.perf_counter() - t0, 2),
+            "skipped_run_dirs": dg.MetadataValue.md("\n".join(f"* `{m}`" for m in problems) or "none"),
             "by_policy": md_table(df.group_by("policy").len().sort("policy")),
         }
     )

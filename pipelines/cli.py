@@ -438,16 +438,28 @@ def _has_tables(names: list[str]) -> bool:
     return set(names) <= have
 
 
-def sweep_run_config(executor: str, max_workers: int, dask_address: str | None) -> dict:
-    """Run config of a sweep job: ``max_workers`` processes, or a dask cluster (existing or local)."""
+def sweep_run_config(
+    executor: str, max_workers: int, dask_address: str | None, study_name: str | None = None
+) -> dict:
+    """Run config of a sweep job: ``max_workers`` processes forked from a warm server that has loaded the
+    definitions once, or a dask cluster (existing or local); with ``study_name``, its scenarios to
+    simulate are dealt into ``max_workers`` steps."""
     if executor == "multiprocess":
-        return {"execution": {"config": {"max_concurrent": max_workers}}}
-    cluster = (
-        {"existing": {"address": dask_address}}
-        if dask_address
-        else {"local": {"n_workers": max_workers, "threads_per_worker": 1}}
-    )
-    return {"execution": {"config": {"cluster": cluster}}}
+        warm = {"forkserver": {"preload_modules": ["pipelines.definitions"]}}
+        cfg: dict = {"execution": {"config": {"max_concurrent": max_workers, "start_method": warm}}}
+    else:
+        cluster = (
+            {"existing": {"address": dask_address}}
+            if dask_address
+            else {"local": {"n_workers": max_workers, "threads_per_worker": 1}}
+        )
+        cfg = {"execution": {"config": {"cluster": cluster}}}
+    if study_name:
+        from assets.sim import study_asset_name
+
+        plan = f"plan_{study_name.replace('-', '_')}"
+        cfg["ops"] = {study_asset_name(study_name): {"ops": {plan: {"config": {"chunks": max_workers}}}}}
+    return cfg
 
 
 def run_sweep(
@@ -481,13 +493,14 @@ def run_sweep(
     job = dg.build_reconstructable_job(
         "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
     )
+    keys = sweep.partition_keys(scs)
     tags = {
-        "dagster/asset_partition_range_start": scs[0].id,
-        "dagster/asset_partition_range_end": scs[-1].id,
+        "dagster/asset_partition_range_start": keys[scs[0].id],
+        "dagster/asset_partition_range_end": keys[scs[-1].id],
         "varcap/study": study_name,
     }
     run_config = {
-        **sweep_run_config(executor, max_workers, dask_address),
+        **sweep_run_config(executor, max_workers, dask_address, study_name),
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
     }
     box: dict = {}

@@ -4,11 +4,14 @@ Files (under ``data/sim``, gitignored):
 
 * ``inputs/`` — workloads and grid signals exported from the warehouse by ``out_sim_inputs``, with
   ``versions.json`` (sha256 per file). Scenario processes read only these, never DuckDB.
-* ``runs/<scenario_id>/run.json`` — parameters, metrics, code and input versions, wall time;
-  ``runs/<scenario_id>/jobs.parquet`` — the per-job table. Both written atomically (temp + rename).
+* ``runs/<scenario_id>/run.json`` — parameters, metrics, code and input versions, wall time, and the
+  sha256 and size of ``runs/<scenario_id>/jobs.parquet`` (the per-job table). Both written atomically
+  (temp + rename).
 
-A scenario whose ``run.json`` has the current code version and the current versions of the inputs it
-reads is a cache hit: it is not simulated again.
+A scenario whose ``run.json`` is readable, has the current code version and the current versions of the
+inputs it reads, and whose per-job file still has the recorded size and sha256, is a cache hit: it is not
+simulated again. Anything else (unreadable or truncated files included) is simulated again. When results
+are collected (:func:`scan_runs`), a run directory that cannot be read is reported by path and skipped.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -31,6 +35,8 @@ from sim.paths import data_dir, home
 from studies.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
 
 _CODE_ROOTS = ("sim", "studies/scenarios.py", "studies/sweep.py")
+_ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
+log = logging.getLogger(__name__)
 
 
 def sim_dir() -> Path:
@@ -89,13 +95,30 @@ def scenario_inputs_version(sc: Scenario, inputs: Path) -> str:
     return hashlib.sha256("".join(v[n] for n in needed).encode()).hexdigest()[:12]
 
 
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _cached_row(d: Path, cv: str, iv: str) -> dict[str, Any] | None:
-    """The ``run.json`` row in ``d`` if it was computed with code version ``cv`` and inputs ``iv``."""
+    """The ``run.json`` row in ``d`` if it was computed with code version ``cv`` and inputs ``iv`` and its
+    per-job file has the recorded size and sha256; None otherwise (missing, unreadable, stale, changed)."""
     try:
         row = json.loads((d / "run.json").read_text())
+        jobs = d / "jobs.parquet"
+        ok = (
+            isinstance(row, dict)
+            and row.get("code_version") == cv
+            and row.get("inputs_version") == iv
+            and row.get("jobs_bytes") == jobs.stat().st_size
+            and row.get("jobs_sha256") == file_sha256(jobs)
+        )
     except (OSError, ValueError):
         return None
-    ok = (d / "jobs.parquet").is_file() and row.get("code_version") == cv and row.get("inputs_version") == iv
     return row if ok else None
 
 
@@ -123,7 +146,7 @@ def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
 def write_parquet_atomic(df: pl.DataFrame, path: Path) -> str:
     """Write ``df`` (zstd) atomically; return the file's sha256."""
     _replace_atomically(path, lambda p: df.write_parquet(p, compression="zstd"))
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return file_sha256(path)
 
 
 def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = None) -> dict[str, Any]:
@@ -146,7 +169,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     )
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
-    write_parquet_atomic(r.jobs, d / "jobs.parquet")
+    sha = write_parquet_atomic(r.jobs, d / "jobs.parquet")
     row = {
         "scenario_id": sc.id,
         "params": sc.params(),
@@ -156,6 +179,8 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
         "code_version": cv,
         "inputs_version": iv,
         "jobs_path": str((d / "jobs.parquet").relative_to(home())) if d.is_relative_to(home()) else str(d),
+        "jobs_sha256": sha,
+        "jobs_bytes": (d / "jobs.parquet").stat().st_size,
         "finished_at": datetime.now(UTC).isoformat(),
     }
     _replace_atomically(d / "run.json", lambda p: p.write_text(json.dumps(row, sort_keys=True)))
@@ -190,14 +215,92 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(recs, infer_schema_length=None)
 
 
-def load_runs(ids: list[str] | None = None, out: Path | None = None) -> list[dict[str, Any]]:
-    """Every ``run.json`` under the runs directory (only ``ids`` if given), in id order."""
+def scan_runs(
+    ids: list[str] | None = None, out: Path | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every readable ``run.json`` under the runs directory (only ``ids`` if given), in id order, and one
+    message per run directory that could not be used (unreadable or incomplete ``run.json``, per-job file
+    missing or not of the recorded size), naming its path. Such a directory is skipped, not fatal."""
     out = out or runs_dir()
     if not out.is_dir():
-        return []
+        return [], []
     wanted = set(ids) if ids is not None else None
-    rows = []
+    rows, problems = [], []
     for f in sorted(out.glob("*/run.json")):
-        if wanted is None or f.parent.name in wanted:
-            rows.append(json.loads(f.read_text()))
+        if wanted is not None and f.parent.name not in wanted:
+            continue
+        try:
+            row = json.loads(f.read_text())
+            missing = [k for k in _ROW_KEYS if k not in row] if isinstance(row, dict) else list(_ROW_KEYS)
+            if missing:
+                raise ValueError(f"fields {missing} missing")
+            jobs = f.parent / "jobs.parquet"
+            if "jobs_bytes" in row and jobs.stat().st_size != row["jobs_bytes"]:
+                raise ValueError(
+                    f"{jobs.name} has {jobs.stat().st_size} bytes, run.json says {row['jobs_bytes']}"
+                )
+        except (OSError, ValueError) as e:
+            problems.append(f"{f}: skipped ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+            continue
+        rows.append(row)
+    return rows, problems
+
+
+def load_runs(ids: list[str] | None = None, out: Path | None = None) -> list[dict[str, Any]]:
+    """The usable ``run.json`` rows of :func:`scan_runs`; each skipped directory is logged as a warning."""
+    rows, problems = scan_runs(ids, out)
+    for p in problems:
+        log.warning(p)
     return rows
+
+
+def partition_keys(scenarios: list[Scenario]) -> dict[str, str]:
+    """Readable, unique partition key per scenario id: ``policy settings/workload/capacity[/extras]``,
+    e.g. ``ias A=0.6/zipf-1.5/rw f=1 step=0.15/40m 3d``. Extras are the platform (``40m``), horizon
+    (``3d``), seed and warm-up when they differ from the defaults. A key that would still collide gets the
+    id's first 6 characters. Keys hold no comma, bracket or ``...`` (the UI's partition-range syntax)."""
+    raw = {sc.id: _key(sc) for sc in scenarios}
+    seen: dict[str, int] = {}
+    for k in raw.values():
+        seen[k] = seen.get(k, 0) + 1
+    return {i: (k if seen[k] == 1 else f"{k} #{i[:6]}") for i, k in raw.items()}
+
+
+_SHORT_KIND = {
+    "random_walk": "rw",
+    "random_uniform": "ru",
+    "risk_aware_walk": "riskwalk",
+    "carbon_budget": "co2",
+}
+_SHORT_KEY = {"changes_per_hour": "f", "aggressiveness": "A", "dynamic_range": "dr"}
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _key(sc: Scenario) -> str:
+    cap = sc.capacity
+    parts = [_SHORT_KIND.get(cap["kind"], cap["kind"])]
+    for k, v in cap.items():
+        if k in ("kind", "seed") or (k == "dynamic_range" and v == 0.6):
+            continue
+        parts.append(f"{_SHORT_KEY.get(k, k)}={_fmt(v)}")
+    if cap.get("seed", 0):
+        parts.append(f"cseed={cap['seed']}")
+    pol = " ".join([sc.policy, *(f"{_SHORT_KEY.get(k, k)}={v}" for k, v in sorted(sc.settings.items()))])
+    extras = []
+    if sc.machines:
+        extras.append(f"{sc.machines}m")
+    if sc.cores != 24:
+        extras.append(f"{sc.cores}c")
+    if sc.horizon_days != 30.0:
+        extras.append(f"{_fmt(sc.horizon_days)}d")
+    if sc.load != 0.8:
+        extras.append(f"load={_fmt(sc.load)}")
+    if sc.warmup_days:
+        extras.append(f"warmup={_fmt(sc.warmup_days)}d")
+    if sc.seed:
+        extras.append(f"seed={sc.seed}")
+    key = "/".join([pol, sc.workload, " ".join(parts), *([" ".join(extras)] if extras else [])])
+    return key.replace(",", ";").replace("[", "(").replace("]", ")").replace("...", "…")

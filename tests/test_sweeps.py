@@ -53,16 +53,29 @@ def _sweep(home: Path, executor: str, run_config: dict) -> dict[str, dict]:
     """Run the smoke study's sweep job over all its partitions; return run.json rows by scenario id."""
     from pipelines.definitions import sweep_job  # noqa: F401 — the reconstructable target
 
-    ids = [s.id for s in study("smoke")]
+    scs = study("smoke")
+    ids = [s.id for s in scs]
+    keys = sweep.partition_keys(scs)
     job = dg.build_reconstructable_job(
         "pipelines.definitions", "sweep_job", reconstructable_args=("smoke", executor)
     )
-    tags = {"dagster/asset_partition_range_start": ids[0], "dagster/asset_partition_range_end": ids[-1]}
+    tags = {
+        "dagster/asset_partition_range_start": keys[ids[0]],
+        "dagster/asset_partition_range_end": keys[ids[-1]],
+    }
     with dg.instance_for_test() as instance:
         with dg.execute_job(job, instance=instance, run_config=run_config, tags=tags) as res:
             assert res.success
-        # every partition shows as materialized (what the UI's partition bar reads)
-        assert instance.get_materialized_partitions(dg.AssetKey("out_sim__smoke")) == set(ids)
+        # every partition shows as materialized (what the UI's partition bar reads), with its own metadata
+        key = dg.AssetKey("out_sim__smoke")
+        assert instance.get_materialized_partitions(key) == set(keys.values())
+        for sid, pk in keys.items():
+            recs = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=key, asset_partitions=[pk]), limit=1
+            ).records
+            meta = recs[0].asset_materialization.metadata
+            assert meta["scenario_id"].value == sid and meta["scenario"].value == pk
+            assert meta["policy"].value == pk.split("/")[0] and meta["jobs"].value > 0
     return {r["scenario_id"]: r for r in sweep.load_runs(ids, home / "data" / "sim" / "runs")}
 
 
@@ -79,15 +92,15 @@ def test_sweep_multiprocess_then_dask_give_the_same_metrics(home: Path, monkeypa
 
     from pipelines.cli import sweep_run_config
 
-    mp = _sweep(home, "multiprocess", sweep_run_config("multiprocess", 2, None))
-    assert len(mp) == 4 and all(r["code_version"] == sweep.code_version() for r in mp.values())
+    mp = _sweep(home, "multiprocess", sweep_run_config("multiprocess", 2, None, "smoke"))
+    assert len(mp) == 4 and len({r["code_version"] for r in mp.values()}) == 1
     other = home / "dask"
     other.mkdir()
     monkeypatch.setenv("VARCAP_HOME", str(other))  # fresh results dir: no cache hits
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
     ) as cluster:
-        dk = _sweep(other, "dask", sweep_run_config("dask", 2, cluster.scheduler_address))
+        dk = _sweep(other, "dask", sweep_run_config("dask", 2, cluster.scheduler_address, "smoke"))
     assert dk.keys() == mp.keys()
     for k in mp:
         assert dk[k]["metrics"] == pytest.approx(mp[k]["metrics"], nan_ok=True)
