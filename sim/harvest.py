@@ -188,7 +188,8 @@ class Cluster:
         self.acquisitions = 0
         self.capacity_times = tr.time_s
         self.tick_s = cfg.acquirer_period_s if cfg.acquirer else INF
-        self._cap_dirty = True
+        self._cap_dirty = True  # allocation, decommissioning or a node's cores changed in this instant
+        self._accept = np.zeros(self.M, bool)
         # the queue: positions in FIFO order, a min-tree of the cores of the jobs still queued there
         self._qsize = 1024
         self._qtree = np.full(2 * self._qsize, INF)
@@ -204,8 +205,9 @@ class Cluster:
     # ------------------------------------------------------------------ helpers for placements
     def free(self) -> np.ndarray:
         """Free cores per node; −1 where a node takes no new jobs (not allocated, decommissioning)."""
-        f = self.cap - self.used
-        return np.where(self.allocated & ~self.decom & (self.cap > 0), f, -1.0)
+        if self._cap_dirty:
+            self._accept = self.allocated & ~self.decom & (self.cap > 0)
+        return np.where(self._accept, self.cap - self.used, -1.0)
 
     def next_avail(self, m: int, c: float, t: float) -> float:
         """Seconds until node ``m`` has ``c`` free cores if its capacity holds and its jobs end as planned
@@ -341,6 +343,7 @@ class Cluster:
             self._allocate(int(m), t)
         for m in victims:
             self.decom[m] = True
+            self._cap_dirty = True
             self._deallocate_if_idle(int(m))
 
     def on_instant_end(self, loop: Loop, t: float) -> None:
@@ -362,6 +365,7 @@ class Cluster:
                 p = _qt_first_le(tree, size, p + 1, top)
         if self._cap_dirty:
             loop.record_capacity(t, float(self.cap[self.allocated].sum()))
+            self._accept = self.allocated & ~self.decom & (self.cap > 0)
             self._cap_dirty = False
         if loop.check:
             over = (self.used > self.cap + 1e-9) | ((self.used > 0) & ~self.allocated)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from sim.harvest import GROW, INF, Cluster, ClusterOptions, run_cluster
 from sim.policies import register
@@ -74,6 +75,31 @@ def expected_completion(
     return np.where(fin, np.where(fin, a, 0.0) + p * d + (1.0 - p) * (w + e0), INF)
 
 
+@njit(cache=True)
+def _survival_at(xs, x):
+    return (xs.size - np.searchsorted(xs, x, side="right")) / xs.size
+
+
+@njit(cache=True)
+def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs):
+    """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
+    probability is highest (first on ties), −1 if none has room; the same arithmetic as
+    :func:`completion_probability`, so the same node."""
+    best, best_p = -1, -np.inf
+    for m in range(free.size):
+        if free[m] < c or free[m] < 0:
+            continue
+        if xs.size == 0:
+            return m
+        se = _survival_at(xs, elapsed[m])
+        sed = _survival_at(xs, elapsed[m] + d)
+        change = 1.0 - sed / se if se > 0 else 0.0
+        p = 1.0 - p_shrink[m] * change
+        if p > best_p:
+            best, best_p = m, p
+    return best
+
+
 class SlackSched:
     Params = SlackSchedParams
 
@@ -90,15 +116,10 @@ class SlackSched:
             xs, cum = cl.history.sorted_samples(t)
             modelled = xs.size >= params.min_samples
             if not self.delay:
-                room = nodes[free[nodes] >= c]
-                if room.size == 0:
-                    return -1
                 if not modelled:
-                    return int(room[0])
-                p = completion_probability(
-                    xs, cl.history.p_shrink(cl.last_dir[room]), t - cl.last_change[room], d
-                )
-                return int(room[np.argmax(p)])
+                    return int(nodes[np.argmax(free[nodes] >= c)])
+                ps = cl.history.p_shrink(cl.last_dir)
+                return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs))
             a = np.where(free[nodes] >= c, 0.0, INF)
             for k in np.flatnonzero((free[nodes] < c) & (cl.cap[nodes] >= c)):
                 a[k] = cl.next_avail(int(nodes[k]), c, t)
