@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 from sim import simulate
 from sim.capacity import CapacityTrace, MachineCapacityTrace
@@ -37,6 +38,41 @@ def test_loop_first_fit_equals_compiled_engine(sc) -> None:
     for f in ("completed_cs", "wasted_cs", "inflight_cs", "available_cs", "used_cs", "aborted_time_s"):
         assert getattr(b, f) == pytest.approx(getattr(a, f)), f
     assert b.n_terminations == a.n_terminations and b.violations == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=per_machine_scenarios(), acquirer=hst.booleans())
+def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acquirer) -> None:
+    """The queue min-tree pass (placement asked only about jobs that fit somewhere) makes the choices of
+    the plain pass that asks about every queued job, for every placement of the loop."""
+    from sim.harvest import Cluster, place_oracle
+    from sim.policies.capsched import CapacityScheduler
+    from sim.policies.slacksched import SlackSched, SlackSchedParams
+
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    problem = Problem.build(frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon))
+    cfg = ClusterConfig(acquirer=acquirer, acquirer_period_s=3.0, acquirer_fraction=0.5)
+    ss = SlackSchedParams(min_samples=1)
+    placements = {
+        "ff": lambda: place_first_fit,
+        "oracle": lambda: place_oracle,
+        "slacksched": lambda: SlackSched("slacksched", True).placement(ss),
+        "slacksched-nodelay": lambda: SlackSched("slacksched-nodelay", False).placement(ss),
+        "capsched": lambda: CapacityScheduler().placement(3),
+    }
+    for name, make in placements.items():
+        a, b = (Cluster(problem, cfg, 1, make(), 10.0, full_pass=fp).run() for fp in (False, True))
+        for f in (
+            "first_start_s",
+            "end_s",
+            "attempts",
+            "terminations",
+            "att_job",
+            "att_start_s",
+            "att_machine",
+        ):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,14 +29,17 @@ class CapacityScheduler:
     name = "capsched"
     Params = CapSchedParams
 
-    def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
+    def placement(self, seed: int):
         rng = np.random.default_rng([seed, 2])  # a stream of its own, apart from the Acquirer's draws
 
         def place(cl: Cluster, j: int, t: float) -> int:
             room = np.flatnonzero(cl.free() >= cl.cores[j])
             return int(room[rng.integers(room.size)]) if room.size else -1
 
-        return run_cluster(problem, place, params.cluster(), seed)
+        return place
+
+    def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
+        return run_cluster(problem, self.placement(seed), params.cluster(), seed)
 
 
 register(CapacityScheduler())
