@@ -1,0 +1,453 @@
+"""The task scheduler between control decisions (numba), shared by the baseline, CBP and CBS.
+
+Semantics (pinned; the three schemes differ only where noted):
+
+* Machines are on (active), draining or off. A control decision sets how many machines of each type are
+  on. Turning on reactivates draining machines first, then powers on the lowest-index off machines (one
+  power cycle each). Turning off picks the active machines with the fewest running tasks; an empty one is
+  off at once, a loaded one drains (no new tasks; off when its last task ends) — tasks are never killed
+  or migrated, so a decision that cannot be realized at once still costs its energy.
+* Tasks wait in one FIFO queue per size class (§5.1), served in priority-group order (production, other,
+  gratis). Only the head of a queue is tried ("Harmony will keep the task in the front of the scheduling
+  queue until it finds a machine with sufficient resources", §7.3.1); a head that fits nowhere blocks its
+  own class only.
+* A task fits a machine if the machine is active and its requested cpu and memory fit the free capacity.
+  **Baseline** (§9): first fit over active machines, most energy-efficient type first. **CBP** (§7.2):
+  weighted round robin over machine types — the types with provisioned containers x^{mk} > 0 are tried in
+  increasing order of (running class-k tasks on type m)/x^{mk}, then any other type — first fit within
+  a type. **CBS** (§7.3): the task also needs a free container of its class on the machine ("each task is
+  scheduled in the first available container such that scheduling the task on the machine does not cause
+  machine capacity violation").
+* Run-time labels (§5.1): a task starts in its short class; when it has run ``threshold_s`` it becomes
+  long, and under CBS its container is relabelled with it (containers are logical reservations, so no
+  task moves); the next decision re-provisions the short class.
+* Event order at equal times: heap events (completions, relabels) before arrivals.
+
+Energy integrals per type (machine-seconds on, resource-unit-seconds used) are accumulated exactly
+between events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+INF = np.inf
+
+
+@njit(cache=True)
+def _push(ht, hc, hn, t, c):
+    i = hn[0]
+    if i >= ht.shape[0]:
+        raise RuntimeError("event heap full")
+    hn[0] += 1
+    while i > 0:
+        p = (i - 1) // 2
+        if ht[p] < t or (ht[p] == t and hc[p] <= c):
+            break
+        ht[i], hc[i] = ht[p], hc[p]
+        i = p
+    ht[i], hc[i] = t, c
+
+
+@njit(cache=True)
+def _pop(ht, hc, hn):
+    t0, c0 = ht[0], hc[0]
+    hn[0] -= 1
+    n = hn[0]
+    t, c = ht[n], hc[n]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= n:
+            break
+        b = a + 1
+        if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hc[b] < hc[a])):
+            a = b
+        if t < ht[a] or (t == ht[a] and c <= hc[a]):
+            break
+        ht[i], hc[i] = ht[a], hc[a]
+        i = a
+    ht[i], hc[i] = t, c
+    return t0, c0
+
+
+@njit(cache=True)
+def _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
+    if state[i] != 1:
+        return False
+    if used[i, 0] + cpu[j] > mcap[i, 0] + 1e-9 or used[i, 1] + mem[j] > mcap[i, 1] + 1e-9:
+        return False
+    return not (mode == 2 and occ[i, 2 * q[j]] >= slots[i, 2 * q[j]])
+
+
+@njit(cache=True)
+def _scan(
+    j, mode, cpu, mem, q, used, mcap, state, slots, occ, act_idx, act_start, act_end, eff, xw, run_qm, bfree
+):
+    M = act_start.shape[0]
+    order = np.empty(M, np.int64)
+    if mode == 1:
+        qq = q[j]
+        ratio = np.empty(M)
+        for m in range(M):
+            ratio[m] = run_qm[qq, m] / xw[qq, m] if xw[qq, m] > 0 else INF
+        k = 0
+        for m in np.argsort(ratio, kind="mergesort"):
+            if ratio[m] < INF:
+                order[k] = m
+                k += 1
+        for m in eff:
+            if not xw[qq, m] > 0:
+                order[k] = m
+                k += 1
+    else:
+        order[:] = eff
+    for m in order:
+        a = act_start[m]
+        while a < act_end[m]:
+            b = a >> 5
+            if ((a & 31) == 0 or a == act_start[m]) and (
+                bfree[b, 0] < cpu[j] - 1e-9 or bfree[b, 1] < mem[j] - 1e-9
+            ):  # no machine of this block of 32 has room: skip it
+                a = min((b + 1) << 5, act_end[m])
+                continue
+            i = act_idx[a]
+            if _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
+                return i
+            a += 1
+    return -1
+
+
+@njit(cache=True)
+def _block_update(i, pos, act_idx, used, mcap, bfree):
+    """Recompute the free-capacity upper bound of machine i's block after a placement."""
+    b = pos[i] >> 5
+    lo, hi = b << 5, min((b + 1) << 5, act_idx.shape[0])
+    f0, f1 = 0.0, 0.0
+    for a in range(lo, hi):
+        k = act_idx[a]
+        f0 = max(f0, mcap[k, 0] - used[k, 0])
+        f1 = max(f1, mcap[k, 1] - used[k, 1])
+    bfree[b, 0], bfree[b, 1] = f0, f1
+
+
+@njit(cache=True)
+def _place(
+    j,
+    i,
+    t,
+    mode,
+    cpu,
+    mem,
+    dur,
+    q,
+    thr,
+    mtype,
+    used,
+    nrun,
+    tused,
+    occ,
+    slotc,
+    run_qm,
+    start,
+    mach,
+    ht,
+    hc,
+    hn,
+):
+    start[j] = t
+    mach[j] = i
+    used[i, 0] += cpu[j]
+    used[i, 1] += mem[j]
+    nrun[i] += 1
+    m = mtype[i]
+    tused[m, 0] += cpu[j]
+    tused[m, 1] += mem[j]
+    run_qm[q[j], m] += 1
+    slotc[j] = 2 * q[j]
+    if mode == 2:
+        occ[i, 2 * q[j]] += 1
+    _push(ht, hc, hn, t + dur[j], 2 * j)
+    if dur[j] > thr[q[j]]:
+        _push(ht, hc, hn, t + thr[q[j]], 2 * j + 1)
+
+
+@njit(cache=True)
+def run_until(
+    t_end,
+    mode,
+    submit,
+    dur,
+    cpu,
+    mem,
+    q,
+    thr,
+    order,
+    qorder,
+    qstart,
+    mtype,
+    mcap,
+    state,
+    used,
+    nrun,
+    slots,
+    occ,
+    act_idx,
+    act_start,
+    act_end,
+    eff,
+    xw,
+    tused,
+    n_on,
+    acc_on,
+    acc_used,
+    start,
+    mach,
+    slotc,
+    run_qm,
+    head,
+    arrived,
+    fresh,
+    aptr,
+    tnow,
+    ht,
+    hc,
+    hn,
+    full_pass,
+):
+    """Advance the simulation from ``tnow[0]`` to ``t_end``; ``full_pass`` first retries every queue head."""
+    Q = qstart.shape[0] - 1
+    n = submit.shape[0]
+    pos = np.full(state.shape[0], -1, np.int64)
+    nb = (act_idx.shape[0] + 31) >> 5
+    bfree = np.zeros((max(nb, 1), 2))
+    for a in range(act_idx.shape[0]):
+        pos[act_idx[a]] = a
+        bfree[a >> 5, 0] = max(bfree[a >> 5, 0], mcap[act_idx[a], 0] - used[act_idx[a], 0])
+        bfree[a >> 5, 1] = max(bfree[a >> 5, 1], mcap[act_idx[a], 1] - used[act_idx[a], 1])
+
+    def try_class(qq, i_only, t):
+        while head[qq] < arrived[qq]:
+            j = qorder[qstart[qq] + head[qq]]
+            i = -1
+            if fresh[qq]:
+                i = _scan(
+                    j,
+                    mode,
+                    cpu,
+                    mem,
+                    q,
+                    used,
+                    mcap,
+                    state,
+                    slots,
+                    occ,
+                    act_idx,
+                    act_start,
+                    act_end,
+                    eff,
+                    xw,
+                    run_qm,
+                    bfree,
+                )
+            elif i_only >= 0 and _fits(i_only, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
+                i = i_only
+            if i < 0:
+                fresh[qq] = False
+                return
+            _place(
+                j,
+                i,
+                t,
+                mode,
+                cpu,
+                mem,
+                dur,
+                q,
+                thr,
+                mtype,
+                used,
+                nrun,
+                tused,
+                occ,
+                slotc,
+                run_qm,
+                start,
+                mach,
+                ht,
+                hc,
+                hn,
+            )
+            _block_update(i, pos, act_idx, used, mcap, bfree)
+            head[qq] += 1
+            fresh[qq] = True
+
+    if full_pass:
+        for qq in range(Q):
+            fresh[qq] = True
+            try_class(qq, -1, tnow[0])
+    while True:
+        ta = submit[order[aptr[0]]] if aptr[0] < n else INF
+        th = ht[0] if hn[0] > 0 else INF
+        te = min(ta, th)
+        if te >= t_end:
+            break
+        dt = te - tnow[0]
+        if dt > 0:
+            for m in range(acc_on.shape[0]):
+                acc_on[m] += n_on[m] * dt
+                acc_used[m, 0] += tused[m, 0] * dt
+                acc_used[m, 1] += tused[m, 1] * dt
+            tnow[0] = te
+        if th <= ta:
+            _, code = _pop(ht, hc, hn)
+            j = code // 2
+            i = mach[j]
+            if code % 2 == 1:  # relabel short -> long; under CBS the task's container changes class with it
+                if mode == 2 and slotc[j] == 2 * q[j]:
+                    occ[i, 2 * q[j]] -= 1
+                    slots[i, 2 * q[j]] -= 1
+                    occ[i, 2 * q[j] + 1] += 1
+                    slots[i, 2 * q[j] + 1] += 1
+                    slotc[j] = 2 * q[j] + 1
+                continue
+            used[i, 0] -= cpu[j]
+            used[i, 1] -= mem[j]
+            nrun[i] -= 1
+            m = mtype[i]
+            tused[m, 0] -= cpu[j]
+            tused[m, 1] -= mem[j]
+            run_qm[q[j], m] -= 1
+            if mode == 2:
+                occ[i, slotc[j]] -= 1
+            if state[i] == 2 and nrun[i] == 0:
+                state[i] = 0
+                n_on[m] -= 1
+            elif state[i] == 1:
+                b = pos[i] >> 5
+                bfree[b, 0] = max(bfree[b, 0], mcap[i, 0] - used[i, 0])
+                bfree[b, 1] = max(bfree[b, 1], mcap[i, 1] - used[i, 1])
+                for qq in range(Q):
+                    try_class(qq, i, te)
+        else:
+            j = order[aptr[0]]
+            aptr[0] += 1
+            qq = q[j]
+            arrived[qq] += 1
+            if head[qq] == arrived[qq] - 1:
+                fresh[qq] = True
+                try_class(qq, -1, te)
+    dt = t_end - tnow[0]
+    if dt > 0:
+        for m in range(acc_on.shape[0]):
+            acc_on[m] += n_on[m] * dt
+            acc_used[m, 0] += tused[m, 0] * dt
+            acc_used[m, 1] += tused[m, 1] * dt
+        tnow[0] = t_end
+
+
+@njit(cache=True)
+def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
+    """Set the number of on machines per type (see module docstring); returns power-ons per type."""
+    M = target_on.shape[0]
+    ons = np.zeros(M, np.int64)
+    for m in range(M):
+        a, b = type_start[m], type_end[m]
+        active = 0
+        for i in range(a, b):
+            if state[i] == 1:
+                active += 1
+        want = target_on[m]
+        if want > active:
+            for i in range(a, b):  # reactivate draining machines first (most loaded first is not needed)
+                if active >= want:
+                    break
+                if state[i] == 2:
+                    state[i] = 1
+                    active += 1
+            for i in range(a, b):
+                if active >= want:
+                    break
+                if state[i] == 0:
+                    state[i] = 1
+                    active += 1
+                    ons[m] += 1
+                    n_on[m] += 1
+        elif want < active:
+            idx = np.empty(active, np.int64)
+            k = 0
+            for i in range(a, b):
+                if state[i] == 1:
+                    idx[k] = i
+                    k += 1
+            load = np.empty(active, np.int64)
+            for k in range(active):
+                load[k] = nrun[idx[k]]
+            for k in np.argsort(load, kind="mergesort")[: active - want]:
+                i = idx[k]
+                if nrun[i] == 0:
+                    state[i] = 0
+                    n_on[m] -= 1
+                else:
+                    state[i] = 2
+    return ons
+
+
+@njit(cache=True)
+def active_lists(state, type_start, type_end):
+    """Indices of active machines grouped by type (ascending) with per-type [start, end) offsets."""
+    M = type_start.shape[0]
+    idx = np.empty(state.shape[0], np.int64)
+    s = np.empty(M, np.int64)
+    e = np.empty(M, np.int64)
+    k = 0
+    for m in range(M):
+        s[m] = k
+        for i in range(type_start[m], type_end[m]):
+            if state[i] == 1:
+                idx[k] = i
+                k += 1
+        e[m] = k
+    return idx[:k], s, e
+
+
+@njit(cache=True)
+def place_containers(first, target, csize, class_order, mcap, state, occ, slots, type_start, type_end):
+    """CBS §7.3.2 / Algorithm 1: keep occupied containers, drop free ones, then first-fit the containers
+    still missing onto the active type-m machines in two rounds — up to ``first[m, k]`` (⌊x/(2|R|)⌋, the
+    share Lemma 1 guarantees) for every class, then up to ``target[m, k]`` — classes in ``class_order``
+    within a round. Returns the containers placed per (m, k) including occupied ones."""
+    M, K = target.shape
+    n = state.shape[0]
+    reserved = np.zeros((n, 2))
+    for i in range(n):
+        for k in range(K):
+            slots[i, k] = occ[i, k]
+            reserved[i, 0] += occ[i, k] * csize[k, 0]
+            reserved[i, 1] += occ[i, k] * csize[k, 1]
+    placed = np.zeros((M, K), np.int64)
+    for m in range(M):
+        for k in range(K):
+            for i in range(type_start[m], type_end[m]):
+                placed[m, k] += occ[i, k]
+        for rnd in range(2):
+            for k in class_order:
+                need = (first[m, k] if rnd == 0 else target[m, k]) - placed[m, k]
+                i = type_start[m]
+                while need > 0 and i < type_end[m]:
+                    if state[i] == 1:
+                        fit = need
+                        for r in range(2):
+                            if csize[k, r] > 0:
+                                f = int(np.floor((mcap[i, r] - reserved[i, r]) / csize[k, r] + 1e-9))
+                                if f < fit:
+                                    fit = f
+                        if fit > 0:
+                            slots[i, k] += fit
+                            reserved[i, 0] += fit * csize[k, 0]
+                            reserved[i, 1] += fit * csize[k, 1]
+                            placed[m, k] += fit
+                            need -= fit
+                    i += 1
+    return placed

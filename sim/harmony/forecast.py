@@ -1,0 +1,89 @@
+"""§5.2 demand prediction: per-class counts per control interval, one step ahead, trailing windows only.
+
+"the prediction module is responsible for forecasting the arrival rate of each task class. Currently, we
+have implemented a time series-based predictor using the ARIMA [9] model"; for long-running tasks "we
+use the ARIMA model to predict the number of long running tasks, which translates into the number of
+required containers." §9: "The DCP procedure is performed once every 5 minutes".
+
+Model: ARIMA(p, 0, 0) with a constant (statsmodels, Burg estimator; Yule-Walker where Burg's roots are
+non-stationary) fitted on the ``window`` intervals
+before the refit time, refitted every ``refit_every`` intervals; between refits the fitted model is
+applied to the newest observations (for an AR(p) model the one-step forecast given the last p values is
+``μ + Σ φ_i (y_{t−i} − μ)``, exactly what statsmodels' ``forecast(1)`` returns). Before ``min_train``
+intervals exist the forecast is the last observed value (persistence). The forecast for interval t reads
+only intervals < t (tested by perturbing the future).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ForecastConfig:
+    order: int = 2
+    window: int = 288  # trailing intervals used for a fit (one day of 5-minute intervals)
+    refit_every: int = 24
+    min_train: int = 12
+
+
+def counts_per_interval(
+    times_s: np.ndarray, cls: np.ndarray, n_classes: int, interval_s: float, n: int
+) -> np.ndarray:
+    """(n, n_classes) number of events of each class in each interval [t·Δ, (t+1)·Δ)."""
+    t = np.floor(np.asarray(times_s) / interval_s).astype(np.int64)
+    ok = (t >= 0) & (t < n)
+    out = np.zeros((n, n_classes), dtype=np.float64)
+    np.add.at(out, (t[ok], np.asarray(cls)[ok]), 1.0)
+    return out
+
+
+def fit_ar(y: np.ndarray, order: int) -> tuple[float, np.ndarray]:
+    """(mean, AR coefficients) of ARIMA(order, 0, 0) with a constant, fitted by statsmodels (Burg)."""
+    from statsmodels.tsa.arima.model import ARIMA
+
+    if np.ptp(y) == 0:
+        return float(y[0]), np.zeros(order)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            res = ARIMA(y, order=(order, 0, 0), trend="c").fit(method="burg")
+        except ValueError:  # Burg's GLS step refuses non-stationary roots: Yule-Walker is always stationary
+            res = ARIMA(y, order=(order, 0, 0), trend="c").fit(method="yule_walker")
+    return float(res.params[0]), np.asarray(res.params[1 : 1 + order], dtype=float)
+
+
+def one_step_forecasts(series: np.ndarray, cfg: ForecastConfig = ForecastConfig()) -> np.ndarray:
+    """Forecast of ``series[t]`` from ``series[:t]`` only, for every t (rows) and column; clipped at 0."""
+    y = np.asarray(series, dtype=float)
+    if y.ndim == 1:
+        return one_step_forecasts(y[:, None], cfg)[:, 0]
+    n, k = y.shape
+    out = np.zeros_like(y)
+    p = cfg.order
+    for j in range(k):
+        mu, phi, last_fit = 0.0, None, -(10**9)
+        for t in range(n):
+            if t >= max(cfg.min_train, p + 2) and t - last_fit >= cfg.refit_every:
+                mu, phi = fit_ar(y[max(0, t - cfg.window) : t, j], p)
+                last_fit = t
+            if phi is None:
+                out[t, j] = y[t - 1, j] if t > 0 else 0.0
+            else:
+                lags = y[t - p : t, j][::-1]  # y_{t-1}, …, y_{t-p}
+                out[t, j] = mu + float(phi @ (lags - mu))
+    return np.maximum(out, 0.0)
+
+
+def mape(actual: np.ndarray, forecast: np.ndarray) -> np.ndarray:
+    """Mean absolute percentage error per column over intervals with a non-zero actual (nan if none)."""
+    a, f = np.atleast_2d(np.asarray(actual, float).T).T, np.atleast_2d(np.asarray(forecast, float).T).T
+    out = np.full(a.shape[1], np.nan)
+    for j in range(a.shape[1]):
+        nz = a[:, j] > 0
+        if nz.any():
+            out[j] = float(np.mean(np.abs(a[nz, j] - f[nz, j]) / a[nz, j]) * 100)
+    return out

@@ -1,0 +1,396 @@
+"""The Harmony simulation over control intervals (§9): baseline, CBP and CBS on one workload.
+
+§9: "The DCP procedure is performed once every 5 minutes ... We have chosen the time horizon to be T = 1";
+"we mainly focus on simulating the arrival of new tasks". Each interval t (length Δ = 300 s):
+
+1. demand (computed once per workload by :func:`predict_demand`, shared by every scheme): the forecast
+   arrivals of each size class (ARIMA, trailing window) give the short-class containers by the M/G/N
+   model for the group's target delay; the forecast number of long-running tasks gives the long-class
+   containers (§5.2). With ``backlog`` (default) every task already waiting at the decision adds one
+   short-class container — the M/G/N count is a steady-state figure and would never drain a backlog left
+   by a forecast miss (our reading of "the number of containers required to schedule the current
+   workload", §4);
+2. Harmony (CBP, CBS): DCP-RELAX with Theorem 1 container sizes and over-provisioning ω, the current
+   machines as z_{t−1}, the interval's price; then ⌈z⌉ machines (both), and for CBS ⌈x⌉ containers placed by
+   first fit; baseline: the 80 % bottleneck-utilization rule on the current total demand;
+3. the scheduler (:mod:`sim.harmony.engine`) runs the tasks until the next decision.
+
+Energy of an interval: eq. (6) over the machine-seconds on and the resource-seconds used, times the
+price, times (1 + cooling 0.8), plus 0.5 ¢ per power-on. Scheduling delay of a task: start − submit; a
+task still waiting at the horizon counts with horizon − submit (a lower bound) and as unscheduled.
+
+Free parameters and their defaults (none tuned to the paper's numbers): target delays per group
+(production 5 s, other 30 s, gratis 120 s; the paper gives none), the unserved-container penalty (10 ×
+the cost of the largest machine for an interval), ε = 0.001, M^k = 100 (§9.1), ω = 1.2 (§7.2).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from sim.harmony.classify import GROUPS, TaskClasses, priority_group
+from sim.harmony.engine import active_lists, apply_config, place_containers, run_until
+from sim.harmony.forecast import ForecastConfig, counts_per_interval, mape, one_step_forecasts
+from sim.harmony.lp import DCPRelax
+from sim.harmony.machines import COOLING, PRICE_USD_PER_KWH, SWITCH_USD, TABLE2, MachineType, efficiency_order
+from sim.harmony.provision import baseline_machines, lemma1_bound, machines_from_lp, round_up
+from sim.harmony.queueing import container_size, containers_for_delay, theorem1_beta
+
+SCHEMES = ("baseline", "cbp", "cbs")
+_MODE = {"baseline": 0, "cbp": 1, "cbs": 2}
+
+
+@dataclass(frozen=True)
+class HarmonyConfig:
+    """One run. ``machine_fraction`` scales Table 2's counts (1.0 = the paper's 10,000 machines)."""
+
+    scheme: str = "cbs"
+    omega: float = 1.2
+    interval_s: float = 300.0
+    horizon: int = 1
+    machine_fraction: float = 1.0
+    price_usd_per_kwh: float = PRICE_USD_PER_KWH
+    target_delay_s: tuple[float, float, float] = (5.0, 30.0, 120.0)  # production, other, gratis
+    eps: float = 0.001
+    mk: int = 100
+    baseline_util: float = 0.8
+    backlog: bool = True
+    seed: int = 0
+    types: tuple[MachineType, ...] = field(default=TABLE2)
+
+    def __post_init__(self) -> None:
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+
+
+@dataclass
+class Demand:
+    """Per-interval observed and forecast counts per size class, and required containers per class."""
+
+    arrivals: np.ndarray  # (T, Q) observed
+    arrivals_fc: np.ndarray  # (T, Q) forecast from intervals < t
+    long_running: np.ndarray  # (T, Q) observed at interval start (tasks started at submission)
+    long_fc: np.ndarray  # (T, Q)
+    containers: np.ndarray  # (T, 2Q) required containers (short: M/G/N; long: forecast count)
+    mape_arrivals: np.ndarray  # (Q,)
+    mape_long: np.ndarray  # (Q,)
+    seconds: float
+
+
+def jobs_arrays(jobs: pl.DataFrame) -> dict[str, np.ndarray]:
+    """Columns ``submit_s, duration_s, cpu, mem, priority`` as arrays sorted by submit time (stable)."""
+    need = ["submit_s", "duration_s", "cpu", "mem", "priority"]
+    missing = [c for c in need if c not in jobs.columns]
+    if missing:
+        raise ValueError(f"Harmony jobs frame lacks columns {missing}")
+    j = jobs.select(need).with_row_index("_row").sort(["submit_s", "_row"])
+    return {c: j[c].to_numpy().astype(np.int64 if c == "priority" else np.float64) for c in need}
+
+
+def predict_demand(
+    jobs: pl.DataFrame,
+    classes: TaskClasses,
+    n_intervals: int,
+    cfg: HarmonyConfig,
+    fcfg: ForecastConfig | None = None,
+) -> Demand:
+    """§5.2 demand per interval: forecasts read only earlier intervals (see :mod:`sim.harmony.forecast`)."""
+    t0 = time.perf_counter()
+    fcfg = fcfg or ForecastConfig()
+    a = jobs_arrays(jobs)
+    Q = classes.n_queues
+    q = classes.size_cluster(a["cpu"], a["mem"], a["priority"])
+    arr = counts_per_interval(a["submit_s"], q, Q, cfg.interval_s, n_intervals)
+    # long-running tasks at each interval start, as if every task started when submitted (a property of
+    # the workload, shared by all schemes)
+    thr = classes.threshold_s[q]
+    is_long = a["duration_s"] > thr
+    long_run = np.zeros((n_intervals, Q))
+    starts = np.arange(n_intervals) * cfg.interval_s
+    for qi in range(Q):
+        sel = is_long & (q == qi)
+        if not sel.any():
+            continue
+        lo = np.sort(a["submit_s"][sel] + thr[sel])
+        hi = np.sort(a["submit_s"][sel] + a["duration_s"][sel])
+        long_run[:, qi] = np.searchsorted(lo, starts, "right") - np.searchsorted(hi, starts, "right")
+    arr_fc = one_step_forecasts(arr, fcfg)
+    long_fc = one_step_forecasts(long_run, fcfg)
+    cont = np.zeros((n_intervals, 2 * Q))
+    for qi in range(Q):
+        c = 2 * qi
+        mean_d = classes.dur_mean_s[c]
+        target = cfg.target_delay_s[int(classes.group[qi])]
+        for t in range(n_intervals):
+            lam = arr_fc[t, qi] / cfg.interval_s
+            if mean_d > 0:
+                cont[t, c] = containers_for_delay(lam, 1.0 / mean_d, classes.dur_cv2[c], target, 10**7)
+        cont[:, c + 1] = np.ceil(long_fc[:, qi] - 1e-9)
+    return Demand(
+        arr,
+        arr_fc,
+        long_run,
+        long_fc,
+        cont,
+        mape(arr, arr_fc),
+        mape(long_run, long_fc),
+        time.perf_counter() - t0,
+    )
+
+
+@dataclass
+class HarmonyResult:
+    config: HarmonyConfig
+    intervals: pl.DataFrame  # one row per interval (and machine type columns)
+    tasks: pl.DataFrame  # submit_s, start_s, delay_s, group, scheduled
+    metrics: dict[str, float]
+    lp_seconds: float
+    wall_s: float
+
+
+def container_sizes(classes: TaskClasses, cfg: HarmonyConfig) -> np.ndarray:
+    """Theorem 1 container size per class (at most the class maximum), used by the LP of CBP and CBS."""
+    beta = theorem1_beta(cfg.eps, 2, cfg.mk)
+    return container_size(classes.mean, classes.std, beta, classes.max)
+
+
+def simulate_harmony(
+    jobs: pl.DataFrame,
+    classes: TaskClasses,
+    demand: Demand,
+    cfg: HarmonyConfig,
+    prices_usd_per_kwh: np.ndarray | None = None,
+) -> HarmonyResult:
+    """Run one scheme over ``demand``'s intervals. ``prices`` per interval (default: the constant price)."""
+    wall0 = time.perf_counter()
+    a = jobs_arrays(jobs)
+    T = demand.containers.shape[0]
+    horizon_s = T * cfg.interval_s
+    Q, K = classes.n_queues, classes.n_classes
+    types = cfg.types if cfg.machine_fraction == 1.0 else _scaled(cfg.types, cfg.machine_fraction)
+    M = len(types)
+    price = (
+        np.full(T, cfg.price_usd_per_kwh) if prices_usd_per_kwh is None else np.asarray(prices_usd_per_kwh)
+    )
+    if price.shape[0] < T:
+        raise ValueError(f"{price.shape[0]} prices for {T} intervals")
+    counts = np.array([t.count for t in types], dtype=np.int64)
+    type_start = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    type_end = np.cumsum(counts).astype(np.int64)
+    n_mach = int(counts.sum())
+    mtype = np.repeat(np.arange(M), counts).astype(np.int64)
+    cap_t = np.array([[t.cpu, t.mem] for t in types])
+    mcap = cap_t[mtype]
+    eff = efficiency_order(types).astype(np.int64)
+    # tasks
+    fits_any = (
+        (a["cpu"][:, None] <= cap_t[None, :, 0] + 1e-9) & (a["mem"][:, None] <= cap_t[None, :, 1] + 1e-9)
+    ).any(axis=1)
+    keep = fits_any & (a["submit_s"] < horizon_s)
+    a = {k: v[keep] for k, v in a.items()}
+    n = a["submit_s"].size
+    q = classes.size_cluster(a["cpu"], a["mem"], a["priority"]).astype(np.int64)
+    order = np.arange(n, dtype=np.int64)
+    qorder = np.argsort(q, kind="stable").astype(np.int64)  # within a class: submit order
+    qstart = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=Q))]).astype(np.int64)
+    qcum_cpu = np.concatenate([[0.0], np.cumsum(a["cpu"][qorder])])
+    qcum_mem = np.concatenate([[0.0], np.cumsum(a["mem"][qorder])])
+    thr = classes.threshold_s.astype(np.float64)
+    # state
+    state = np.zeros(n_mach, np.int64)
+    used = np.zeros((n_mach, 2))
+    nrun = np.zeros(n_mach, np.int64)
+    slots = np.zeros((n_mach, K), np.int64)
+    occ = np.zeros((n_mach, K), np.int64)
+    tused = np.zeros((M, 2))
+    n_on = np.zeros(M, np.int64)
+    acc_on = np.zeros(M)
+    acc_used = np.zeros((M, 2))
+    start = np.full(n, -1.0)
+    mach = np.full(n, -1, np.int64)
+    slotc = np.zeros(n, np.int64)
+    run_qm = np.zeros((Q, M), np.int64)
+    head = np.zeros(Q, np.int64)
+    arrived = np.zeros(Q, np.int64)
+    fresh = np.ones(Q, np.bool_)
+    aptr = np.zeros(1, np.int64)
+    tnow = np.zeros(1)
+    hsize = int(min(2 * n + 16, 8_000_000))
+    ht = np.empty(hsize)
+    hc = np.empty(hsize, np.int64)
+    hn = np.zeros(1, np.int64)
+    xw = np.zeros((Q, M))
+    mode = _MODE[cfg.scheme]
+    csize = container_sizes(classes, cfg)
+    lp = None
+    if cfg.scheme != "baseline":
+        per_iv = max(t.peak_w for t in types) * cfg.interval_s / 3.6e6 * cfg.price_usd_per_kwh * (1 + COOLING)
+        lp = DCPRelax(
+            cap_t,
+            counts,
+            np.array([t.idle_w for t in types]),
+            np.array([t.slope_w for t in types]),
+            csize,
+            cfg.omega,
+            cfg.horizon,
+            cfg.interval_s,
+            COOLING,
+            SWITCH_USD,
+            10.0 * per_iv,
+        )
+    class_order = np.argsort(-csize.max(axis=1), kind="stable").astype(np.int64)
+    rows = []
+    lp_s = 0.0
+    for t in range(T):
+        t_s = t * cfg.interval_s
+        active_now = np.array([int(((state == 1) & (mtype == m)).sum()) for m in range(M)])
+        contained = np.zeros(K)
+        if lp is None:
+            queued_cpu = sum(
+                qcum_cpu[qstart[i] + arrived[i]] - qcum_cpu[qstart[i] + head[i]] for i in range(Q)
+            )
+            queued_mem = sum(
+                qcum_mem[qstart[i] + arrived[i]] - qcum_mem[qstart[i] + head[i]] for i in range(Q)
+            )
+            # tasks arriving exactly at t_s are not in the system yet
+            dem = tused.sum(axis=0) + np.array([queued_cpu, queued_mem])
+            target = baseline_machines(dem, cap_t, counts, eff, cfg.baseline_util)
+        else:
+            l0 = time.perf_counter()
+            d = demand.containers[t : t + cfg.horizon]
+            if d.shape[0] < cfg.horizon:
+                d = np.vstack([d, np.repeat(d[-1:], cfg.horizon - d.shape[0], axis=0)])
+            if cfg.backlog:  # tasks already waiting need a container each, on top of the M/G/N count
+                d = d.copy()
+                d[:, 0::2] += (arrived - head)[None, :]
+            pw = price[t : t + cfg.horizon]
+            if pw.shape[0] < cfg.horizon:
+                pw = np.concatenate([pw, np.repeat(pw[-1:], cfg.horizon - pw.shape[0])])
+            sol = lp.solve(d, pw, active_now)
+            target = machines_from_lp(sol.z[0], counts)
+            x = sol.x[0]  # (M, K)
+            lp_s += time.perf_counter() - l0
+            xw = np.ascontiguousarray(x.T.reshape(Q, 2, M).sum(axis=1))  # weights per size class
+        ons = apply_config(target.astype(np.int64), mtype, type_start, type_end, state, nrun, n_on)
+        if mode == 2:
+            tgt = round_up(sol.x[0])
+            first = np.minimum(lemma1_bound(sol.x[0]), tgt)
+            placed = place_containers(
+                first, tgt, csize, class_order, mcap, state, occ, slots, type_start, type_end
+            )
+            contained = placed.sum(axis=0)
+        act_idx, act_s, act_e = active_lists(state, type_start, type_end)
+        on0, used0 = acc_on.copy(), acc_used.copy()
+        run_until(
+            t_s + cfg.interval_s,
+            mode,
+            a["submit_s"],
+            a["duration_s"],
+            a["cpu"],
+            a["mem"],
+            q,
+            thr,
+            order,
+            qorder,
+            qstart,
+            mtype,
+            mcap,
+            state,
+            used,
+            nrun,
+            slots,
+            occ,
+            act_idx,
+            act_s,
+            act_e,
+            eff,
+            xw,
+            tused,
+            n_on,
+            acc_on,
+            acc_used,
+            start,
+            mach,
+            slotc,
+            run_qm,
+            head,
+            arrived,
+            fresh,
+            aptr,
+            tnow,
+            ht,
+            hc,
+            hn,
+            True,
+        )
+        d_on, d_used = acc_on - on0, acc_used - used0
+        kwh_m = np.array(
+            [
+                (types[m].idle_w * d_on[m] + float(types[m].slope_w @ (d_used[m] / cap_t[m]))) / 3.6e6
+                for m in range(M)
+            ]
+        )
+        kwh = float(kwh_m.sum())
+        cap_s = (d_on[:, None] * cap_t).sum(axis=0)
+        row = {
+            "interval": t,
+            "t_s": t_s,
+            "energy_kwh": kwh,
+            "energy_cost_usd": kwh * price[t] * (1 + COOLING) + float(ons.sum()) * SWITCH_USD,
+            "switching_usd": float(ons.sum()) * SWITCH_USD,
+            "power_ons": int(ons.sum()),
+            "cpu_util": float(d_used[:, 0].sum() / cap_s[0]) if cap_s[0] > 0 else 0.0,
+            "mem_util": float(d_used[:, 1].sum() / cap_s[1]) if cap_s[1] > 0 else 0.0,
+            "queued": int((arrived - head).sum()),
+            "running": int(nrun.sum()),
+            "containers": float(demand.containers[t].sum()),
+            "containers_placed": float(contained.sum()),
+            "price_usd_per_kwh": float(price[t]),
+        }
+        for m in range(M):
+            row[f"machines_on_{m}"] = float(d_on[m] / cfg.interval_s)
+            row[f"target_{m}"] = int(target[m])
+        rows.append(row)
+    grp = priority_group(a["priority"])
+    scheduled = start >= 0
+    delay = np.where(scheduled, start - a["submit_s"], horizon_s - a["submit_s"])
+    tasks = pl.DataFrame(
+        {
+            "submit_s": a["submit_s"],
+            "start_s": np.where(scheduled, start, np.nan),
+            "delay_s": delay,
+            "group": np.array(GROUPS)[grp],
+            "scheduled": scheduled,
+            "machine": mach,
+            "cpu": a["cpu"],
+            "mem": a["mem"],
+            "end_s": np.where(scheduled, start + a["duration_s"], np.nan),
+        }
+    )
+    iv = pl.DataFrame(rows)
+    metrics = {
+        "tasks": float(n),
+        "unscheduled": float((~scheduled).sum()),
+        "energy_kwh": float(iv["energy_kwh"].sum()),
+        "energy_cost_usd": float(iv["energy_cost_usd"].sum()),
+        "switching_usd": float(iv["switching_usd"].sum()),
+        "cpu_util": float(iv["cpu_util"].mean()),
+        "mem_util": float(iv["mem_util"].mean()),
+        "machines_on_mean": float(sum(iv[f"machines_on_{m}"].mean() for m in range(M))),
+    }
+    for name, sel in (("all", np.ones(n, bool)), *((g, grp == i) for i, g in enumerate(GROUPS))):
+        d = delay[sel]
+        for p in (50, 90, 99):
+            metrics[f"delay_p{p}_s_{name}"] = float(np.percentile(d, p)) if d.size else float("nan")
+        metrics[f"delay_mean_s_{name}"] = float(d.mean()) if d.size else float("nan")
+    return HarmonyResult(cfg, iv, tasks, metrics, lp_s, time.perf_counter() - wall0)
+
+
+def _scaled(types: tuple[MachineType, ...], f: float) -> tuple[MachineType, ...]:
+    from sim.harmony.machines import scaled
+
+    return scaled(types, f)

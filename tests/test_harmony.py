@@ -1,0 +1,329 @@
+"""Harmony (seed 004): classification, forecasting, queueing, DCP-RELAX, placement and the scheduler."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+from statsmodels.tsa.arima.model import ARIMA
+
+from sim.harmony.classify import fit_classes, kmeans_labels, priority_group
+from sim.harmony.engine import place_containers
+from sim.harmony.forecast import ForecastConfig, fit_ar, one_step_forecasts
+from sim.harmony.lp import DCPRelax
+from sim.harmony.machines import TABLE2, MachineType, efficiency_order
+from sim.harmony.provision import baseline_machines, lemma1_bound, round_up
+from sim.harmony.queueing import (
+    containers_for_delay,
+    erlang_c,
+    mgn_wait,
+    simulate_fcfs,
+    theorem1_beta,
+)
+from sim.harmony.run import HarmonyConfig, predict_demand, simulate_harmony
+
+
+def _tasks(n: int, seed: int, horizon_s: float = 3600.0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    big = rng.random(n) < 0.2
+    return pl.DataFrame(
+        {
+            "submit_s": np.sort(rng.uniform(0, horizon_s, n)),
+            "duration_s": np.where(rng.random(n) < 0.8, rng.exponential(120, n), rng.exponential(3000, n))
+            + 1,
+            "cpu": np.where(big, rng.uniform(0.2, 0.5, n), rng.uniform(0.005, 0.05, n)),
+            "mem": np.where(big, rng.uniform(0.05, 0.3, n), rng.uniform(0.005, 0.05, n)),
+            "priority": rng.choice([0, 1, 2, 4, 9, 10], n),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def small():
+    jobs = _tasks(1200, 1)
+    tc = fit_classes(
+        jobs["cpu"].to_numpy(),
+        jobs["mem"].to_numpy(),
+        jobs["priority"].to_numpy(),
+        jobs["duration_s"].to_numpy(),
+        k_max=3,
+        seed=0,
+    )
+    return jobs, tc
+
+
+# ------------------------------------------------------------------------------------------ §5.1 classes
+def test_kmeans_labels_deterministic_by_seed(small):
+    jobs, tc = small
+    x = np.column_stack([jobs["cpu"].to_numpy(), jobs["mem"].to_numpy()])
+    a = kmeans_labels(x, 4, seed=3)
+    b = kmeans_labels(x, 4, seed=3)
+    assert np.array_equal(a[0], b[0]) and np.allclose(a[1], b[1])
+    tc2 = fit_classes(
+        jobs["cpu"].to_numpy(),
+        jobs["mem"].to_numpy(),
+        jobs["priority"].to_numpy(),
+        jobs["duration_s"].to_numpy(),
+        k_max=3,
+        seed=0,
+    )
+    assert np.allclose(tc.centroid, tc2.centroid) and np.array_equal(tc.count, tc2.count)
+    q = tc.size_cluster(jobs["cpu"].to_numpy(), jobs["mem"].to_numpy(), jobs["priority"].to_numpy())
+    q2 = tc2.size_cluster(jobs["cpu"].to_numpy(), jobs["mem"].to_numpy(), jobs["priority"].to_numpy())
+    assert np.array_equal(q, q2)
+
+
+def test_classes_respect_priority_groups_and_split(small):
+    jobs, tc = small
+    assert priority_group(np.array([0, 1, 2, 8, 9, 11])).tolist() == [2, 2, 1, 1, 0, 0]
+    q = tc.size_cluster(jobs["cpu"].to_numpy(), jobs["mem"].to_numpy(), jobs["priority"].to_numpy())
+    assert (tc.group[q] == priority_group(jobs["priority"].to_numpy())).all()
+    assert tc.count.sum() == jobs.height
+    # run-time labels: short until the threshold, long after
+    lab = tc.label(np.array([0, 0]), np.array([0.0, tc.threshold_s[0] + 1]))
+    assert lab.tolist() == [0, 1]
+    finite = np.isfinite(tc.threshold_s)
+    assert finite.any()
+    long_mean, short_mean = tc.dur_mean_s[1::2][finite], tc.dur_mean_s[0::2][finite]
+    assert (long_mean[long_mean > 0] > short_mean[long_mean > 0]).all()
+
+
+# ------------------------------------------------------------------------------------------ §5.2 forecast
+def test_no_forecast_reads_a_future_interval():
+    rng = np.random.default_rng(0)
+    y = rng.poisson(50, (40, 2)).astype(float)
+    cfg = ForecastConfig(order=2, window=20, refit_every=15, min_train=8)
+    f = one_step_forecasts(y, cfg)
+    for t in (0, 12, 39):
+        z = y.copy()
+        z[t:] = rng.poisson(500, z[t:].shape)  # rewrite interval t and everything after it
+        g = one_step_forecasts(z, cfg)
+        assert np.array_equal(f[: t + 1], g[: t + 1]), t
+
+
+def test_demand_forecast_ignores_future_tasks(small):
+    jobs, tc = small
+    cfg = HarmonyConfig()
+    d1 = predict_demand(jobs, tc, 12, cfg, ForecastConfig(window=12, refit_every=12, min_train=4))
+    cut = 6 * 300.0
+    later = jobs.filter(pl.col("submit_s") >= cut).with_columns(pl.col("duration_s") * 3, pl.col("cpu") * 0.5)
+    jobs2 = pl.concat([jobs.filter(pl.col("submit_s") < cut), later])
+    d2 = predict_demand(jobs2, tc, 12, cfg, ForecastConfig(window=12, refit_every=12, min_train=4))
+    # the decision at interval 6 (time 1800 s) may use intervals 0–5 only
+    assert np.array_equal(d1.containers[:7], d2.containers[:7])
+
+
+def test_ar_step_matches_statsmodels_forecast():
+    y = np.random.default_rng(2).poisson(80, 120).astype(float)
+    mu, phi = fit_ar(y, 2)
+    res = ARIMA(y, order=(2, 0, 0), trend="c").fit(method="burg")
+    ours = mu + phi @ (y[::-1][:2] - mu)
+    assert ours == pytest.approx(float(res.forecast(1)[0]), rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ §5.2 M/G/N
+@pytest.mark.parametrize(("lam", "mu", "n"), [(4.0, 1.0, 5), (9.0, 0.5, 20), (1.5, 1.0, 2)])
+def test_mgn_wait_matches_mmn_simulation(lam, mu, n):
+    rng = np.random.default_rng(7)
+    m = 200_000
+    arr = np.cumsum(rng.exponential(1 / lam, m))
+    waits = simulate_fcfs(arr, rng.exponential(1 / mu, m), n)[10_000:]
+    batches = waits[: len(waits) // 50 * 50].reshape(50, -1).mean(axis=1)  # batch means for the error
+    se = batches.std(ddof=1) / np.sqrt(len(batches))
+    model = mgn_wait(lam, mu, n, cv2=1.0)
+    assert abs(waits.mean() - model) < 4 * se + 1e-3, (waits.mean(), model, se)
+
+
+def test_erlang_c_and_sizing():
+    assert erlang_c(1, 0.5) == pytest.approx(0.5)  # M/M/1: P(wait) = ρ
+    assert erlang_c(3, 3.5) == 1.0
+    n = containers_for_delay(10.0, 0.1, 1.0, 5.0, 10**6)  # offered load 100
+    assert n > 100 and mgn_wait(10.0, 0.1, n, 1.0) <= 5.0 < mgn_wait(10.0, 0.1, n - 1, 1.0)
+    assert containers_for_delay(0.0, 1.0, 1.0, 1.0, 100) == 0
+
+
+def test_theorem1_multiplier_example():
+    # §7.3.1: "if we want to achieve ε = 0.01 for M^k = 100, |R| = 2 ... container size μ + 1.1σ"
+    assert theorem1_beta(0.01, 2, 100) == pytest.approx(1.1, abs=0.06)
+    assert theorem1_beta(0.001, 2, 100) > theorem1_beta(0.01, 2, 100)
+
+
+# ------------------------------------------------------------------------------------------ §7.1 LP
+def _random_lp(rng, M, K, W=1, omega=1.2):
+    cap = rng.uniform(0.1, 1.0, (M, 2))
+    csize = rng.uniform(0.01, 0.6, (K, 2))
+    lp = DCPRelax(
+        cap,
+        rng.integers(1, 30, M),
+        rng.uniform(20, 300, M),
+        np.column_stack([rng.uniform(10, 300, M), np.zeros(M)]),
+        csize,
+        omega,
+        W,
+        unserved_usd=rng.uniform(0.05, 2.0, K),
+    )
+    return lp, rng.integers(0, 25, (W, K)).astype(float), rng.integers(0, 10, M).astype(float)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_lp_solution_satisfies_every_constraint(seed):
+    rng = np.random.default_rng(seed)
+    M, K, W = int(rng.integers(1, 5)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
+    lp, d, z0 = _random_lp(rng, M, K, W, omega=float(rng.uniform(0.6, 2.2)))
+    s = lp.solve(d, rng.uniform(0.05, 0.3, W), z0)
+    tol = 1e-6
+    assert (s.z >= -tol).all() and (s.z <= lp.avail + tol).all()
+    assert (s.x >= -tol).all() and (s.unserved >= -tol).all()
+    for w in range(W):
+        load = np.einsum("mk,kr->mr", s.x[w] * lp.omega[None, :], lp.csize)
+        assert (load <= s.z[w][:, None] * lp.cap + tol).all()  # capacity per resource (14)
+        assert (s.x[w][~lp.psi] <= tol).all()  # schedulability ψ
+        assert (s.x[w].sum(axis=0) + s.unserved[w] >= d[w] - tol).all()  # demand served or paid for
+        prev = z0 if w == 0 else s.z[w - 1]
+        assert np.allclose(s.z[w] - prev, s.on[w] - s.off[w], atol=tol)  # state equation (10)
+
+
+def _brute_force_cost(lp, d, price, z0, steps=200):
+    """Grid search over how the demand of one class splits over two machine types (or is left out):
+    z follows in closed form from the capacity constraint, so the grid covers the whole LP."""
+    assert lp.M == 2 and lp.K == 1 and lp.W == 1
+    kwh = lp.interval_s / 3600 / 1000 * (1 + lp.cooling) * price
+    per = (lp.slope_w * lp.csize[0][None, :] / lp.cap).sum(axis=1)
+    best = np.inf
+    n = d[0, 0]
+    for a, b in itertools.product(np.linspace(0, n, steps + 1), repeat=2):
+        if a + b > n + 1e-12 or (a > 0 and not lp.psi[0, 0]) or (b > 0 and not lp.psi[1, 0]):
+            continue
+        x = np.array([a, b])
+        z = np.max(lp.omega[0] * x[:, None] * lp.csize[0][None, :] / lp.cap, axis=1)
+        if (z > lp.avail + 1e-12).any():
+            continue
+        cost = kwh * (z @ lp.idle_w + x @ per) + lp.switch_usd * np.maximum(z - z0, 0).sum()
+        cost += lp.unserved_usd[0] * (n - a - b)
+        best = min(best, cost)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lp_matches_brute_force_on_tiny_instances(seed):
+    rng = np.random.default_rng(100 + seed)
+    lp, d, z0 = _random_lp(rng, 2, 1)
+    d[:] = rng.integers(1, 11)
+    s = lp.solve(d, 0.12, z0)
+    bf = _brute_force_cost(lp, d, 0.12, z0)
+    assert s.cost_usd <= bf + 1e-9  # the LP optimum is never worse than any grid point
+    assert bf - s.cost_usd <= 0.01 * abs(bf) + 1e-6  # and the fine grid gets within 1 %
+
+
+# ---------------------------------------------------------------------------------- §7.2–7.3, §9 rounding
+def test_cbs_first_fit_meets_lemma_1():
+    rng = np.random.default_rng(5)
+    types = TABLE2
+    cap = np.array([[t.cpu, t.mem] for t in types])
+    for _ in range(10):
+        K = 4
+        csize = rng.uniform(0.01, 0.3, (K, 2))
+        lp = DCPRelax(
+            cap,
+            np.array([t.count for t in types]),
+            np.array([t.idle_w for t in types]),
+            np.array([t.slope_w for t in types]),
+            csize,
+            1.0,
+        )
+        s = lp.solve(rng.integers(0, 400, K).astype(float), 0.12, np.zeros(4))
+        z = round_up(s.z[0]) + 1  # Lemma 1: ⌈z*⌉ + 1 machines of each type
+        counts = z.astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        n = int(counts.sum())
+        mtype = np.repeat(np.arange(4), counts)
+        placed = place_containers(
+            lemma1_bound(s.x[0]),
+            round_up(s.x[0]),
+            csize,
+            np.argsort(-csize.max(axis=1)).astype(np.int64),
+            cap[mtype],
+            np.ones(n, np.int64),
+            np.zeros((n, K), np.int64),
+            np.zeros((n, K), np.int64),
+            starts,
+            np.cumsum(counts).astype(np.int64),
+        )
+        assert (placed >= lemma1_bound(s.x[0])).all()
+
+
+def test_baseline_fills_most_efficient_type_first_at_80_percent():
+    cap = np.array([[t.cpu, t.mem] for t in TABLE2])
+    order = efficiency_order(TABLE2)
+    avail = np.array([t.count for t in TABLE2])
+    got = baseline_machines(np.array([100.0, 50.0]), cap, avail, order)
+    first = order[0]
+    assert (
+        got[first] > 0 and (got[[m for m in range(4) if m != first]] == 0).all() or got[first] == avail[first]
+    )
+    provided = got @ cap
+    assert (np.array([100.0, 50.0]) / provided <= 0.8 + 1e-9).all()
+    assert (baseline_machines(np.zeros(2), cap, avail, order) == 0).all()
+
+
+# ---------------------------------------------------------------------------------------------- engine
+@pytest.mark.parametrize("scheme", ["baseline", "cbp", "cbs"])
+def test_simulation_never_overfills_a_machine(small, scheme):
+    jobs, tc = small
+    types = (MachineType("a", 0.25, 0.5, 30, 70, 170), MachineType("b", 1.0, 1.0, 10, 300, 680))
+    cfg = HarmonyConfig(scheme=scheme, types=types)
+    dem = predict_demand(jobs, tc, 12, cfg, ForecastConfig(window=12, refit_every=12, min_train=4))
+    r = simulate_harmony(jobs, tc, dem, cfg)
+    t = r.tasks.filter(pl.col("scheduled"))
+    assert (t["start_s"] >= t["submit_s"]).all() and (r.tasks["delay_s"] >= 0).all()
+    cap = {i: (0.25, 0.5) if i < 30 else (1.0, 1.0) for i in range(40)}
+    for (m,), g in t.group_by("machine"):
+        ev = sorted(
+            [(s, 1, c, mm) for s, c, mm in zip(g["start_s"], g["cpu"], g["mem"], strict=True)]
+            + [(e, -1, c, mm) for e, c, mm in zip(g["end_s"], g["cpu"], g["mem"], strict=True)],
+            key=lambda e: (e[0], e[1]),
+        )
+        u = np.zeros(2)
+        for _, sign, c, mm in ev:
+            u += sign * np.array([c, mm])
+            assert (u <= np.array(cap[m]) + 1e-9).all()
+    assert r.metrics["energy_kwh"] > 0 and r.intervals.height == 12
+    r2 = simulate_harmony(jobs, tc, dem, cfg)
+    assert r2.metrics == r.metrics  # deterministic
+
+
+def test_fifo_per_class_and_priority_order():
+    # one machine of capacity 1: a production task waits behind nothing, gratis tasks queue FIFO
+    types = (MachineType("one", 1.0, 1.0, 1, 100, 200),)
+    jobs = pl.DataFrame(
+        {
+            "submit_s": [0.0, 1.0, 2.0, 3.0],
+            "duration_s": [100.0, 10.0, 10.0, 10.0],
+            "cpu": [0.9, 0.5, 0.5, 0.05],
+            "mem": [0.1, 0.1, 0.1, 0.1],
+            "priority": [0, 0, 0, 10],
+        }
+    )
+    tc = fit_classes(
+        jobs["cpu"].to_numpy(),
+        jobs["mem"].to_numpy(),
+        jobs["priority"].to_numpy(),
+        jobs["duration_s"].to_numpy(),
+        k_max=1,
+        seed=0,
+    )
+    cfg = HarmonyConfig(scheme="baseline", types=types, interval_s=300.0)
+    dem = predict_demand(jobs, tc, 1, cfg)
+    # interval 0 starts with no demand, so the baseline turns nothing on: every task waits to the horizon
+    r = simulate_harmony(jobs, tc, dem, cfg)
+    assert r.metrics["unscheduled"] == 4
+    dem2 = predict_demand(jobs, tc, 2, cfg)
+    jobs2 = jobs.with_columns(pl.col("submit_s") - 0.0)
+    r = simulate_harmony(jobs2, tc, dem2, cfg)
+    st = r.tasks["start_s"].to_list()
+    # at 300 s: demand 1.95 cpu -> one machine; head of the gratis queue (0.9) first, the 0.05 production
+    # task fits beside it; the 0.5 tasks wait for the 0.9 to end (FIFO: the second waits for the first)
+    assert st[0] == 300.0 and st[3] == 300.0
+    assert st[1] == 400.0 and st[2] == 400.0
