@@ -9,8 +9,8 @@ import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
-from sim.policies import get_policy, parse_params
-from sim.problem import Platform, Problem
+from sim.policies import Policy, get_policy, parse_params
+from sim.problem import Compiled, Platform, Problem, RunArtifacts, run_first_fit
 from sim.validate import check_inputs
 
 
@@ -25,6 +25,15 @@ class SimResult:
     invariant_violations: int
     events: int
     jobs_after_horizon: int = 0  # submitted at/after the horizon: dropped with a warning (sim.validate)
+
+
+def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
+    """The one dispatcher: a policy declares compiled admission rules (:class:`~sim.problem.Compiled`: the
+    First-Fit engine runs them) or Python hooks (:mod:`sim.loop` runs them); no policy runs a loop itself."""
+    decl = pol.declare(problem, params, seed)
+    if isinstance(decl, Compiled):
+        return run_first_fit(problem, decl.termination, seed, decl.admission)
+    return RunArtifacts(decl.loop.run(decl), None)
 
 
 def read_jobs(path: str | Path) -> pl.DataFrame:
@@ -86,7 +95,7 @@ def simulate(
     problem = Problem.build(jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants)
     pol = get_policy(policy)
     params = parse_params(pol, settings)
-    art = pol.run(problem, params, seed)
+    art = run_policy(pol, problem, params, seed)
     metrics = compute_metrics(
         art.output,
         problem.submit_s,

@@ -158,6 +158,8 @@ class Cluster:
     ) -> None:
         if problem.memory_gb is not None:
             raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
+        if problem.record_ts:
+            raise ValueError("time series recording is not available in the harvest-VM loop")
         tr = machine_trace(problem.capacity, problem.platform.cores)
         self.trace = tr
         self.loop = loop = Loop(problem)

@@ -95,6 +95,15 @@ def require_machines_alive(problem: Problem, policy: str) -> None:
 
 
 @dataclass(frozen=True)
+class Compiled:
+    """A policy's declaration for the compiled First-Fit engine: its termination rule and admission rules
+    (``None``: plain First-Fit). The other kind of declaration is a :class:`sim.loop.Hooks` object."""
+
+    termination: str = "lifo"
+    admission: Admission | None = None
+
+
+@dataclass(frozen=True)
 class RunArtifacts:
     output: EngineOutput
     timeseries: pl.DataFrame | None

@@ -1,7 +1,10 @@
 """Scheduling policies, one module each, behind a name registry.
 
 A policy is a class with ``name``, a ``Params`` dataclass (parsed from ``--set key=value``) and
-``run(problem, params, seed) -> EngineOutput``. ``register`` adds one; ``get_policy`` looks one up.
+``declare(problem, params, seed)``, which returns either compiled admission rules
+(:class:`sim.problem.Compiled`, run by the First-Fit engine) or Python hooks (:class:`sim.loop.Hooks`, run
+by the shared event loop); :func:`sim.api.run_policy` runs the declaration. ``run(problem, params, seed)``
+is that dispatch for one policy. ``register`` adds a policy; ``get_policy`` looks one up.
 """
 
 from __future__ import annotations
@@ -11,14 +14,23 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from sim.metrics import EngineOutput
-
 
 class Policy(Protocol):
     name: str
     Params: type
 
-    def run(self, problem: Any, params: Any, seed: int) -> EngineOutput: ...
+    def declare(self, problem: Any, params: Any, seed: int) -> Any: ...
+
+    def run(self, problem: Any, params: Any, seed: int) -> Any: ...
+
+
+class Dispatched:
+    """Mixin: ``run`` = the dispatcher of :mod:`sim.api` on this policy's declaration."""
+
+    def run(self, problem: Any, params: Any, seed: int) -> Any:
+        from sim.api import run_policy
+
+        return run_policy(self, problem, params, seed)
 
 
 _REGISTRY: dict[str, Policy] = {}

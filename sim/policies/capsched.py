@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.harvest import Cluster, ClusterOptions, run_cluster
-from sim.policies import register
+from sim.policies import Dispatched, register
 from sim.problem import Problem, RunArtifacts
 
 
@@ -25,7 +25,7 @@ class CapSchedParams(ClusterOptions):
     pass
 
 
-class CapacityScheduler:
+class CapacityScheduler(Dispatched):
     name = "capsched"
     Params = CapSchedParams
 
@@ -37,6 +37,9 @@ class CapacityScheduler:
             return int(room[rng.integers(room.size)]) if room.size else -1
 
         return place
+
+    def declare(self, problem: Problem, params: CapSchedParams, seed: int) -> Cluster:
+        return Cluster(problem, params.cluster(), seed, self.placement(seed))
 
     def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
         return run_cluster(problem, self.placement(seed), params.cluster(), seed)

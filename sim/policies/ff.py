@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from sim.capacity import MachineCapacityTrace
 from sim.engine import TERMINATION_CODES
-from sim.harvest import ClusterOptions, place_first_fit, run_cluster
-from sim.policies import register
-from sim.problem import Problem, run_first_fit
+from sim.harvest import Cluster, ClusterOptions, place_first_fit
+from sim.policies import Dispatched, register
+from sim.problem import Compiled, Problem
 
 
 @dataclass(frozen=True)
@@ -33,16 +33,16 @@ class FFParams(ClusterOptions):
             )
 
 
-class FirstFit:
+class FirstFit(Dispatched):
     name = "ff"
     Params = FFParams
 
-    def run(self, problem: Problem, params: FFParams, seed: int):
+    def declare(self, problem: Problem, params: FFParams, seed: int) -> Compiled | Cluster:
         if params.uses_loop():
             if not isinstance(problem.capacity, MachineCapacityTrace):
                 raise ValueError("nodes/acquirer need a per-machine (harvest-VM) capacity trace")
-            return run_cluster(problem, place_first_fit, params.cluster(), seed)
-        return run_first_fit(problem, params.termination, seed)
+            return Cluster(problem, params.cluster(), seed, place_first_fit)
+        return Compiled(params.termination)
 
 
 register(FirstFit())

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.policies import register
-from sim.problem import Problem, run_first_fit
+from sim.policies import Dispatched, register
+from sim.problem import Compiled, Problem
 
 
 @dataclass(frozen=True)
@@ -14,12 +14,12 @@ class Params:
     pass
 
 
-class FirstFitUnaware:
+class FirstFitUnaware(Dispatched):
     name = "ff-unaware"
     Params = Params
 
-    def run(self, problem: Problem, params: Params, seed: int):
-        return run_first_fit(problem, "random", seed)
+    def declare(self, problem: Problem, params: Params, seed: int) -> Compiled:
+        return Compiled("random")
 
 
 register(FirstFitUnaware())

@@ -37,8 +37,8 @@ import polars as pl
 
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
 from sim.intervals import IntervalModel, extract_intervals
-from sim.policies import register_family
-from sim.problem import Problem, require_machines_alive, run_first_fit
+from sim.policies import Dispatched, register_family
+from sim.problem import Compiled, Problem, require_machines_alive
 
 ALL_H = ("h1", "h2", "h3", "h4")
 
@@ -91,7 +91,7 @@ def trailing_models(
     return models
 
 
-class IAS:
+class IAS(Dispatched):
     Params = IASParams
 
     def __init__(self, name: str, heuristics: tuple[str, ...]) -> None:
@@ -153,8 +153,8 @@ class IAS:
             epoch,
         )
 
-    def run(self, problem: Problem, params: IASParams, seed: int):
-        return run_first_fit(problem, params.termination, seed, self.admission(problem, params))
+    def declare(self, problem: Problem, params: IASParams, seed: int) -> Compiled:
+        return Compiled(params.termination, self.admission(problem, params))
 
 
 def _resolve(name: str) -> IAS | None:

@@ -15,10 +15,10 @@ import numpy as np
 
 from sim.capacity import MachineCapacityTrace
 from sim.engine import PRED_ORACLE, Admission
-from sim.harvest import ClusterOptions, place_oracle, run_cluster
+from sim.harvest import Cluster, ClusterOptions, place_oracle
 from sim.intervals import extract_intervals
-from sim.policies import register
-from sim.problem import Problem, require_machines_alive, run_first_fit
+from sim.policies import Dispatched, register
+from sim.problem import Compiled, Problem, require_machines_alive
 
 
 @dataclass(frozen=True)
@@ -33,16 +33,16 @@ def interval_ends_csr(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
     return ptr, iv["end_s"].to_numpy()
 
 
-class Oracle:
+class Oracle(Dispatched):
     name = "oracle"
     Params = OracleParams
 
-    def run(self, problem: Problem, params: OracleParams, seed: int):
+    def declare(self, problem: Problem, params: OracleParams, seed: int) -> Compiled | Cluster:
         if isinstance(problem.capacity, MachineCapacityTrace):
-            return run_cluster(problem, place_oracle, params.cluster(), seed)
+            return Cluster(problem, params.cluster(), seed, place_oracle)
         require_machines_alive(problem, self.name)
         ptr, ends = interval_ends_csr(problem)
-        return run_first_fit(problem, "lifo", seed, Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))
+        return Compiled("lifo", Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))
 
 
 register(Oracle())

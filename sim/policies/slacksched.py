@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from sim.harvest import GROW, INF, Cluster, ClusterOptions, run_cluster
-from sim.policies import register
-from sim.problem import Problem, RunArtifacts
+from sim.harvest import GROW, INF, Cluster, ClusterOptions
+from sim.policies import Dispatched, register
+from sim.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs):
     return best
 
 
-class SlackSched:
+class SlackSched(Dispatched):
     Params = SlackSchedParams
 
     def __init__(self, name: str, delay: bool) -> None:
@@ -134,8 +134,8 @@ class SlackSched:
 
         return place
 
-    def run(self, problem: Problem, params: SlackSchedParams, seed: int) -> RunArtifacts:
-        return run_cluster(problem, self.placement(params), params.cluster(), seed, params.window_h * 3600.0)
+    def declare(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
+        return Cluster(problem, params.cluster(), seed, self.placement(params), params.window_h * 3600.0)
 
 
 register(SlackSched("slacksched", delay=True))

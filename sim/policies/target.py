@@ -45,8 +45,8 @@ from numba import njit
 
 from sim.loop import START, Loop
 from sim.metrics import RUNNING, EngineOutput
-from sim.policies import register
-from sim.problem import Problem, RunArtifacts, require_machines_alive
+from sim.policies import Dispatched, register
+from sim.problem import Problem, require_machines_alive
 
 VARIANTS = {"target-stretch": 0, "target-asap": 1, "packed-target-asap": 2}
 
@@ -640,15 +640,15 @@ class _TargetHooks:
         return self.loop.run(self)
 
 
-class Target:
+class Target(Dispatched):
     Params = TargetParams
 
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def run(self, problem: Problem, params: TargetParams, seed: int) -> RunArtifacts:
+    def declare(self, problem: Problem, params: TargetParams, seed: int) -> _TargetHooks:
         require_machines_alive(problem, self.name)
-        return RunArtifacts(_TargetHooks(problem, params, self.name).run(), None)
+        return _TargetHooks(problem, params, self.name)
 
 
 for _name in VARIANTS:
