@@ -434,3 +434,114 @@ OUT_REPRODUCTION = TableSchema(
     ("headline_id", "profile"),
 )
 ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
+
+# ------------------------------------------------------------------------------------- harmony (seed 004)
+_H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
+HARMONY_TASK_CLASSES = TableSchema(
+    "harmony_task_classes",
+    "Seed 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
+    "split into short/long by a K = 2 K-means on log duration; member statistics and the Theorem 1 "
+    "container size (ε = 0.001, |R| = 2, M^k = 100). cpu and memory are fractions of the largest machine.",
+    (
+        Col("class_id", "BIGINT", "-", "2 × size_cluster + (1 if long)", False),
+        Col("size_cluster", "BIGINT", "-", "queue class, production clusters first", False),
+        _H_GROUP,
+        Col("length", "VARCHAR", "-", "short or long", False),
+        Col("centroid_cpu", "DOUBLE", "fraction", "K-means centroid (cpu request)", False),
+        Col("centroid_mem", "DOUBLE", "fraction", "K-means centroid (memory request)", False),
+        Col("mean_cpu", "DOUBLE", "fraction", "member mean cpu request μ", False),
+        Col("mean_mem", "DOUBLE", "fraction", "member mean memory request μ", False),
+        Col("std_cpu", "DOUBLE", "fraction", "member standard deviation σ", False),
+        Col("std_mem", "DOUBLE", "fraction", "member standard deviation σ", False),
+        Col("max_cpu", "DOUBLE", "fraction", "largest member request", False),
+        Col("max_mem", "DOUBLE", "fraction", "largest member request", False),
+        Col("container_cpu", "DOUBLE", "fraction", "Theorem 1 container size μ + βσ (≤ max)", False),
+        Col("container_mem", "DOUBLE", "fraction", "Theorem 1 container size μ + βσ (≤ max)", False),
+        Col("threshold_s", "DOUBLE", "s", "short/long split (null: no long tasks)"),
+        Col("duration_mean_s", "DOUBLE", "s", "mean member duration (censored runs as observed)", False),
+        Col("duration_cv2", "DOUBLE", "-", "squared coefficient of variation of duration", False),
+        Col("tasks", "BIGINT", "tasks", "members", False),
+    ),
+    ("class_id",),
+    (
+        Range("container_covers_mean", "container_cpu < mean_cpu - 1e-12 OR container_mem < mean_mem - 1e-12"),
+        Range("tasks_nonnegative", "tasks < 0"),
+    ),
+)
+HARMONY_DEMAND = TableSchema(
+    "harmony_demand",
+    "Seed 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
+    "and forecast arrivals (ARIMA on a trailing window; a forecast reads only earlier intervals), "
+    "long-running tasks, and the containers required (short: M/G/N eq. 1–2 for the group's target delay; "
+    "long: the forecast count).",
+    (
+        Col("workload", "VARCHAR", "-", "borg2011-sample or borg2011-7d", False),
+        Col("interval", "BIGINT", "-", "control interval index", False),
+        Col("t_s", "DOUBLE", "s", "interval start", False),
+        Col("size_cluster", "BIGINT", "-", "queue class", False),
+        _H_GROUP,
+        Col("arrivals", "DOUBLE", "tasks", "arrivals in the interval", False),
+        Col("arrivals_forecast", "DOUBLE", "tasks", "one-step-ahead forecast", False),
+        Col("long_running", "DOUBLE", "tasks", "tasks past their short/long threshold at the start", False),
+        Col("long_running_forecast", "DOUBLE", "tasks", "one-step-ahead forecast", False),
+        Col("containers_short", "DOUBLE", "containers", "M/G/N containers for the target delay", False),
+        Col("containers_long", "DOUBLE", "containers", "containers for long-running tasks", False),
+    ),
+    ("workload", "interval", "size_cluster"),
+    (Range("forecasts_nonnegative", "arrivals_forecast < 0 OR long_running_forecast < 0"),),
+)
+HARMONY_RESULTS = TableSchema(
+    "harmony_results",
+    "Seed 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
+    "energy (eq. 6, SPECpower-based idle/peak power, see sim/harmony/machines.py), energy cost incl. "
+    "cooling (× 1.8) and switching (0.5 ¢ per power-on), scheduling delay percentiles per priority group "
+    "(tasks still waiting at the end count with their wait so far), utilization.",
+    (
+        Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters", False),
+        Col("study", "VARCHAR", "-", "harmony, harmony-7d, harmony-smoke", False),
+        Col("workload", "VARCHAR", "-", "borg2011-sample or borg2011-7d", False),
+        Col("scheme", "VARCHAR", "-", "baseline, cbp, cbs", False),
+        Col("omega", "DOUBLE", "-", "over-provisioning factor ω (unused by the baseline)", False),
+        Col("machine_fraction", "DOUBLE", "-", "fraction of Table 2's 10,000 machines", False),
+        Col("seed", "BIGINT", "-", "seed", False),
+        Col("tasks", "DOUBLE", "tasks", "tasks simulated", False),
+        Col("unscheduled", "DOUBLE", "tasks", "tasks still waiting at the end", False),
+        Col("energy_kwh", "DOUBLE", "kWh", "server energy (without cooling)", False),
+        Col("energy_cost_usd", "DOUBLE", "USD", "energy × price × 1.8 + switching", False),
+        Col("switching_usd", "DOUBLE", "USD", "power-ons × 0.5 ¢", False),
+        Col("cpu_util", "DOUBLE", "fraction", "mean over intervals of used / on cpu", False),
+        Col("mem_util", "DOUBLE", "fraction", "mean over intervals of used / on memory", False),
+        Col("machines_on_mean", "DOUBLE", "machines", "mean machines on", False),
+        *(
+            Col(f"delay_{s}_s_{g}", "DOUBLE", "s", f"scheduling delay {s} ({g})")
+            for g in ("all", "production", "other", "gratis")
+            for s in ("p50", "p90", "p99", "mean")
+        ),
+        Col("wall_s", "DOUBLE", "s", "simulation wall time", False),
+        Col("lp_seconds", "DOUBLE", "s", "time in DCP-RELAX", False),
+    ),
+    ("scenario_id",),
+    (Range("energy_positive", "energy_kwh <= 0 OR energy_cost_usd <= 0"),),
+)
+HARMONY_INTERVALS = TableSchema(
+    "harmony_intervals",
+    "Seed 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
+    "R210, R515, DL385, DL585), energy and cost, utilization, queue and containers.",
+    (
+        Col("scenario_id", "VARCHAR", "-", "scenario", False),
+        Col("interval", "BIGINT", "-", "control interval", False),
+        Col("t_s", "DOUBLE", "s", "interval start", False),
+        Col("energy_kwh", "DOUBLE", "kWh", "server energy", False),
+        Col("energy_cost_usd", "DOUBLE", "USD", "incl. cooling and switching", False),
+        Col("power_ons", "BIGINT", "machines", "machines powered on at the decision", False),
+        Col("cpu_util", "DOUBLE", "fraction", "used / on cpu", False),
+        Col("mem_util", "DOUBLE", "fraction", "used / on memory", False),
+        Col("queued", "BIGINT", "tasks", "waiting at the end of the interval", False),
+        Col("running", "BIGINT", "tasks", "running at the end of the interval", False),
+        Col("containers_placed", "DOUBLE", "containers", "CBS containers on machines", False),
+        *(Col(f"machines_on_{m}", "DOUBLE", "machines", f"type {m} machines on (mean)", False) for m in range(4)),
+    ),
+    ("scenario_id", "interval"),
+)
+HARMONY_TABLES = {s.name: s for s in (HARMONY_TASK_CLASSES, HARMONY_DEMAND, HARMONY_RESULTS, HARMONY_INTERVALS)}
+ALL_TABLES.update(HARMONY_TABLES)

@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dg.AssetSelection.groups(*args.groups)
         if args.groups
         # sweeps: `varcap sweep STUDY`; reproduction and reports follow the quick studies (run_reports)
-        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim", "reproduction", "reports")
+        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim", "reproduction", "reports", "harmony")
         | dg.AssetSelection.assets("out_sim_inputs")
     )
     job = defs.resolve_implicit_global_asset_job_def()
@@ -585,11 +585,45 @@ def _print_summary(df, title: str) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     prepare_dagster_home()
+    from studies.harmony import HARMONY_STUDIES
+
+    if args.study in HARMONY_STUDIES:  # seed 004: its own asset group (studies/harmony.py)
+        return 0 if run_harmony(args.study) else 1
     if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
         return 1
     df = study_results(args.study)
     _print_summary(df, f"{args.study}: {df.height} scenarios")
     return 0
+
+
+def run_harmony(study: str) -> bool:
+    """Materialize the ``harmony`` asset group for ``study`` (raw → core first on an empty warehouse)."""
+    from rich.console import Console
+
+    console = Console()
+    if not _has_tables(["core_jobs", "core_power_price"]):
+        import dagster as dg
+
+        from pipelines.definitions import defs
+
+        keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
+        if not _materialize([k.to_user_string() for k in keys], console):
+            return False
+    keys = ["harmony_task_classes", "harmony_demand", "harmony_results"]
+    wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
+    ok = _materialize(keys, console, {"harmony_demand": {"config": {"workload": wl}},
+                                      "harmony_results": {"config": {"study": study}}})
+    if ok:
+        import duckdb
+
+        with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
+            df = con.sql(
+                "SELECT scheme, omega, round(energy_kwh, 1) kwh, round(energy_cost_usd, 2) usd, "
+                "round(delay_p50_s_all, 1) p50_s, round(delay_p90_s_all, 1) p90_s, round(delay_p99_s_all, 1) "
+                "p99_s, unscheduled FROM harmony_results WHERE study = ? ORDER BY scheme, omega", params=[study]
+            ).pl()
+        console.print(df)
+    return ok
 
 
 def cmd_results(args: argparse.Namespace) -> int:

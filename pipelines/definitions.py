@@ -6,6 +6,7 @@ import dagster as dg
 
 from assets.capacity import capacity_assets, capacity_checks
 from assets.core import core_assets, core_checks
+from assets.harmony import harmony_assets, harmony_checks
 from assets.raw import raw_assets
 from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
@@ -13,8 +14,10 @@ from assets.resources import default_resources
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from studies.scenarios import STUDIES
 
-ALL_ASSETS = [*raw_assets, *core_assets, *capacity_assets, *sim_assets, *reproduction_assets, *reports_assets]
-ALL_CHECKS = [*core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks]
+ALL_ASSETS = [
+    *raw_assets, *core_assets, *capacity_assets, *sim_assets, *reproduction_assets, *reports_assets, *harmony_assets
+]
+ALL_CHECKS = [*core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks, *harmony_checks]
 
 ingest_job = dg.define_asset_job(
     "ingest",
