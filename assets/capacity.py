@@ -26,8 +26,7 @@ from assets.schema import (
     TableSchema,
 )
 from assets.warehouse import check_key, check_ranges, write_tables
-from sim.capacity import CapacityTrace
-from sim.generators import budget_trace, random_uniform, random_walk, risk_aware_walk, stranded_trace
+from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace
 from sim.intervals import (
     BandedIntervalModel,
     IntervalModel,
@@ -38,8 +37,6 @@ from sim.intervals import (
     on_time_per_machine,
 )
 
-DAY = 86400.0
-
 
 class CapacityConfig(dg.Config):
     machines: int = Field(1000, description="platform size of the synthetic and grid-driven traces")
@@ -47,7 +44,7 @@ class CapacityConfig(dg.Config):
     frequencies: list[float] = Field([0.25, 0.5, 1.0, 2.0, 4.0, 8.0], description="changes per hour")
     steps: list[float] = Field([0.15, 0.3, 0.45, 0.6], description="step sizes (fraction of machines)")
     dynamic_range: float = 0.6
-    mean: float = 0.7
+    mean: float = MEAN_CAPACITY
     seed: int = 0
     carbon: list[str] = Field(
         ["CAISO:electricitymaps:2024-04", "ERCOT:electricitymaps:2024-04", "MISO:eia930:2022-04"],
@@ -89,28 +86,20 @@ def _series_sql(table: str, value: str, keys: list[str]) -> str:
 
 
 def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, CapacityTrace]]:
-    """Yield ``(trace_id, source, trace)`` for every configured trace."""
+    """Yield ``(trace_id, source, trace)`` for every configured trace (built by :class:`CapacitySpec`)."""
     horizon = cfg.days * DAY
+    m, seed = cfg.machines, cfg.seed
+    shape = {"dynamic_range": cfg.dynamic_range, "mean": cfg.mean, "seed": seed}
     for f in cfg.frequencies:
         for s in cfg.steps:
-            tid = f"rw-f{f:g}-s{s:g}-m{cfg.machines}-d{cfg.days:g}-seed{cfg.seed}"
-            yield (
-                tid,
-                "synthetic",
-                random_walk(cfg.machines, horizon, f, s, cfg.dynamic_range, cfg.mean, cfg.seed),
-            )
-    yield (
-        f"ru-f1-m{cfg.machines}-d{cfg.days:g}-seed{cfg.seed}",
-        "synthetic",
-        random_uniform(cfg.machines, horizon, 1.0, cfg.dynamic_range, cfg.mean, cfg.seed),
-    )
-    yield (
-        f"ra-avg24-ra8-p1200-d21-seed{cfg.seed}",
-        "synthetic",
-        risk_aware_walk(24, 8, 1200.0, 21 * DAY, cfg.seed),
-    )
-    for spec in cfg.carbon:
-        grid, source, month = spec.split(":")
+            spec = CapacitySpec("random_walk", {"changes_per_hour": f, "step": s, **shape})
+            yield f"rw-f{f:g}-s{s:g}-m{m}-d{cfg.days:g}-seed{seed}", "synthetic", spec.build(m, horizon)
+    spec = CapacitySpec("random_uniform", {"changes_per_hour": 1.0, **shape})
+    yield f"ru-f1-m{m}-d{cfg.days:g}-seed{seed}", "synthetic", spec.build(m, horizon)
+    spec = CapacitySpec("risk_aware_walk", {"m_avg": 24, "m_ra": 8, "period_s": 1200.0, "seed": seed})
+    yield f"ra-avg24-ra8-p1200-d21-seed{seed}", "synthetic", spec.build(32, 21 * DAY)
+    for carbon in cfg.carbon:
+        grid, source, month = carbon.split(":")
         start, end = _month_bounds(month)
         ci = _hourly(
             conn,
@@ -120,20 +109,21 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
             end,
             f"core_grid_carbon {grid}/{source}",
         )
-        label = f"{grid}:{source}:{month}"
+        label, hours = f"{grid}:{source}:{month}", len(ci) * HOUR
+        budget = CapacitySpec("carbon_budget", {"mean": cfg.mean, "floor": 0.0})
         yield (
-            f"carbon-{grid}-{source}-{month}-m{cfg.machines}",
+            f"carbon-{grid}-{source}-{month}-m{m}",
             f"core_grid_carbon {label}",
-            budget_trace(ci, cfg.machines, "carbon", cfg.mean, 0.0, label=label),
+            budget.build(m, hours, ci, label),
         )
-        thr = float(np.percentile(ci, cfg.stranded_percentile))
+        stranded = CapacitySpec("stranded", {"threshold": float(np.percentile(ci, cfg.stranded_percentile))})
         yield (
-            f"stranded-ci-p{cfg.stranded_percentile:g}-{grid}-{source}-{month}-m{cfg.machines}",
+            f"stranded-ci-p{cfg.stranded_percentile:g}-{grid}-{source}-{month}-m{m}",
             (f"core_grid_carbon {label}"),
-            stranded_trace(ci, cfg.machines, thr, label=label),
+            stranded.build(m, hours, ci, label),
         )
-    for spec in cfg.prices:
-        market, node, month = spec.split(":")
+    for prices in cfg.prices:
+        market, node, month = prices.split(":")
         start, end = _month_bounds(month)
         price = _hourly(
             conn,
@@ -143,16 +133,17 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
             end,
             f"core_power_price {market}/{node}",
         )
-        label = f"{market}:{node}:{month}"
+        label, hours = f"{market}:{node}:{month}", len(price) * HOUR
+        budget = CapacitySpec("cost_budget", {"mean": cfg.mean, "floor": cfg.cost_floor})
         yield (
-            f"cost-{market}-{month}-m{cfg.machines}",
+            f"cost-{market}-{month}-m{m}",
             f"core_power_price {label}",
-            budget_trace(price, cfg.machines, "cost", cfg.mean, cfg.cost_floor, label=label),
+            budget.build(m, hours, price, label),
         )
         yield (
-            f"stranded-price-{market}-{month}-m{cfg.machines}",
+            f"stranded-price-{market}-{month}-m{m}",
             f"core_power_price {label}",
-            stranded_trace(price, cfg.machines, 0.0, label=label),
+            CapacitySpec("stranded", {"threshold": 0.0}).build(m, hours, price, label),
         )
 
 

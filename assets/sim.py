@@ -26,6 +26,7 @@ from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import check_schema, replace_table
+from sim.tables import read_core_jobs
 from sim.workloads import to_sim_jobs
 from studies import sweep
 from studies.scenarios import GRIDS, STUDIES, Scenario, all_scenarios, study
@@ -49,9 +50,7 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
     rows: dict[str, int] = {}
     with duckdb.get_connection() as conn:
         for wl in ("azure", "borg2011"):
-            df = conn.sql(
-                "SELECT * FROM core_jobs WHERE workload = ? ORDER BY submit_s, job_id", params=[wl]
-            ).pl()
+            df = read_core_jobs(conn, wl)
             if df.height == 0:
                 raise dg.Failure(f"core_jobs has no {wl} rows: materialize the ingest job first")
             if wl == "borg2011":

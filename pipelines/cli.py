@@ -199,6 +199,7 @@ def load_jobs_arg(spec: str, cores: float):
     if spec.startswith("warehouse:"):
         import duckdb
 
+        from sim.tables import read_core_jobs
         from sim.workloads import to_sim_jobs
 
         workload = spec.split(":", 1)[1]
@@ -206,10 +207,7 @@ def load_jobs_arg(spec: str, cores: float):
         if not path.exists():
             raise SystemExit(f"{path} not found: run `make run` (or `varcap run`) first")
         with duckdb.connect(str(path), read_only=True) as con:
-            df = con.sql(
-                "select * from core_jobs where workload = $w order by submit_s, job_id",
-                params={"w": workload},
-            ).pl()
+            df = read_core_jobs(con, workload)
         if df.height == 0:
             raise SystemExit(f"no jobs for workload {workload!r} in core_jobs")
         jobs, dropped = to_sim_jobs(df, cores)
@@ -219,15 +217,25 @@ def load_jobs_arg(spec: str, cores: float):
     return read_jobs(spec)
 
 
-def load_capacity_arg(spec: str, machines: int, horizon_s: float):
-    """``PATH`` (time_s, machines_alive) or ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
-    from sim import random_walk, read_capacity
+def capacity_file(spec: str) -> str | None:
+    """The trace file ``--capacity`` names, or None for a generated kind (see :func:`load_capacity_arg`)."""
+    from sim.capacity import CapacitySpec
 
-    if spec.startswith("random-walk"):
-        kv = dict(p.split("=", 1) for p in spec.partition(":")[2].split(",") if p)
-        seed = int(kv.pop("seed", 0))
-        return random_walk(machines, horizon_s, seed=seed, **{k: float(v) for k, v in kv.items()})
-    return read_capacity(spec, machines, horizon_s)
+    return CapacitySpec.file_path(spec)
+
+
+def load_capacity_arg(spec: str, machines: int, horizon_s: float):
+    """``PATH`` (time_s, machines_alive | time_s, machine, cores_available) or a generated kind of
+    :class:`sim.capacity.CapacitySpec`, e.g. ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
+    from sim.capacity import CapacitySpec
+
+    try:
+        parsed = CapacitySpec.parse(spec)
+        if parsed.needs_signal:
+            raise ValueError(f"kind {parsed.kind!r} is built from a grid signal by the capacity assets")
+        return parsed.build(machines, horizon_s)
+    except ValueError as e:
+        raise SystemExit(f"--capacity: {e}") from e
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -248,7 +256,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")
         check_inputs(
             jobs,
-            None if args.capacity.startswith("random-walk") else args.capacity,
+            capacity_file(args.capacity),
             args.machines,
             args.cores,
             args.horizon_s,
@@ -681,7 +689,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", required=True, help="JOBS.csv|parquet or warehouse:WORKLOAD (azure, borg2011, …)"
     )
     s.add_argument(
-        "--capacity", required=True, help="CAP.csv|parquet or random-walk:changes_per_hour=1,step=0.15"
+        "--capacity",
+        required=True,
+        help="CAP.csv|parquet or KIND[:key=value,…]: random-walk:changes_per_hour=1,step=0.15,seed=0, "
+        "random-uniform, constant:fraction=0.7, risk-aware-walk:m_avg=24,m_ra=8,period_s=1200, harvest:pool=64",
     )
     s.add_argument("--machines", type=int, required=True)
     s.add_argument("--cores", type=float, required=True)

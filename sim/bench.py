@@ -26,14 +26,13 @@ def _core_jobs(workload: str) -> pl.DataFrame:
     import duckdb
 
     from sim.paths import warehouse_path
+    from sim.tables import read_core_jobs
 
     path = warehouse_path()
     if not path.exists():
         raise SystemExit(f"{path} not found: run `make run` first")
     with duckdb.connect(str(path), read_only=True) as con:
-        return con.sql(
-            f"select * from core_jobs where workload = '{workload}' order by submit_s, job_id"
-        ).pl()
+        return read_core_jobs(con, workload)
 
 
 def _rss_mb() -> float:

@@ -6,12 +6,19 @@ One format everywhere: points ``(time_s, machines_alive)`` sorted by time, the f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+
+HOUR = 3600.0
+DAY = 86400.0
+#: Mean fraction of machines alive in every variable-capacity model (thesis §3.4: "on average 70 % of
+#: the machines"); also the fixed-capacity reference and the target of budget traces.
+MEAN_CAPACITY = 0.7
 
 
 @dataclass(frozen=True)
@@ -157,3 +164,179 @@ def read_machine_capacity(path: str | Path, machines: int | None, horizon_s: flo
         )
     except ValueError as e:
         raise ValueError(f"{p}: {e}") from e
+
+
+# --------------------------------------------------------------------------------- capacity specifications
+_REQUIRED = object()
+#: Every kind of capacity a spec can name: its parameters with their types and defaults (``_REQUIRED``:
+#: none). Generated kinds build from these alone; ``*_budget`` and ``stranded`` also take an hourly
+#: signal; ``file`` reads a trace.
+SPEC_KINDS: dict[str, dict[str, tuple[type, Any]]] = {
+    "constant": {"fraction": (float, MEAN_CAPACITY)},  # the fixed-capacity reference (thesis Fig. 2.1a)
+    "random_walk": {
+        "changes_per_hour": (float, 1.0),
+        "step": (float, 0.15),
+        "dynamic_range": (float, 0.6),
+        "mean": (float, MEAN_CAPACITY),
+        "seed": (int, 0),
+    },
+    "random_uniform": {
+        "changes_per_hour": (float, 1.0),
+        "dynamic_range": (float, 0.6),
+        "mean": (float, MEAN_CAPACITY),
+        "seed": (int, 0),
+    },
+    "risk_aware_walk": {
+        "m_avg": (int, _REQUIRED),
+        "m_ra": (int, _REQUIRED),
+        "period_s": (float, _REQUIRED),
+        "seed": (int, 0),
+    },
+    "harvest": {
+        "pool": (int, _REQUIRED),
+        "max_cores": (int, 48),
+        "stability_spread": (float, 0.0),
+        "seed": (int, 0),
+    },
+    "carbon_budget": {
+        "grid": (str, ""),
+        "signal": (str, ""),
+        "mean": (float, MEAN_CAPACITY),
+        "floor": (float, 0.0),
+    },
+    "cost_budget": {"mean": (float, MEAN_CAPACITY), "floor": (float, 0.0)},
+    "stranded": {"threshold": (float, _REQUIRED), "base_fraction": (float, 0.0)},
+    "file": {"path": (str, _REQUIRED)},
+}
+SIGNAL_KINDS = ("carbon_budget", "cost_budget", "stranded")
+
+
+@dataclass(frozen=True)
+class CapacitySpec:
+    """What capacity a simulation runs under: a ``kind`` of :data:`SPEC_KINDS` and its parameters.
+
+    The one parser for capacity specifications: the CLI's ``--capacity`` text (:meth:`parse`), the study
+    catalogue's dicts (:meth:`from_dict`) and the capacity assets all build traces through :meth:`build`.
+    Parameters left out take the kind's defaults when built; given values are kept as given (so a
+    catalogue dict builds exactly the trace it always has)."""
+
+    kind: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        kind = self.kind.replace("-", "_")
+        if kind not in SPEC_KINDS:
+            raise ValueError(f"unknown capacity kind {self.kind!r}; kinds: {', '.join(SPEC_KINDS)}")
+        known = SPEC_KINDS[kind]
+        unknown = sorted(set(self.params) - set(known))
+        if unknown:
+            raise ValueError(
+                f"capacity kind {kind!r} has no parameter {unknown[0]!r}; parameters: {', '.join(known)}"
+            )
+        missing = [k for k, (_, d) in known.items() if d is _REQUIRED and k not in self.params]
+        if missing:
+            raise ValueError(f"capacity kind {kind!r} needs {', '.join(missing)}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "params", dict(self.params))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CapacitySpec:
+        """From a catalogue dict ``{"kind": ..., **params}``. ValueError on an unknown kind or parameter."""
+        if "kind" not in d:
+            raise ValueError(f"capacity spec {dict(d)!r} has no 'kind'")
+        return cls(d["kind"], {k: v for k, v in d.items() if k != "kind"})
+
+    @classmethod
+    def parse(cls, text: str) -> CapacitySpec:
+        """From ``KIND[:key=value,...]`` (``-`` or ``_`` in names, e.g. ``random-walk:changes_per_hour=4,
+        step=0.3,seed=1``) or a path to a trace file (CSV/parquet). Values are converted to the parameter's
+        type; ValueError names the offending part."""
+        path = cls.file_path(text)
+        if path is not None:
+            return cls("file", {"path": path})
+        head, _, rest = text.partition(":")
+        kind = head.strip().replace("-", "_")
+        known = SPEC_KINDS[kind]
+        params: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in rest.split(","))):
+            key, eq, value = part.partition("=")
+            key = key.strip()
+            if not eq:
+                raise ValueError(f"capacity spec {text!r}: expected key=value, got {part!r}")
+            if key not in known:
+                raise ValueError(
+                    f"capacity spec {text!r}: kind {kind!r} has no parameter {key!r}; parameters: {', '.join(known)}"
+                )
+            typ = known[key][0]
+            try:
+                params[key] = (
+                    typ(float(value)) if typ is int and float(value).is_integer() else typ(value.strip())
+                )
+            except ValueError as e:
+                raise ValueError(f"capacity spec {text!r}: {key}={value!r} is not a {typ.__name__}") from e
+        return cls(kind, params)
+
+    @staticmethod
+    def file_path(text: str) -> str | None:
+        """The trace file a ``--capacity`` text names, or None if it names a generated kind."""
+        kind = text.partition(":")[0].strip().replace("-", "_")
+        return None if kind in SPEC_KINDS and kind != "file" else text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.params}
+
+    def get(self, key: str) -> Any:
+        """The parameter ``key``, or its default."""
+        return self.params[key] if key in self.params else SPEC_KINDS[self.kind][key][1]
+
+    @property
+    def needs_signal(self) -> bool:
+        return self.kind in SIGNAL_KINDS
+
+    def build(
+        self, machines: int, horizon_s: float, signal: np.ndarray | None = None, label: str | None = None
+    ) -> CapacityTrace | MachineCapacityTrace:
+        """The trace over ``[0, horizon_s)`` on ``machines`` machines (``harvest`` has ``pool`` machines and
+        ``risk_aware_walk`` ``m_avg + m_ra``, whatever ``machines`` says). Signal
+        kinds take ``signal`` (hourly values, repeated to cover the horizon, which is cut to whole hours)
+        and ``label`` (default: the ``grid`` parameter). Raises ValueError for a missing signal."""
+        from sim import generators as g  # generators build on this module
+
+        k, p = self.kind, self.get
+        if k == "constant":
+            return CapacityTrace.constant(machines, horizon_s, int(round(p("fraction") * machines)))
+        if k == "random_walk":
+            return g.random_walk(
+                machines,
+                horizon_s,
+                p("changes_per_hour"),
+                p("step"),
+                p("dynamic_range"),
+                p("mean"),
+                p("seed"),
+            )
+        if k == "random_uniform":
+            return g.random_uniform(
+                machines, horizon_s, p("changes_per_hour"), p("dynamic_range"), p("mean"), p("seed")
+            )
+        if k == "risk_aware_walk":
+            return g.risk_aware_walk(p("m_avg"), p("m_ra"), p("period_s"), horizon_s, seed=p("seed"))
+        if k == "harvest":
+            return g.harvest_trace(
+                p("pool"),
+                horizon_s,
+                max_cores=p("max_cores"),
+                stability_spread=p("stability_spread"),
+                seed=p("seed"),
+            )
+        if k == "file":
+            return read_capacity(p("path"), machines, horizon_s)
+        if signal is None:
+            raise ValueError(f"capacity kind {k!r} needs an hourly signal")
+        vals = np.asarray(signal)
+        reps = int(np.ceil(horizon_s / (len(vals) * HOUR)))
+        vals = np.tile(vals, reps)[: int(horizon_s // HOUR)]
+        label = p("grid") if label is None and k == "carbon_budget" else (label or "")
+        if k == "stranded":
+            return g.stranded_trace(vals, machines, p("threshold"), p("base_fraction"), label=label)
+        return g.budget_trace(vals, machines, k.removesuffix("_budget"), p("mean"), p("floor"), label=label)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.capacity import CapacityTrace, MachineCapacityTrace
-
-HOUR = 3600.0
+from sim.capacity import HOUR, MEAN_CAPACITY, CapacityTrace, MachineCapacityTrace
 
 
 def _bounds(machines: int, mean: float, dynamic_range: float) -> tuple[int, int]:
@@ -31,7 +29,7 @@ def random_walk(
     changes_per_hour: float = 1.0,
     step: float = 0.15,
     dynamic_range: float = 0.6,
-    mean: float = 0.7,
+    mean: float = MEAN_CAPACITY,
     seed: int = 0,
     boundary: str = "reflect",
 ) -> CapacityTrace:
@@ -79,7 +77,7 @@ def random_uniform(
     horizon_s: float,
     changes_per_hour: float = 1.0,
     dynamic_range: float = 0.6,
-    mean: float = 0.7,
+    mean: float = MEAN_CAPACITY,
     seed: int = 0,
 ) -> CapacityTrace:
     """Each period, machines alive drawn uniformly from the integer range ``[lb, ub]``."""
@@ -157,7 +155,7 @@ def budget_trace(
     signal: np.ndarray,
     machines: int,
     kind: str = "carbon",
-    target_mean: float = 0.7,
+    target_mean: float = MEAN_CAPACITY,
     floor: float = 0.0,
     step_s: float = HOUR,
     label: str = "",

@@ -29,11 +29,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.generators import budget_trace, harvest_trace, random_uniform, random_walk, risk_aware_walk
+from sim.capacity import DAY, MEAN_CAPACITY, CapacitySpec, CapacityTrace, MachineCapacityTrace
 from sim.policies import get_policy, parse_params
 from sim.workloads import (
     bootstrap_jobs,
@@ -46,7 +44,6 @@ from sim.workloads import (
     zipf_workload,
 )
 
-DAY = 86400.0
 CH4_FREQS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 CH4_STEPS = (0.15, 0.3, 0.45, 0.6)
 ZIPF = tuple(f"zipf-{s / 10:.1f}" for s in range(11, 19))
@@ -241,7 +238,8 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
         return zipf_workload(float(sc.workload.split("-")[1]), machines, sc.cores, h, seed=sc.seed)
     if sc.workload.startswith("pareto-"):  # pareto-<alpha>-<xm_s>: the issue's generic instance
         _, alpha, xm = sc.workload.split("-")
-        return pareto_workload(float(alpha), float(xm), machines, sc.cores, h, load=sc.load * 0.7, seed=sc.seed)
+        load = sc.load * MEAN_CAPACITY
+        return pareto_workload(float(alpha), float(xm), machines, sc.cores, h, load=load, seed=sc.seed)
     if sc.workload in ("seed001-uniform", "seed001-uniform-literal"):
         # seed 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
         # number of machines required … is around 26 (e.g. such that the total core hour is around 209664,
@@ -267,13 +265,13 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     if sc.workload == "borg2011-native":
         # thesis §3.4: the workload offers ~80 % of the mean (70 %) capacity; jobs keep their real
         # durations and cores — only the count follows from the load (no duration rescaling)
-        return native_bootstrap(jobs, sc.load * 0.7 * machines * sc.cores, h, seed=sc.seed)
+        return native_bootstrap(jobs, sc.load * MEAN_CAPACITY * machines * sc.cores, h, seed=sc.seed)
     if sc.workload == "borg2011-seed001":
         # seed 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26
         # machines × 24 cores over the window (we hold that density over warm-up and window alike)
         short = jobs.filter(pl.col("duration_s") < DAY)
         return native_bootstrap(short, 26 * sc.cores, h, seed=sc.seed)
-    target = sc.load * 0.7 * machines * sc.cores
+    target = sc.load * MEAN_CAPACITY * machines * sc.cores
     if sc.workload == "borg2011-riskaware":
         target = sc.load * sc.capacity["m_avg"] * sc.cores
         return bootstrap_jobs(jobs, 3000, h, target_cores=target, seed=sc.seed)
@@ -291,41 +289,23 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
     if sc.workload in ("borg2011-native", "borg2011-seed001"):
         raise ValueError(f"{sc.workload}: give the platform size (machines)")
     jobs = build_jobs(sc, inputs, 1)
-    return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * 0.7 * sc.cores))))
+    return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * MEAN_CAPACITY * sc.cores))))
 
 
 def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace | MachineCapacityTrace:
     """The capacity trace named by ``sc.capacity``. Raises ValueError for an unknown kind."""
-    c, h = sc.capacity, sc.horizon_s
-    kind = c["kind"]
-    if kind == "constant":  # the fixed-capacity reference (thesis Fig. 2.1a: 70 % of the machines)
-        return CapacityTrace.constant(machines, h, int(round(c.get("fraction", 0.7) * machines)))
-    if kind == "random_walk":
-        return random_walk(
-            machines, h, c["changes_per_hour"], c["step"], c.get("dynamic_range", 0.6), seed=c.get("seed", 0)
-        )
-    if kind == "random_uniform":
-        return random_uniform(
-            machines, h, c["changes_per_hour"], c.get("dynamic_range", 0.6), seed=c.get("seed", 0)
-        )
-    if kind == "risk_aware_walk":
-        return risk_aware_walk(c["m_avg"], c["m_ra"], c["period_s"], h, seed=c.get("seed", 0))
-    if kind == "harvest":
-        return harvest_trace(
-            c["pool"], h, max_cores=c["max_cores"], stability_spread=c["stability_spread"], seed=c["seed"]
-        )
-    if kind == "carbon_budget":
+    spec = CapacitySpec.from_dict(sc.capacity)
+    signal = None
+    if spec.kind == "carbon_budget":
         f = inputs / "grid_carbon.parquet"
         if not f.is_file():
             raise FileNotFoundError(f"{f}: sweep input missing; materialize out_sim_inputs")
-        sig = pl.read_parquet(f).filter(pl.col("series") == f"{c['grid']}:{c['signal']}")
+        series = f"{spec.get('grid')}:{spec.get('signal')}"
+        sig = pl.read_parquet(f).filter(pl.col("series") == series)
         if sig.height == 0:
-            raise ValueError(f"{f}: no carbon series {c['grid']}:{c['signal']}")
-        vals = sig.sort("hour")["gco2_per_kwh"].to_numpy()
-        reps = int(np.ceil(h / (len(vals) * 3600.0)))
-        tr = budget_trace(np.tile(vals, reps)[: int(h // 3600)], machines, "carbon", label=c["grid"])
-        return tr
-    raise ValueError(f"unknown capacity kind {kind!r}")
+            raise ValueError(f"{f}: no carbon series {series}")
+        signal = sig.sort("hour")["gco2_per_kwh"].to_numpy()
+    return spec.build(machines, sc.horizon_s, signal)
 
 
 # the reproduction studies register themselves into STUDIES when their module has loaded (whichever of the
