@@ -336,3 +336,19 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(recs, infer_schema_length=None)
+
+
+def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]:
+    """Seed 004 headline readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
+    reduction against the baseline of CBS's energy cost (default: §9.2 "28 percent reduction in energy
+    cost"), of CBS's server energy, and of CBP's energy cost. LookupError if a run is missing."""
+    rows = load_results("harmony", out)
+    need = {("baseline", 1.2), ("cbs", 1.2), ("cbp", 1.2)}
+    have = {(r["params"]["scheme"], r["params"]["omega"]) for r in rows if r["params"]["workload"] == "borg2011-sample"}
+    if not need <= have:
+        raise LookupError(f"harmony study runs missing: {sorted(need - have)}; run `varcap sweep harmony`")
+    return {
+        "cost": [-energy_change_pct(rows, "cbs", "energy_cost_usd")],
+        "kwh": [-energy_change_pct(rows, "cbs", "energy_kwh")],
+        "cbp-cost": [-energy_change_pct(rows, "cbp", "energy_cost_usd")],
+    }
