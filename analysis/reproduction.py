@@ -11,14 +11,16 @@ from analysis.style import finish
 
 
 def rows(con: duckdb.DuckDBPyConnection, profile: str | None = None) -> pl.DataFrame:
-    """Default-reading rows of ``out_reproduction`` (one profile, or the best one: full when it has
-    any value, else quick)."""
+    """Default-reading rows of ``out_reproduction`` of ``profile`` (None: the profile with the most
+    headlines computed, full on a tie)."""
     df = con.sql(
         "SELECT * FROM out_reproduction WHERE headline_id NOT LIKE '%@%' ORDER BY seed_doc, headline_id"
     ).pl()
     if profile is None:
         ran = df.filter(pl.col("varcap_mean").is_not_nan() & pl.col("varcap_mean").is_not_null())
-        profile = "full" if ran.filter(pl.col("profile") == "full").height else "quick"
+        counts = ran.group_by("profile").len()
+        best = sorted(counts.rows(), key=lambda r: (r[1], r[0] == "full"), reverse=True)
+        profile = best[0][0] if best else "quick"
     return df.filter(pl.col("profile") == profile)
 
 

@@ -18,14 +18,18 @@ def frame(res: pl.DataFrame) -> pl.DataFrame:
     return df.with_columns(pl.col("policy").replace(POLICY_NAMES).alias("scheduler"))
 
 
+GOODPUT = {"goodput_partial": "GOODPUT(T) (fraction, incl. running jobs)"}
+OTHER_METRICS = {
+    "terminations": "job terminations",
+    "aborted_volume": "aborted volume (fraction of capacity)",
+    "max_stretch": "maximum stretch",
+}
+
+
 def boxplots(res: pl.DataFrame, metrics: dict[str, str] | None = None) -> alt.TopLevelMixin:
-    """Fig. 3/4 style: one box per scheduler and M_ra for each metric (``name -> axis title``), over
-    replicates."""
-    metrics = metrics or {
-        "goodput_partial": "GOODPUT(T) (fraction, incl. running jobs)",
-        "terminations": "job terminations",
-        "aborted_volume": "aborted volume (fraction of capacity)",
-    }
+    """Figs. 3–4 style: one box per scheduler and M_ra for each metric (``name -> axis title``; default
+    GOODPUT(T)), over replicates; metrics side by side."""
+    metrics = metrics or GOODPUT
     df = frame(res)
     order = [n for n in POLICY_NAMES.values() if n in set(df["scheduler"])]
     panels = []
@@ -42,7 +46,7 @@ def boxplots(res: pl.DataFrame, metrics: dict[str, str] | None = None) -> alt.To
             .properties(width=140, height=HEIGHT)
         )
     return finish(
-        alt.vconcat(*panels),
+        alt.hconcat(*panels),
         "Risk-aware schedulers against FirstFitAware (seed 001, Figs. 3–4)",
         "Borg 2011 jobs shorter than a day resampled at seed 001's density; M_avg = 24 machines of 24 cores, "
         "period φ = 1200 s, M_ra machines of variation; three weeks with a one-week warm-up. Boxes over "

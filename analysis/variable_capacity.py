@@ -58,7 +58,7 @@ def metric_vs(
     line = base.mark_line(point=True).encode(
         y=alt.Y("mean:Q", title=y_title), color=alt.Color("workload_name:N", title="workload")
     )
-    err = base.mark_errorbar().encode(y="lo:Q", y2="hi:Q", color="workload_name:N")
+    err = base.mark_errorbar().encode(y=alt.Y("lo:Q", title=y_title), y2="hi:Q", color="workload_name:N")
     rule = alt.Chart().mark_rule(strokeDash=[5, 4], color="black").encode(y="mean(fixed_mean):Q")
     chart = (
         alt.layer(err, line, rule, data=agg.to_pandas())

@@ -44,7 +44,7 @@ def policy_chart(res: pl.DataFrame) -> alt.TopLevelMixin:
             base.mark_bar().encode(
                 y=alt.Y("mean:Q", title=title), color=alt.Color("termination:N", sort=order, legend=None)
             )
-            + base.mark_errorbar().encode(y="lo:Q", y2="hi:Q")
+            + base.mark_errorbar().encode(y=alt.Y("lo:Q", title=title), y2="hi:Q")
         ).properties(width=WIDTH, height=HEIGHT)
 
     return finish(

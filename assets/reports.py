@@ -28,6 +28,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from analysis.reproduction import rows as repro_rows
 from assets.raw import POOL
 from assets.schema import Col, TableSchema
 from assets.sim import study_asset_name
@@ -325,8 +326,12 @@ def execute_notebook(
             p = fig_dir / f"{fname}.png"
             p.write_bytes(base64.b64decode(png))
             figures.append(p)
+    (fig_dir / "manifest.json").write_text(json.dumps([p.stem for p in figures]))
     exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}})
+    # the lab template loads require.js and MathJax from a CDN; the reports need neither (figures are
+    # embedded PNGs, no LaTeX), and must open with no network
+    body = re.sub(r'<script src="https?://[^"]*"[^>]*>\s*</script>', "", body)
     html_path = out_dir / f"{name}.html"
     tmp = html_path.with_suffix(".html.tmp")
     tmp.write_text(body, encoding="utf-8")
@@ -455,7 +460,12 @@ def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
     thumbs.mkdir(parents=True, exist_ok=True)
     chapters = []
     for ch in CHAPTERS:
-        figs = sorted((out / "figures" / ch.name).glob("*.png"), key=lambda p: p.stat().st_mtime_ns)
+        manifest = out / "figures" / ch.name / "manifest.json"
+        figs = (
+            [manifest.parent / f"{n}.png" for n in json.loads(manifest.read_text())]
+            if manifest.exists()
+            else []
+        )
         thumb = None
         if figs and (out / f"{ch.name}.html").exists():
             shutil.copyfile(figs[0], thumbs / f"{ch.name}.png")
@@ -466,14 +476,8 @@ def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as conn:
         have = conn.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
-        ).fetchone()[0]
-        table = (
-            conn.sql(
-                "SELECT * FROM out_reproduction WHERE headline_id NOT LIKE '%@%' ORDER BY profile, seed_doc, headline_id"
-            ).pl()
-            if have
-            else None
-        )
+        ).fetchall()[0][0]
+        table = repro_rows(conn) if have else None
     generated = time.strftime("Generated %Y-%m-%d %H:%M UTC.", time.gmtime())
     path = out / "index.html"
     path.write_text(index_html(chapters, table, generated), encoding="utf-8")
@@ -517,11 +521,11 @@ reports_assets = [out_study_scenarios, out_workload_stats, *report_assets, repor
 
 
 def _checks() -> list[dg.AssetChecksDefinition]:
-    from assets.capacity import _key_and_ranges
+    from assets.checks import table_checks
 
     return [
-        *_key_and_ranges(OUT_STUDY_SCENARIOS, out_study_scenarios),
-        *_key_and_ranges(OUT_WORKLOAD_STATS, out_workload_stats),
+        *table_checks(OUT_STUDY_SCENARIOS, out_study_scenarios, prefixed=True, with_schema=False),
+        *table_checks(OUT_WORKLOAD_STATS, out_workload_stats, prefixed=True, with_schema=False),
     ]
 
 
