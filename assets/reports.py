@@ -377,9 +377,14 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
                 "figures": len(ex.figures),
                 "figure_names": ", ".join(p.stem for p in ex.figures),
                 "seconds": round(ex.seconds, 1),
-                "preview": dg.MetadataValue.md(
-                    f"![{ex.figures[0].stem}](data:image/png;base64,"
-                    f"{base64.b64encode(ex.figures[0].read_bytes()).decode()})"
+                **(
+                    {
+                        "preview": dg.MetadataValue.md(
+                            f"![{first.stem}](data:image/png;base64,{base64.b64encode(first.read_bytes()).decode()})"
+                        )
+                    }
+                    if (first := ex.figures[0]).stat().st_size < 400_000
+                    else {}
                 ),
             }
         )

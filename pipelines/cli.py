@@ -108,7 +108,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         for line in guard.failure_lines(result.all_events):
             console.print(line, style="red", markup=False, highlight=False)
         return 1
-    if not args.groups and run_reports(console, args.workers, simulate=not args.no_sim) != 0:
+    if (
+        not args.groups
+        and run_reports(console, args.workers, simulate=not args.no_sim, everything=args.quick_all) != 0
+    ):
         return 1
     console.print(f"warehouse: [bold]{paths.warehouse_path()}[/]")
     console.print('  query:   varcap sql "select workload, count(*) from core_jobs group by 1"')
@@ -122,9 +125,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_reports(console, workers: int, simulate: bool = True, reproduction: bool = True) -> int:
-    """``varcap run``'s second half: simulate the quick reproduction studies (cached scenarios are
-    skipped), then materialize ``out_sim_results``, ``out_reproduction`` (quick; unless not
+#: Plain-Python event loops that take minutes per scenario at the quick sizes: `varcap run` leaves them to
+#: `varcap reproduce --quick` (or `varcap run --quick-all`); their chapters show the other schedulers.
+SLOW_POLICIES = ("slacksched", "target-asap", "packed-target-asap")
+
+
+def simulate_quick(workers: int, everything: bool = False) -> dict[str, float]:
+    """Simulate the quick reproduction scenarios without a valid cached result (all of them, or all but
+    :data:`SLOW_POLICIES`), ``workers`` processes at a time; wall seconds per simulated scenario."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    from studies import reproduction as repro
+    from studies import sweep
+
+    if everything:
+        return repro.run_profile(repro.QUICK, workers)
+    scs = [s for s in repro.profile_scenarios(repro.QUICK) if s.policy not in SLOW_POLICIES]
+    todo = [s for s in scs if not sweep.is_cached(s)]
+    walls: dict[str, float] = {}
+    with (
+        tqdm(total=len(scs), initial=len(scs) - len(todo), desc="quick studies", unit="scenario") as bar,
+        ProcessPoolExecutor(max(1, workers), mp_context=mp.get_context("spawn")) as ex,
+    ):
+        for f in as_completed([ex.submit(repro._run_one, s.params()) for s in todo]):
+            i, w, _ = f.result()
+            walls[i] = w
+            bar.update(1)
+    return walls
+
+
+def run_reports(
+    console, workers: int, simulate: bool = True, reproduction: bool = True, everything: bool = False
+) -> int:
+    """``varcap run``'s second half: simulate the quick reproduction studies (:func:`simulate_quick`;
+    cached scenarios are skipped), then materialize ``out_sim_results``, ``out_reproduction`` (quick; unless not
     ``reproduction``) and the ``reports`` group, and print the index path."""
     import dagster as dg
 
@@ -134,9 +171,10 @@ def run_reports(console, workers: int, simulate: bool = True, reproduction: bool
 
     t0 = time.perf_counter()
     if simulate:
-        walls = repro.run_profile(repro.QUICK, workers)
+        walls = simulate_quick(workers, everything)
         console.print(
             f"quick reproduction studies: {len(walls)} scenarios simulated in {time.perf_counter() - t0:.0f} s"
+            + ("" if everything else f" ({', '.join(SLOW_POLICIES)}: `varcap reproduce --quick`)")
         )
     keys = ["out_sim_results", *(["out_reproduction"] if reproduction else [])] + [
         k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
@@ -674,6 +712,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-sim",
         action="store_true",
         help="render the reports from the results there are; simulate nothing",
+    )
+    r.add_argument(
+        "--quick-all",
+        action="store_true",
+        help=f"simulate every quick scenario (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)",
     )
     r.set_defaults(fn=cmd_run)
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
