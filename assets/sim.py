@@ -94,6 +94,7 @@ class PlanConfig(dg.Config):
     """How a sweep run spreads its scenarios over steps."""
 
     chunks: int = 0  # scenarios to simulate are dealt into this many steps; 0 = this machine's CPU count
+    local_workers: int = 0  # > 0: simulate them inside the plan step on this many warm processes instead
 
 
 def _chunks(todo: list[Scenario], n: int) -> list[list[Scenario]]:
@@ -192,6 +193,26 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     def plan(context: dg.OpExecutionContext, config: PlanConfig):
         wanted = [by_key[k] for k in context.partition_keys]
         todo = [sc for sc in wanted if not sweep.is_cached(sc)]
+        if config.local_workers > 0 and todo:
+
+            def log(sc: Scenario, row: dict | None, err: str | None) -> None:
+                if err:
+                    context.log.error(err)
+                else:
+                    m = row["metrics"]
+                    context.log.info(
+                        f"{sc.id} ({row['wall_s']:.1f} s): {sc.label()} -> terminations "
+                        f"{m['terminations']}, goodput {m['goodput']:.4f}"
+                    )
+
+            context.log.info(f"{name}: simulating {len(todo)} scenarios on {config.local_workers} processes")
+            failed = sweep.run_many(todo, config.local_workers, log)
+            if failed:
+                raise dg.Failure(
+                    f"{len(failed)} of {len(todo)} scenarios failed (the others are cached):\n"
+                    + "\n".join(failed)
+                )
+            todo = []
         chunks = _chunks(todo, config.chunks or os.cpu_count() or 1)
         context.log.info(
             f"{name}: {len(wanted)} scenarios in range, {len(wanted) - len(todo)} cached, {len(todo)} to "

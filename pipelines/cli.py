@@ -701,12 +701,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN_ID",
         help="free the duckdb_write pool slots held by these (dead) runs, then exit",
     )
-    r.add_argument(
-        "--free-slots",
-        nargs="+",
-        metavar="RUN_ID",
-        help="free the duckdb_write pool slots held by these (dead) runs, then exit",
-    )
     r.add_argument("--workers", type=int, default=2, help="processes for the quick studies (default 2)")
     r.add_argument(
         "--no-sim",

@@ -304,3 +304,43 @@ def _key(sc: Scenario) -> str:
         extras.append(f"seed={sc.seed}")
     key = "/".join([pol, sc.workload, " ".join(parts), *([" ".join(extras)] if extras else [])])
     return key.replace(",", ";").replace("[", "(").replace("]", ")").replace("...", "…")
+
+
+def _run_params(params: dict[str, Any]) -> dict[str, Any]:
+    return run_scenario(Scenario.from_params(params))
+
+
+def run_many(
+    scenarios: list[Scenario],
+    workers: int,
+    on_done: Callable[[Scenario, dict[str, Any] | None, str | None], None] | None = None,
+) -> list[str]:
+    """Run ``scenarios`` (cache hits return at once) on ``workers`` warm processes (spawned once, each runs
+    many scenarios; in this process if ``workers`` <= 1). ``on_done(scenario, row, error)`` is called as
+    each finishes. A failing scenario does not stop the others; returns one message per failure."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    errors: list[str] = []
+
+    def done(sc: Scenario, row: dict[str, Any] | None, err: BaseException | None) -> None:
+        msg = None if err is None else f"{sc.id} {sc.label()}: {type(err).__name__}: {err}"
+        if msg:
+            errors.append(msg)
+        if on_done:
+            on_done(sc, row, msg)
+
+    if workers <= 1 or len(scenarios) <= 1:
+        for sc in scenarios:
+            try:
+                done(sc, run_scenario(sc), None)
+            except Exception as e:
+                done(sc, None, e)
+        return errors
+    # spawn, not fork: the caller may hold threads (Dagster, rich) whose locks a fork would copy
+    with ProcessPoolExecutor(min(workers, len(scenarios)), mp_context=mp.get_context("spawn")) as ex:
+        futs = {ex.submit(_run_params, sc.params()): sc for sc in scenarios}
+        for f in as_completed(futs):
+            err = f.exception()
+            done(futs[f], None if err else f.result(), err)
+    return errors
