@@ -91,7 +91,9 @@ def _write(
     # the failure is raised outside the `with`: DuckDBResource closes its connection only on a normal exit
     with duckdb.get_connection() as conn:
         try:
-            n = replace_table(conn, schema, df, rejects, [from_raw_files(*datasets)] if datasets else [])
+            n = replace_table(
+                conn, schema, df, rejects, [from_raw_files(*datasets)] if datasets else [], datasets
+            )
         except CheckFailed as e:
             failed = e
     if failed is not None:

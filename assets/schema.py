@@ -200,7 +200,27 @@ RAW_FILES = TableSchema(
 CORE_TABLES = {
     s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
 }
-ALL_TABLES = {**CORE_TABLES, CORE_REJECTS.name: CORE_REJECTS, RAW_FILES.name: RAW_FILES}
+CORE_BUILDS = TableSchema(
+    "core_builds",
+    "Per core table, the raw files its current version was built from (written in the transaction that "
+    "swaps the table in). `raw_files` lists what the raw assets registered last; after a failed core "
+    "rebuild the two differ, and this table says which files the core table really holds.",
+    (
+        Col("table_name", "VARCHAR", "-", "core table", False),
+        Col("dataset", "VARCHAR", "-", "raw dataset key", False),
+        Col("name", "VARCHAR", "-", "raw file name (as in `source_file`)", False),
+        Col("sha256", "VARCHAR", "-", "sha256 of the file when the table was built", False),
+        Col("built_at", TS, "UTC", "when the table was swapped in", False),
+    ),
+    ("table_name", "dataset", "name"),
+)
+
+ALL_TABLES = {
+    **CORE_TABLES,
+    CORE_REJECTS.name: CORE_REJECTS,
+    RAW_FILES.name: RAW_FILES,
+    CORE_BUILDS.name: CORE_BUILDS,
+}
 
 
 # ------------------------------------------------------------------------------- capacity / intervals
@@ -464,7 +484,9 @@ HARMONY_TASK_CLASSES = TableSchema(
     ),
     ("class_id",),
     (
-        Range("container_covers_mean", "container_cpu < mean_cpu - 1e-12 OR container_mem < mean_mem - 1e-12"),
+        Range(
+            "container_covers_mean", "container_cpu < mean_cpu - 1e-12 OR container_mem < mean_mem - 1e-12"
+        ),
         Range("tasks_nonnegative", "tasks < 0"),
     ),
 )
@@ -539,9 +561,14 @@ HARMONY_INTERVALS = TableSchema(
         Col("queued", "BIGINT", "tasks", "waiting at the end of the interval", False),
         Col("running", "BIGINT", "tasks", "running at the end of the interval", False),
         Col("containers_placed", "DOUBLE", "containers", "CBS containers on machines", False),
-        *(Col(f"machines_on_{m}", "DOUBLE", "machines", f"type {m} machines on (mean)", False) for m in range(4)),
+        *(
+            Col(f"machines_on_{m}", "DOUBLE", "machines", f"type {m} machines on (mean)", False)
+            for m in range(4)
+        ),
     ),
     ("scenario_id", "interval"),
 )
-HARMONY_TABLES = {s.name: s for s in (HARMONY_TASK_CLASSES, HARMONY_DEMAND, HARMONY_RESULTS, HARMONY_INTERVALS)}
+HARMONY_TABLES = {
+    s.name: s for s in (HARMONY_TASK_CLASSES, HARMONY_DEMAND, HARMONY_RESULTS, HARMONY_INTERVALS)
+}
 ALL_TABLES.update(HARMONY_TABLES)

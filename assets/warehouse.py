@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 
 from assets import snapshot
-from assets.schema import CORE_REJECTS, Range, TableSchema
+from assets.schema import CORE_BUILDS, CORE_REJECTS, Range, TableSchema
 
 
 def _ensure(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None:
@@ -57,9 +57,11 @@ def replace_table(
     df: pl.DataFrame,
     rejects: pl.DataFrame | None = None,
     consistency: Sequence[tuple[str, Consistency]] = (),
+    built_from: Sequence[str] = (),
 ) -> int:
     """Validate ``df`` in a staging table, then atomically swap it in as ``schema.name`` together with
-    its ``core_rejects`` rows.
+    its ``core_rejects`` rows and, when ``built_from`` names raw datasets, its ``core_builds`` rows (the
+    ``raw_files`` of those datasets as they are now).
 
     In one transaction: the rows go into ``<name>__staging``; the blocking checks of
     :func:`blocking_checks` run there; only if all pass is the staging table renamed over the old one and
@@ -106,6 +108,14 @@ def replace_table(
         conn.execute("DELETE FROM core_rejects WHERE table_name = ?", [schema.name])
         rcols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in CORE_REJECTS.columns)
         conn.execute(f"INSERT INTO core_rejects SELECT {rcols} FROM rej")
+        if built_from:
+            _ensure(conn, CORE_BUILDS)
+            conn.execute("DELETE FROM core_builds WHERE table_name = ?", [schema.name])
+            conn.execute(
+                "INSERT INTO core_builds SELECT ?, dataset, name, sha256, now() FROM raw_files "
+                f"WHERE dataset IN ({', '.join('?' for _ in built_from)})",
+                [schema.name, *built_from],
+            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -188,3 +188,20 @@ def test_iso_z_timestamps_are_utc(wh: Path, write) -> None:
         con.execute("SELECT count(*) FROM core_grid_carbon WHERE source = 'electricitymaps'").fetchone()[0]
         == 24
     )
+
+
+def test_core_builds_says_what_a_table_was_built_from_after_a_failed_rebuild(wh: Path, write) -> None:
+    """raw_files lists the new (bad) file; core_builds still names the file the table holds."""
+    name = "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv"
+    good = write("good.csv", "Datetime,Price (USD/MWh)\n2024-01-01 00:00:00,1\n2024-01-01 01:00:00,2\n")
+    register(wh, "power_prices", [(good, name, True)])
+    assert materialize(wh, "core_power_price").success
+    bad = write("bad.csv", "Datetime,Price (USD/MWh)\n2024-01-01 00:00:00,1\n2024-01-01 00:00:00,2\n")
+    register(wh, "power_prices", [(bad, name, True)])
+    assert not materialize(wh, "core_power_price").success
+    con = duckdb.connect(str(wh))
+    built = con.execute("SELECT sha256 FROM core_builds WHERE table_name = 'core_power_price'").fetchall()
+    registered = con.execute("SELECT sha256 FROM raw_files WHERE dataset = 'power_prices'").fetchall()
+    from assets.download import sha256_file
+
+    assert built == [(sha256_file(good),)] and registered == [(sha256_file(bad),)]
