@@ -8,12 +8,18 @@
 
 Prints wall time, events/s and peak RSS. The warehouse must exist (``make run``); this dev tool reads it
 read-only, the simulator itself never touches DuckDB.
+
+``python -m sim.bench targets`` runs each target of issue #11 in a fresh process (so peak RSS is its own)
+and prints one table: target, measured figure (wall and CPU seconds: the machine is shared), limit, met.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
+import subprocess
+import sys
 import time
 
 import polars as pl
@@ -177,17 +183,93 @@ def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
         )
 
 
+def heavy_tailed_case(machines: int = 1000, days: float = 30.0) -> tuple[pl.DataFrame, object, float]:
+    """Pareto(1.5) durations (min 10 min, cap 72 h) at 80 % of the mean capacity of a 1 change/h random walk."""
+    from sim.workloads import pareto_workload
+
+    horizon = days * 86400.0
+    cap = random_walk(machines, horizon, changes_per_hour=1.0, step=0.15, seed=0)
+    return pareto_workload(1.5, 600.0, machines, 24, horizon, seed=0), cap, horizon
+
+
+def one(case_name: str, policy: str) -> dict:
+    """One target measurement in this process: wall and CPU seconds of the simulation, peak RSS."""
+    if case_name == "borg":
+        jobs, machines, horizon = borg_scale_jobs(), 200, 7 * 86400.0
+        cap = random_walk(machines, horizon, changes_per_hour=8.0, step=0.15, seed=0)
+    else:
+        jobs, cap, horizon = heavy_tailed_case()
+        machines = 1000
+    simulate(jobs.head(2000), cap, machines, 24, horizon, policy=policy)  # compile / load the cache
+    w, c = time.perf_counter(), time.process_time()
+    r = simulate(jobs, cap, machines, 24, horizon, policy=policy)
+    return {
+        "jobs": jobs.height,
+        "wall_s": time.perf_counter() - w,
+        "cpu_s": time.process_time() - c,
+        "rss_mb": _rss_mb(),
+        "goodput": r.metrics["goodput"],
+        "events": r.events,
+    }
+
+
+def _measure(case_name: str, policy: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "sim.bench", "one", "--case", case_name, "--policies", policy],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def targets(only: list[str] | None = None) -> None:
+    """Issue #11's targets, one fresh process per measurement."""
+    rows = []
+    want = set(only or ["ff", "target-asap", "packed-target-asap", "slacksched-nodelay", "ias"])
+    ff = _measure("borg", "ff") if want & {"ff", "rss"} else None
+    if ff:
+        rows.append(
+            ("ff, Borg 600k: wall s (CPU s)", ff, f"{ff['wall_s']:.1f} ({ff['cpu_s']:.1f})", "≈1.2", None)
+        )
+        rows.append(("ff, Borg 600k: peak RSS MB", ff, f"{ff['rss_mb']:.0f}", "≤ 500", ff["rss_mb"] <= 500))
+    for p in ("target-asap", "packed-target-asap", "slacksched-nodelay"):
+        if p in want:
+            r = _measure("borg", p)
+            fig = f"{r['wall_s']:.1f} ({r['cpu_s']:.1f})"
+            rows.append((f"{p}, Borg 600k: wall s (CPU s)", r, fig, "≤ 60", r["cpu_s"] <= 60))
+            rows.append(
+                (f"{p}, Borg 600k: peak RSS MB", r, f"{r['rss_mb']:.0f}", "≤ 500", r["rss_mb"] <= 500)
+            )
+    if "ias" in want:
+        f1, i1 = _measure("heavy", "ff"), _measure("heavy", "ias")
+        ratio = i1["cpu_s"] / f1["cpu_s"]
+        fig = f"{ratio:.2f} (ias {i1['cpu_s']:.1f} s / ff {f1['cpu_s']:.1f} s CPU)"
+        rows.append(("IAS / FF, 1000 machines, Pareto 30 d", i1, fig, "≤ 2", ratio <= 2))
+    print(f"{'target':44s} {'measured':36s} {'limit':>6s} {'met':>4s}")
+    for name, _, fig, lim, ok in rows:
+        print(f"{name:44s} {fig:36s} {lim:>6s} {'' if ok is None else ('yes' if ok else 'NO'):>4s}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="simulator benchmarks")
     ap.add_argument(
         "what",
         nargs="?",
         default="engine",
-        choices=["engine", "intervals", "evidence", "harvest", "riskaware"],
+        choices=["engine", "intervals", "evidence", "harvest", "riskaware", "targets", "one"],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
     ap.add_argument("--skip-azure", action="store_true")
+    ap.add_argument("--case", default="borg", choices=["borg", "heavy"])
+    ap.add_argument("--only", nargs="*", help="targets: only these (ff, target-asap, …, ias)")
     a = ap.parse_args()
+    if a.what == "targets":
+        targets(a.only)
+        return
+    if a.what == "one":
+        print(json.dumps(one(a.case, a.policies[0])))
+        return
     if a.what == "intervals":
         bench_intervals()
         return

@@ -84,10 +84,13 @@ class Loop:
         self._end_by_job = False
 
     # ------------------------------------------------------------------ primitives for policies
-    def push(self, t: float, kind: int, j: int, tag: int = 0) -> None:
-        """Schedule an event (``START``/``END``); equal ``(t, kind)`` run in push order."""
-        heapq.heappush(self.heap, (t, kind, self.seq, j, tag))
-        self.seq += 1
+    def push(self, t: float, kind: int, j: int, tag: int = 0, tie: int = -1) -> None:
+        """Schedule an event (``START``/``END``); equal ``(t, kind)`` run in ``tie`` order (default: push
+        order)."""
+        if tie < 0:
+            tie = self.seq
+            self.seq += 1
+        heapq.heappush(self.heap, (t, kind, tie, j, tag))
 
     def start(self, j: int, m: int, t: float) -> None:
         """Start an attempt of job ``j`` on machine ``m`` now; its ``END`` is scheduled."""

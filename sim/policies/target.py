@@ -450,6 +450,19 @@ def _unplan_pending(
 
 
 @njit(cache=True)
+def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v):
+    """Record machine, start and version of every planned-but-not-started job."""
+    for m in range(head.size):
+        q = head[m]
+        while q >= 0:
+            if status[q] != RUNNING:
+                old_m[q] = mach[q]
+                old_s[q] = ps[q]
+                old_v[q] = version[q]
+            q = nxt[q]
+
+
+@njit(cache=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
     npend, pt, pu, pn, pk, plen,
@@ -517,6 +530,9 @@ class _TargetHooks:
         self.version = np.zeros(n, np.int64)
         self.npend = np.zeros(M, np.int64)
         self.waiting = np.zeros(0, np.int64)
+        self.old_m = np.full(n, -1, np.int64)  # plans before a re-allocation (pending jobs only)
+        self.old_s = np.zeros(n)
+        self.old_v = np.zeros(n, np.int64)
         self.profiles = _new_profiles(M)
         self._reference_sets(problem.horizon_s)
         self._state()
@@ -564,18 +580,29 @@ class _TargetHooks:
         return _utilization(ist[3], ist[4], self.npend, self.head, self.nxt, self.c, self.cap)
 
     def _reallocate(self, loop: Loop, t: float, extra: np.ndarray) -> None:
+        old_m, old_s, old_v = self.old_m, self.old_s, self.old_v
+        _snapshot_pending(
+            loop.status, self.head, self.nxt, self.mach, self.ps, self.version, old_m, old_s, old_v
+        )
         todo = _unplan_pending(extra, self.waiting, loop.status, *self.state)
         self.waiting = todo[:0]
         if self.alive == 0:
+            self.old_m[todo] = -1
             self.waiting = todo
             return
         i = 0
         while i < todo.size:
             self._room(2)
             i = _assign_from(todo, i, t, *self.state)
+        # a job planned again at its old machine and start keeps its START event (and version); the others
+        # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
+        om = old_m[todo]
+        same = (om >= 0) & (self.mach[todo] == om) & (self.ps[todo] == old_s[todo])
+        self.version[todo[same]] = old_v[todo[same]]
+        old_m[todo] = -1
         ps, version, push = self.ps, self.version, loop.push
-        for j in todo.tolist():
-            push(ps[j], START, j, int(version[j]))
+        for j in todo[~same].tolist():
+            push(ps[j], START, j, int(version[j]), j)
 
     def _unplan(self, j: int, pending: bool) -> None:
         s = self.state
@@ -583,9 +610,11 @@ class _TargetHooks:
 
     # hooks of sim.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
-        self._room(1)
-        if _on_arrival(j, t, *self.state) >= 0:
-            loop.push(self.ps[j], START, j, int(self.version[j]))
+        m = _on_arrival(j, t, *self.state)
+        if m >= 0:
+            loop.push(self.ps[j], START, j, int(self.version[j]), j)
+            if self.profiles[4][m] + 2 > self.profiles[0].shape[1]:
+                self._room(1)  # every machine keeps room for one more planned job
         else:
             self.waiting = np.append(self.waiting, j)
 
