@@ -13,6 +13,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from assets.checks import table_checks
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import (
@@ -23,9 +24,8 @@ from assets.schema import (
     INTERVAL_SURVIVAL,
     MACHINE_INTER_CHANGE,
     MACHINE_INTERVALS,
-    TableSchema,
 )
-from assets.warehouse import check_key, check_ranges, write_tables
+from assets.warehouse import write_tables
 from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace
 from sim.intervals import (
     BandedIntervalModel,
@@ -347,28 +347,6 @@ capacity_assets = [capacity_traces, capacity_characterization, machine_intervals
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _key_and_ranges(schema: TableSchema, asset: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
-    @dg.asset_check(
-        asset=asset, name=f"{schema.name}_key", blocking=True, description=f"unique non-null {schema.key}"
-    )
-    def _key(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-        with duckdb.get_connection() as conn:
-            o = check_key(conn, schema)
-        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-    out = [_key]
-    if schema.ranges:
-
-        @dg.asset_check(asset=asset, name=f"{schema.name}_ranges", blocking=True, description="value ranges")
-        def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-            with duckdb.get_connection() as conn:
-                o = check_ranges(conn, schema)
-            return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-        out.append(_ranges)
-    return out
-
-
 @dg.asset_check(
     asset=capacity_traces,
     name="within_bounds_and_steps",
@@ -445,10 +423,10 @@ def survival_monotone(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 capacity_checks = [
-    *_key_and_ranges(CAPACITY_TRACES, capacity_traces),
-    *_key_and_ranges(CAPACITY_POINTS, capacity_traces),
-    *_key_and_ranges(MACHINE_INTERVALS, machine_intervals),
-    *_key_and_ranges(INTERVAL_CONDITIONAL, interval_survival),
+    *table_checks(CAPACITY_TRACES, capacity_traces, prefixed=True, with_schema=False),
+    *table_checks(CAPACITY_POINTS, capacity_traces, prefixed=True, with_schema=False),
+    *table_checks(MACHINE_INTERVALS, machine_intervals, prefixed=True, with_schema=False),
+    *table_checks(INTERVAL_CONDITIONAL, interval_survival, prefixed=True, with_schema=False),
     capacity_within_bounds,
     intervals_tile_on_time,
     survival_monotone,

@@ -24,7 +24,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from assets.capacity import _key_and_ranges
+from assets.checks import table_checks
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import HARMONY_DEMAND, HARMONY_INTERVALS, HARMONY_RESULTS, HARMONY_TASK_CLASSES
@@ -387,10 +387,10 @@ def harmony_classes_cover_tasks(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 harmony_assets = [harmony_task_classes, harmony_demand, harmony_results]
 harmony_checks = [
-    *_key_and_ranges(HARMONY_TASK_CLASSES, harmony_task_classes),
-    *_key_and_ranges(HARMONY_DEMAND, harmony_demand),
-    *_key_and_ranges(HARMONY_RESULTS, harmony_results),
-    *_key_and_ranges(HARMONY_INTERVALS, harmony_results),
+    *table_checks(HARMONY_TASK_CLASSES, harmony_task_classes, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_DEMAND, harmony_demand, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_RESULTS, harmony_results, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_INTERVALS, harmony_results, prefixed=True, with_schema=False),
     harmony_three_schemes,
     harmony_classes_cover_tasks,
 ]

@@ -11,12 +11,12 @@ import time
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
-from assets.capacity import _key_and_ranges
+from assets.checks import table_checks
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import OUT_REPRODUCTION
 from assets.sim import study_asset_name
-from assets.warehouse import check_schema, replace_table
+from assets.warehouse import replace_table
 from studies import reproduction as repro
 
 
@@ -75,12 +75,5 @@ def out_reproduction(config: ReproductionConfig, duckdb: DuckDBResource) -> dg.M
     )
 
 
-@dg.asset_check(asset=out_reproduction, name="out_reproduction_schema", blocking=True)
-def out_reproduction_schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-    with duckdb.get_connection() as conn:
-        o = check_schema(conn, OUT_REPRODUCTION)
-    return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-
 reproduction_assets = [out_reproduction]
-reproduction_checks = [out_reproduction_schema, *_key_and_ranges(OUT_REPRODUCTION, out_reproduction)]
+reproduction_checks = table_checks(OUT_REPRODUCTION, out_reproduction, prefixed=True)

@@ -21,11 +21,11 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from assets.capacity import _key_and_ranges
+from assets.checks import table_checks
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import OUT_SIM_RESULTS
-from assets.warehouse import check_schema, replace_table
+from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads import to_sim_jobs
 from studies import sweep
@@ -322,12 +322,5 @@ def out_sim_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -
     )
 
 
-@dg.asset_check(asset=out_sim_results, name="out_sim_results_schema", blocking=True)
-def out_sim_results_schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-    with duckdb.get_connection() as conn:
-        o = check_schema(conn, OUT_SIM_RESULTS)
-    return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-
 sim_assets = [out_sim_inputs, *study_assets, out_sim_results]
-sim_checks = [out_sim_results_schema, *_key_and_ranges(OUT_SIM_RESULTS, out_sim_results)]
+sim_checks = table_checks(OUT_SIM_RESULTS, out_sim_results, prefixed=True)
