@@ -43,6 +43,35 @@ class TableSchema:
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
 
+    def column_docs(self) -> dict[str, str]:
+        """Per column: its meaning and unit, as the UI's Columns section and DuckDB comments show them."""
+        return {c.name: c.doc if c.unit in ("-", "") else f"{c.doc} [{c.unit}]" for c in self.columns}
+
+    def dagster_metadata(self) -> dict[str, object]:
+        """Definition metadata for the asset that writes this table: ``dagster/column_schema`` (the UI's
+        Columns section) and ``dagster/table_name``."""
+        import dagster as dg
+
+        docs = self.column_docs()
+        cols = [
+            dg.TableColumn(
+                c.name,
+                c.sql_type,
+                description=docs[c.name],
+                constraints=dg.TableColumnConstraints(nullable=c.nullable),
+            )
+            for c in self.columns
+        ]
+        return {
+            "dagster/column_schema": dg.TableSchema(columns=cols),
+            "dagster/table_name": f"warehouse.main.{self.name}",
+            "table_doc": dg.MetadataValue.md(f"{self.doc}\n\nKey: `({', '.join(self.key)})`"),
+        }
+
+    def comments(self) -> dict[str | None, str]:
+        """``COMMENT ON`` texts: the table's (key None) and each column's."""
+        return {None: self.doc, **self.column_docs()}
+
     def markdown(self) -> str:
         rows = [f"### `{self.name}`", "", self.doc, "", f"Key: `({', '.join(self.key)})`", ""]
         rows += ["| column | type | unit | meaning |", "|---|---|---|---|"]

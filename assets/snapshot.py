@@ -9,7 +9,9 @@ reader that has the old snapshot open keeps reading it (its open file survives t
 :func:`analysis.warehouse.connect` gets the new one, and the pipeline never waits for a reader.
 
 The copy is a plain file copy made while this process holds the write lock right after ``CHECKPOINT``
-(the write-ahead log is then empty), so it is a consistent DuckDB database.
+(the write-ahead log is then empty), so it is a consistent DuckDB database. Before it, :func:`comment`
+brings the DuckDB table and column comments in line with :mod:`assets.schema` (the data dictionary), so
+``duckdb_columns()`` / ``DESCRIBE`` in a notebook show each column's meaning and unit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from analysis.warehouse import snapshot_path
+from assets.schema import ALL_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,36 @@ def database_file(conn: duckdb.DuckDBPyConnection) -> Path | None:
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchone()
     return Path(row[0]) if row and row[0] else None
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def comment(conn: duckdb.DuckDBPyConnection) -> int:
+    """Set the ``COMMENT ON`` text of every schema'd table present and of its columns where it differs
+    from :mod:`assets.schema`. Returns the statements issued."""
+    have_t = dict(
+        conn.execute("SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
+    )
+    have_c = {
+        (t, c): cm
+        for t, c, cm in conn.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE schema_name = 'main'"
+        ).fetchall()
+    }
+    n = 0
+    for name, schema in ALL_TABLES.items():
+        if name not in have_t:
+            continue
+        for col, text in schema.comments().items():
+            if col is None and have_t[name] != text:
+                conn.execute(f"COMMENT ON TABLE {name} IS {_quote(text)}")
+                n += 1
+            elif col is not None and (name, col) in have_c and have_c[(name, col)] != text:
+                conn.execute(f'COMMENT ON COLUMN {name}."{col}" IS {_quote(text)}')
+                n += 1
+    return n
 
 
 def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
@@ -46,6 +79,7 @@ def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
     dst = snapshot_path(src)
     tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
     try:
+        comment(conn)
         conn.execute("CHECKPOINT")
         shutil.copyfile(src, tmp)
         os.chmod(tmp, 0o444)

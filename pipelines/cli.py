@@ -289,6 +289,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.warmup import ensure_warm
 
     console = Console()
+    check_policy_args(args.policy, args.set)
     jobs = load_jobs_arg(args.jobs, args.cores)
     with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)
         warnings.simplefilter("ignore")
@@ -508,6 +509,24 @@ def sweep_run_config(
     return cfg
 
 
+def local_sweep_job(study_name: str):
+    """The study's sweep job as ``varcap sweep`` runs it by default: in this process."""
+    from pipelines.definitions import SWEEP_JOBS, defs
+
+    return defs.resolve_job_def(SWEEP_JOBS[study_name].name)
+
+
+def local_sweep_run_config(study_name: str, workers: int) -> dict:
+    """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes."""
+    from assets.sim import study_asset_name
+
+    plan = f"plan_{study_name.replace('-', '_')}"
+    return {
+        "ops": {study_asset_name(study_name): {"ops": {plan: {"config": {"local_workers": workers}}}}},
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+    }
+
+
 def run_sweep(
     study_name: str,
     max_workers: int,
@@ -553,6 +572,17 @@ def run_sweep(
     t0 = time.time()
 
     def _go() -> None:
+        if executor == "multiprocess":
+            # one in-process Dagster run; its plan step simulates on max_workers warm processes
+            res = local_sweep_job(study_name).execute_in_process(
+                run_config=local_sweep_run_config(study_name, max_workers),
+                instance=dg.DagsterInstance.get(),
+                tags=tags,
+                raise_on_error=False,
+            )
+            box["success"] = res.success
+            box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
+            return
         with dg.execute_job(job, instance=dg.DagsterInstance.get(), run_config=run_config, tags=tags) as res:
             box["success"] = res.success
             box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
@@ -688,6 +718,82 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_studies(args: argparse.Namespace) -> int:
+    """List the catalogued studies, or one study's scenarios with their partition keys and cache state."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from studies import sweep
+    from studies.scenarios import STUDIES, study
+
+    console = Console(width=max(Console().width, 150))
+    if args.study:
+        scs = study(args.study)
+        keys = sweep.partition_keys(scs)
+        t = Table(title=f"{args.study}: {len(scs)} scenarios (partitions of {args.study} in the UI)")
+        for c in ("partition key", "scenario id", "cached"):
+            t.add_column(c, overflow="fold")
+        for sc in scs:
+            t.add_row(keys[sc.id], sc.id, "yes" if sweep.is_cached(sc) else "")
+        console.print(t)
+        return 0
+    t = Table(title="studies (varcap sweep STUDY; varcap studies STUDY lists its scenarios)")
+    for c in ("study", "scenarios", "workloads", "policies"):
+        t.add_column(c, overflow="fold")
+    for name in STUDIES:
+        scs = study(name)
+        t.add_row(
+            name,
+            str(len(scs)),
+            ", ".join(dict.fromkeys(s.workload for s in scs)),
+            ", ".join(dict.fromkeys(s.policy for s in scs)),
+        )
+    console.print(t)
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    """List the registered policies with their parameters (``--set key=value``) and defaults."""
+    import dataclasses
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.policies import available, get_policy
+
+    t = Table(title="policies (varcap simulate --policy NAME --set key=value)")
+    for c in ("policy", "parameters (default)"):
+        t.add_column(c, overflow="fold")
+    for name in available():
+        pol = get_policy(name)
+        fields = dataclasses.fields(pol.Params)
+        t.add_row(name, ", ".join(f"{f.name}={_default(f)}" for f in fields) or "-")
+    Console(width=max(Console().width, 120)).print(t)
+    return 0
+
+
+def _default(f) -> str:
+    import dataclasses
+
+    if f.default is not dataclasses.MISSING:
+        return "auto" if f.default is None else str(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return str(f.default_factory())
+    return "required"
+
+
+def check_policy_args(policy: str, sets: Sequence[str] | None) -> None:
+    """``--policy``/``--set`` name a known policy and its parameters: ValueError naming them otherwise
+    (checked before any data is loaded)."""
+    from sim.policies import get_policy, parse_params
+
+    try:
+        parse_params(get_policy(policy), _parse_sets(sets))
+    except (KeyError, TypeError, ValueError) as e:
+        msg = e.args[0] if e.args else str(e)
+        raise ValueError(f"--policy {policy}: {msg} (see `varcap policies`)") from e
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks (also VARCAP_DEBUG=1)")
@@ -731,12 +837,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="CAP.csv|parquet or KIND[:key=value,…]: random-walk:changes_per_hour=1,step=0.15,seed=0, "
         "random-uniform, constant:fraction=0.7, risk-aware-walk:m_avg=24,m_ra=8,period_s=1200, harvest:pool=64",
     )
-    s.add_argument("--machines", type=int, required=True)
-    s.add_argument("--cores", type=float, required=True)
-    s.add_argument("--horizon-s", type=float, required=True)
-    s.add_argument("--policy", default="ff")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--machines", type=int, required=True, help="machines on the platform (indices 0…M−1)")
+    s.add_argument("--cores", type=float, required=True, help="cores per machine")
+    s.add_argument("--horizon-s", type=float, required=True, help="simulated time in seconds (e.g. 2592000)")
+    s.add_argument("--policy", default="ff", help="scheduler (default ff; list: `varcap policies`)")
+    s.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable; `varcap policies`)"
+    )
+    s.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     s.add_argument("--window-start-s", type=float, default=0.0, help="measurement window start (warm-up)")
     s.add_argument(
         "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
@@ -745,13 +853,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
-    w.add_argument("study", help="study name (studies/scenarios.py): thesis-ch4-synthetic, smoke, …")
-    w.add_argument("--max-workers", type=int, default=os.cpu_count() or 1)
-    w.add_argument("--executor", choices=["multiprocess", "dask"], default="multiprocess")
+    w.add_argument("study", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)")
+    w.add_argument(
+        "--max-workers", type=int, default=os.cpu_count() or 1, help="simulation processes (default: cores)"
+    )
+    w.add_argument(
+        "--executor",
+        choices=["multiprocess", "dask"],
+        default="multiprocess",
+        help="multiprocess: warm local processes (default); dask: one step per chunk on a dask cluster",
+    )
     w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
     w.set_defaults(fn=cmd_sweep)
     rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
-    rs.add_argument("study")
+    rs.add_argument("study", help="study name (list: `varcap studies`)")
+    st = sub.add_parser("studies", help="list the studies, or one study's scenarios and partition keys")
+    st.add_argument("study", nargs="?", help="list this study's scenarios")
+    st.set_defaults(fn=cmd_studies)
+    po = sub.add_parser("policies", help="list the scheduling policies with their parameters and defaults")
+    po.set_defaults(fn=cmd_policies)
     rs.add_argument("--out", help="write CSV or parquet instead of printing")
     rs.set_defaults(fn=cmd_results)
     rp = sub.add_parser("reproduce", help="run the seed-reproduction studies and print out_reproduction")

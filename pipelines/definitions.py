@@ -11,12 +11,21 @@ from assets.raw import raw_assets
 from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
+from assets.schema import ALL_TABLES
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from studies.scenarios import STUDIES
 
-ALL_ASSETS = [
+
+def _with_columns(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """The data dictionary (assets/schema.py) on every asset that writes a table: the UI's Columns section
+    (``dagster/column_schema``) and ``dagster/table_name``."""
+    table = ALL_TABLES.get(spec.key.to_user_string())
+    return spec.merge_attributes(metadata=table.dagster_metadata()) if table else spec
+
+
+ALL_ASSETS = dg.map_asset_specs(_with_columns, [
     *raw_assets, *core_assets, *capacity_assets, *sim_assets, *reproduction_assets, *reports_assets, *harmony_assets
-]
+])
 ALL_CHECKS = [*core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks, *harmony_checks]
 
 ingest_job = dg.define_asset_job(

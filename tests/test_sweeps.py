@@ -49,6 +49,75 @@ def test_run_scenario_caches_on_code_and_input_versions(tmp_path: Path, monkeypa
         sweep.run_scenario(study("thesis-ch4-synthetic")[0], tmp_path / "in", tmp_path / "runs")
 
 
+def test_cache_trusts_only_what_it_can_read(tmp_path: Path) -> None:
+    sc = study("smoke")[0]
+    runs, inputs = tmp_path / "runs", tmp_path / "in"
+    first = sweep.run_scenario(sc, inputs, runs)
+    jobs = runs / sc.id / "jobs.parquet"
+    assert first["jobs_bytes"] == jobs.stat().st_size and first["jobs_sha256"] == sweep.file_sha256(jobs)
+    # a truncated per-job file is not a cache hit: the scenario is simulated again
+    jobs.write_bytes(jobs.read_bytes()[:100])
+    again = sweep.run_scenario(sc, inputs, runs)
+    assert not again["cache_hit"] and again["metrics"] == first["metrics"]
+    assert sweep.run_scenario(sc, inputs, runs)["cache_hit"]
+    # same size, other bytes: the sha256 catches it
+    data = bytearray(jobs.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    jobs.write_bytes(bytes(data))
+    assert not sweep.run_scenario(sc, inputs, runs)["cache_hit"]
+    # an unreadable run.json is recomputed too
+    (runs / sc.id / "run.json").write_text("{not json")
+    assert not sweep.run_scenario(sc, inputs, runs)["cache_hit"]
+
+
+def test_scan_runs_reports_a_bad_directory_by_path_and_skips_it(tmp_path: Path) -> None:
+    a, b = study("smoke")[:2]
+    runs = tmp_path / "runs"
+    for sc in (a, b):
+        sweep.run_scenario(sc, tmp_path / "in", runs)
+    (runs / b.id / "run.json").write_text('{"scenario_id": "x"')  # cut short
+    (runs / "0123456789ab").mkdir()
+    (runs / "0123456789ab" / "run.json").write_text("[]")  # valid JSON, not a run
+    rows, problems = sweep.scan_runs(out=runs)
+    assert [r["scenario_id"] for r in rows] == [a.id]
+    assert len(problems) == 2 and any(str(runs / b.id / "run.json") in p for p in problems)
+    assert [r["scenario_id"] for r in sweep.load_runs(out=runs)] == [a.id]  # warns, does not raise
+
+
+def test_partition_keys_are_readable_unique_and_valid() -> None:
+    for name in STUDIES:
+        scs = study(name)
+        keys = sweep.partition_keys(scs)
+        assert len(set(keys.values())) == len(scs), name
+        for sc in scs:
+            k = keys[sc.id]
+            assert k.split("/")[0].split()[0] == sc.policy and sc.workload in k, k
+            assert not any(bad in k for bad in (",", "[", "]", "...", "\n")), k
+    assert (
+        sweep.partition_keys(study("smoke"))[study("smoke")[1].id] == "ias/zipf-1.5/rw f=1 step=0.15/40m 3d"
+    )
+
+
+def test_cli_lists_studies_and_policies(capsys) -> None:
+    from pipelines.cli import main
+
+    assert main(["studies"]) == 0
+    out = capsys.readouterr().out
+    assert "thesis-ch4-synthetic" in out and "smoke" in out
+    assert main(["studies", "smoke"]) == 0
+    assert "ias/zipf-1.5/rw f=4 step=0.15/40m 3d" in capsys.readouterr().out
+    assert main(["policies"]) == 0
+    out = capsys.readouterr().out
+    assert "aggressiveness=0.6" in out and "termination=lifo" in out and "slacksched-nodelay" in out
+    # a bad policy or parameter is refused before any data is read (the jobs file does not exist)
+    args = ["simulate", "--jobs", "missing.csv", "--capacity", "random-walk", "--machines", "2"]
+    args += ["--cores", "2", "--horizon-s", "100"]
+    assert main([*args, "--policy", "nope"]) == 2
+    assert "unknown policy 'nope'" in capsys.readouterr().err
+    assert main([*args, "--policy", "ias", "--set", "foo=1"]) == 2
+    assert "no parameter 'foo'" in capsys.readouterr().err
+
+
 def _sweep(home: Path, executor: str, run_config: dict) -> dict[str, dict]:
     """Run the smoke study's sweep job over all its partitions; return run.json rows by scenario id."""
     from pipelines.definitions import sweep_job  # noqa: F401 — the reconstructable target
@@ -76,6 +145,11 @@ def _sweep(home: Path, executor: str, run_config: dict) -> dict[str, dict]:
             meta = recs[0].asset_materialization.metadata
             assert meta["scenario_id"].value == sid and meta["scenario"].value == pk
             assert meta["policy"].value == pk.split("/")[0] and meta["jobs"].value > 0
+        if executor == "multiprocess":  # fully cached: plan and summary only, no chunk step starts
+            with dg.execute_job(job, instance=instance, run_config=run_config, tags=tags) as res:
+                assert res.success
+                ran = {e.step_key for e in res.all_events if e.event_type_value == "STEP_START"}
+            assert ran == {"out_sim__smoke.plan_smoke", "out_sim__smoke.summarize_smoke"}, ran
     return {r["scenario_id"]: r for r in sweep.load_runs(ids, home / "data" / "sim" / "runs")}
 
 
@@ -124,7 +198,11 @@ def test_sweep_cli_end_to_end_and_results_export(home: Path) -> None:
     out = home / "smoke.csv"
     assert main(["results", "smoke", "--out", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 5
-    # re-running an unchanged study is a cache hit: no scenario is simulated again
+    # re-running an unchanged study is a cache hit: no scenario is simulated again; an unreadable run
+    # directory of another scenario is skipped (reported by path), not fatal
+    bad = home / "data" / "sim" / "runs" / "0123456789ab"
+    bad.mkdir()
+    (bad / "run.json").write_text("{truncated")
     assert main(["sweep", "smoke", "--max-workers", "2"]) == 0
     assert {r["scenario_id"]: r["finished_at"] for r in sweep.load_runs()} == first
     assert json.loads((home / "data" / "sim" / "runs" / next(iter(first)) / "run.json").read_text())[
