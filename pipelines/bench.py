@@ -190,11 +190,10 @@ def _measure(rev: str | None, fn, *args):
         return fn(tree, *args)
 
 
-def _print_startup(runs: int, against: str | None) -> None:
-    cols = ([against] if against else []) + ["working tree"]
-    res = ([_measure(against, bench_startup, runs)] if against else []) + [
-        _measure(None, bench_startup, runs)
-    ]
+def _print_startup(runs: int, against: str | None, tree: bool = True) -> None:
+    cols = ([against] if against else []) + (["working tree"] if tree else [])
+    res = [_measure(against, bench_startup, runs)] if against else []
+    res += [_measure(None, bench_startup, runs)] if tree else []
     targets = {"varcap --help": HELP_TARGET_S, "varcap simulate (10 jobs, ff)": SIMULATE_TARGET_S}
     head = "".join(f"{c[:22]:>24s}" for c in cols)
     print(f"median of {runs} whole processes, seconds as wall / CPU (user+sys)")
@@ -206,10 +205,10 @@ def _print_startup(runs: int, against: str | None) -> None:
         print(f"{name:32s}{cells}{met:>16s}")
 
 
-def _print_sweep(study: str, workers: int, against: str | None) -> None:
-    cols = ([against] if against else []) + ["working tree"]
+def _print_sweep(study: str, workers: int, against: str | None, tree: bool = True) -> None:
+    cols = ([against] if against else []) + (["working tree"] if tree else [])
     res = [_measure(against, bench_sweep, study, workers)] if against else []
-    res.append(_measure(None, bench_sweep, study, workers))
+    res += [_measure(None, bench_sweep, study, workers)] if tree else []
     print(f"warm `varcap sweep {study} --max-workers {workers}` in a fresh home (every scenario simulates)")
     print(f"{'':26s}" + "".join(f"{c[:22]:>24s}" for c in cols))
     for key, label, fmt in [
@@ -228,16 +227,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m pipelines.bench", description=__doc__.splitlines()[0])
     ap.add_argument("what", nargs="?", choices=["ingest", "startup", "sweep"], default="ingest")
     ap.add_argument("--against", metavar="REV", help="also measure git revision REV (before/after)")
+    ap.add_argument("--only-against", action="store_true", help="measure REV only, not the working tree")
     ap.add_argument("--runs", type=int, default=5, help="startup: timed processes per command")
     ap.add_argument("--study", default="smoke", help="sweep: study to run (keep it small)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="sweep: --max-workers")
     args = ap.parse_args(argv)
+    if args.only_against and not args.against:
+        ap.error("--only-against needs --against REV")
     if args.what == "ingest":
         bench_ingest()
     elif args.what == "startup":
-        _print_startup(args.runs, args.against)
+        _print_startup(args.runs, args.against, not args.only_against)
     else:
-        _print_sweep(args.study, args.workers, args.against)
+        _print_sweep(args.study, args.workers, args.against, not args.only_against)
 
 
 if __name__ == "__main__":
