@@ -77,7 +77,7 @@ def bench_lp(n: int = 50, seed: int = 0) -> dict[str, float]:
     }
 
 
-def bench_week(scheme: str = "cbs") -> dict[str, float]:
+def bench_week(scheme: str = "cbs", days: float = 7.0) -> dict[str, float]:
     import duckdb
 
     from sim.harmony.classify import fit_classes
@@ -98,7 +98,7 @@ def bench_week(scheme: str = "cbs") -> dict[str, float]:
         seed=0,
     )
     t1 = time.perf_counter()
-    jobs, n_iv = workload(borg, "borg2011-7d")
+    jobs, n_iv = workload(borg, "borg2011-7d", days=days)
     cfg = HarmonyConfig(scheme=scheme)
     dem = predict_demand(jobs, tc, n_iv, cfg, ForecastConfig(refit_every=288))
     t2 = time.perf_counter()

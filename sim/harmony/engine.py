@@ -83,7 +83,24 @@ def _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
 
 @njit(cache=True)
 def _scan(
-    j, mode, cpu, mem, q, used, mcap, state, slots, occ, act_idx, act_start, act_end, eff, xw, run_qm, bfree
+    j,
+    mode,
+    cpu,
+    mem,
+    q,
+    used,
+    mcap,
+    state,
+    slots,
+    occ,
+    act_idx,
+    act_start,
+    act_end,
+    eff,
+    xw,
+    run_qm,
+    bfree,
+    fs,
 ):
     M = act_start.shape[0]
     order = np.empty(M, np.int64)
@@ -104,6 +121,8 @@ def _scan(
     else:
         order[:] = eff
     for m in order:
+        if mode == 2 and fs[m, 2 * q[j]] <= 0:  # no free container of the class on this type
+            continue
         a = act_start[m]
         while a < act_end[m]:
             b = a >> 5
@@ -222,8 +241,11 @@ def run_until(
     pos = np.full(state.shape[0], -1, np.int64)
     nb = (act_idx.shape[0] + 31) >> 5
     bfree = np.zeros((max(nb, 1), 2))
+    fs = np.zeros((act_start.shape[0], slots.shape[1]), np.int64)  # free containers per type and class
     for a in range(act_idx.shape[0]):
         pos[act_idx[a]] = a
+        for k in range(slots.shape[1]):
+            fs[mtype[act_idx[a]], k] += slots[act_idx[a], k] - occ[act_idx[a], k]
         bfree[a >> 5, 0] = max(bfree[a >> 5, 0], mcap[act_idx[a], 0] - used[act_idx[a], 0])
         bfree[a >> 5, 1] = max(bfree[a >> 5, 1], mcap[act_idx[a], 1] - used[act_idx[a], 1])
 
@@ -250,6 +272,7 @@ def run_until(
                     xw,
                     run_qm,
                     bfree,
+                    fs,
                 )
             elif i_only >= 0 and _fits(i_only, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
                 i = i_only
@@ -280,6 +303,8 @@ def run_until(
                 hn,
             )
             _block_update(i, pos, act_idx, used, mcap, bfree)
+            if mode == 2:
+                fs[mtype[i], 2 * q[j]] -= 1
             head[qq] += 1
             fresh[qq] = True
 
@@ -325,6 +350,8 @@ def run_until(
                 state[i] = 0
                 n_on[m] -= 1
             elif state[i] == 1:
+                if mode == 2 and pos[i] >= 0:
+                    fs[m, slotc[j]] += 1
                 b = pos[i] >> 5
                 bfree[b, 0] = max(bfree[b, 0], mcap[i, 0] - used[i, 0])
                 bfree[b, 1] = max(bfree[b, 1], mcap[i, 1] - used[i, 1])
