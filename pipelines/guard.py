@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 POOL = "duckdb_write"
+INTERRUPT_GRACE_S = 10.0
 FREE_CMD = "varcap run --free-slots"
 
 
@@ -215,6 +216,8 @@ class SlotWatcher(threading.Thread):
         self.pid = str(os.getpid())
         self._stop_evt = threading.Event()
         self.reported: set[str] = set()
+        self.waiting = False  # a step of ours waits for a slot
+        self._interrupted_at: float | None = None
 
     def stop(self) -> None:
         self._stop_evt.set()
@@ -224,17 +227,33 @@ class SlotWatcher(threading.Thread):
         while not self._stop_evt.wait(self.poll_s):
             with contextlib.suppress(Exception):  # never let the watcher kill the run
                 self.check()
+            self._honour_interrupt()
+
+    def _honour_interrupt(self) -> None:
+        """Dagster captures SIGINT/SIGTERM and acts on them only between steps, so a step waiting for a
+        pool slot ignored them forever. Exit at once when interrupted while waiting for a slot, and
+        after ``INTERRUPT_GRACE_S`` otherwise; the run's slots are freed by the next ``varcap run``."""
+        from dagster._utils.interrupts import check_captured_interrupt
+
+        if not check_captured_interrupt():
+            return
+        if self._interrupted_at is None:
+            self._interrupted_at = time.monotonic()
+        if self.waiting or time.monotonic() - self._interrupted_at > INTERRUPT_GRACE_S:
+            self.say("varcap: interrupted; the run's pool slots will be freed by the next `varcap run`")
+            os._exit(130)
 
     def check(self) -> None:
         storage = self.instance.event_log_storage
         info = storage.get_concurrency_info(self.pool)
-        if not info.pending_steps:
-            return
         mine = set()
         for p in info.pending_steps:
+            if p.assigned_timestamp is not None:  # it has its slot
+                continue
             run = self.instance.get_run_by_id(p.run_id)
             if run is not None and run.tags.get("varcap/pid") == self.pid:
                 mine.add(p.run_id)
+        self.waiting = bool(mine)
         if not mine:
             return
         for slot in info.claimed_slots:
