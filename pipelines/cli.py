@@ -215,9 +215,20 @@ def cmd_ui(args: argparse.Namespace) -> int:
     exe = (
         shutil.which("dagster", path=os.path.dirname(sys.executable)) or shutil.which("dagster") or "dagster"
     )
-    cmd = [exe, "dev", "-m", "pipelines.definitions", "-h", args.host, "-p", str(args.port)]
-    print(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}\n{' '.join(cmd)}\nopen http://{args.host}:{args.port}")
-    return subprocess.call(cmd, cwd=paths.home())
+    home = Path(os.environ["DAGSTER_HOME"])
+    # the code location is named `varcap` (as [tool.dagster] says); run from DAGSTER_HOME so Dagster does not
+    # warn about the repository's dagster.yaml (the template copied there) being unused
+    workspace = home / "workspace.yaml"
+    repo = Path(__file__).resolve().parents[1]
+    workspace.write_text(
+        "load_from:\n  - python_module:\n      module_name: pipelines.definitions\n"
+        f"      location_name: varcap\n      working_directory: {repo}\n"
+    )
+    cmd = [exe, "dev", "-w", str(workspace), "-h", args.host, "-p", str(args.port)]
+    print(f"DAGSTER_HOME={home}\n{' '.join(cmd)}\nopen http://{args.host}:{args.port}")
+    # `dagster dev` is superseded by `dg dev`, which needs a dg project layout that varcap does not use
+    env = {**os.environ, "PYTHONWARNINGS": "ignore:Function `dev_command` is superseded"}
+    return subprocess.call(cmd, cwd=home, env=env)
 
 
 def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
