@@ -92,6 +92,20 @@ class Loop:
             self.seq += 1
         heapq.heappush(self.heap, (t, kind, tie, j, tag))
 
+    def drop_stale(self, start_tag: np.ndarray) -> None:
+        """Remove stale events from the heap in one sweep: ``END``s of attempts no longer running and
+        ``START``s whose tag is not ``start_tag[j]`` (the loop would skip them one by one)."""
+        st, att, run = self.status, self.att, RUNNING
+        keep = [
+            e
+            for e in self.heap
+            if (e[1] == END and st[e[3]] == run and e[4] == att[e[3]])
+            or (e[1] == START and e[4] == start_tag[e[3]])
+            or e[1] not in (END, START)
+        ]
+        heapq.heapify(keep)
+        self.heap[:] = keep
+
     def start(self, j: int, m: int, t: float) -> None:
         """Start an attempt of job ``j`` on machine ``m`` now; its ``END`` is scheduled."""
         self.status[j] = RUNNING

@@ -273,8 +273,9 @@ def _pairwise_sum(a, lo, n):
 
 
 @njit(cache=True)
-def _utilization(m_use, alive, npend, head, nxt, cores, cap):
-    """Mean over machines ``[0, min(M_use, alive))`` of 1 (a planned job waits) or busy cores / cores."""
+def _utilization(m_use, alive, npend, head, nxt, cores, cap, ubusy, udirty):
+    """Mean over machines ``[0, min(M_use, alive))`` of 1 (a planned job waits) or busy cores / cores
+    (a machine's sum is kept in ``ubusy`` until its plan changes, ``udirty``)."""
     n = min(m_use, alive)
     if n <= 0:
         return 0.0
@@ -283,12 +284,15 @@ def _utilization(m_use, alive, npend, head, nxt, cores, cap):
         if npend[m] > 0:
             us[m] = 1.0
         else:
-            s = 0.0
-            q = head[m]
-            while q >= 0:
-                s += cores[q]
-                q = nxt[q]
-            us[m] = s / cap
+            if udirty[m]:
+                s = 0.0
+                q = head[m]
+                while q >= 0:
+                    s += cores[q]
+                    q = nxt[q]
+                ubusy[m] = s
+                udirty[m] = False
+            us[m] = ubusy[m] / cap
     return _pairwise_sum(us, 0, n) / n
 
 
@@ -310,7 +314,7 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen,
+    pt, pu, pn, pk, plen, ubusy, udirty,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
@@ -360,6 +364,7 @@ def _assign(
     m = near[pick]
     s = starts[pick]
     _link(m, j, head, tail, nxt, prv)
+    udirty[m] = True
     ps[j] = s
     pe[j] = s + w[j]
     _profile_add(pt, pu, pn, pk, plen, m, s, s + w[j], c[j])
@@ -370,9 +375,10 @@ def _assign(
 
 
 @njit(cache=True)
-def _unplan(j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen):
+def _unplan(j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty):
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
+    udirty[m] = True
     _profile_remove(pt, pu, pn, pk, plen, m, ps[j], pe[j], c[j])
     if pending:
         npend[m] -= 1
@@ -381,10 +387,10 @@ def _unplan(j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, p
 
 
 @njit(cache=True)
-def _adapt(ist, fst, npend, head, nxt, c):
+def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
     """Grow or shrink ``M_use`` by the utilization of the usable machines."""
     m_use, alive, m_minus = ist[3], ist[4], ist[5]
-    u = _utilization(m_use, alive, npend, head, nxt, c, fst[1])
+    u = _utilization(m_use, alive, npend, head, nxt, c, fst[1], ubusy, udirty)
     if u > fst[3] and alive > m_use:
         m_use += 1
     elif u < fst[4] and m_use > m_minus:
@@ -395,33 +401,33 @@ def _adapt(ist, fst, npend, head, nxt, c):
 @njit(cache=True)
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen,
+    pt, pu, pn, pk, plen, ubusy, udirty,
 ):  # fmt: skip
     """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
     m = -1
     if ist[4] > 0:
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-            npend, pt, pu, pn, pk, plen,
+            npend, pt, pu, pn, pk, plen, ubusy, udirty,
         )  # fmt: skip
-    _adapt(ist, fst, npend, head, nxt, c)
+    _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
 
 
 @njit(cache=True)
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen,
+    pt, pu, pn, pk, plen, ubusy, udirty,
 ):  # fmt: skip
-    _unplan(j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen)
+    _unplan(j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty)
     fst[0] = max(fst[0], (t - r[j]) / w[j])
-    _adapt(ist, fst, npend, head, nxt, c)
+    _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
 
 
 @njit(cache=True)
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-    version, npend, pt, pu, pn, pk, plen,
+    version, npend, pt, pu, pn, pk, plen, ubusy, udirty,
 ):  # fmt: skip
     """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
     order (= engine order: jobs are sorted by submit time)."""
@@ -437,13 +443,24 @@ def _unplan_pending(
     k = 0
     for m in range(n_m):
         q = head[m]
+        had = q >= 0
         while q >= 0:
             nq = nxt[q]
             if status[q] != RUNNING:
                 todo[k] = q
                 k += 1
-                _unplan(q, True, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen)
+                _unlink(m, q, head, tail, nxt, prv)
+                npend[m] -= 1
+                mach[q] = -1
+                version[q] += 1
             q = nq
+        if had:  # the step function again, from the running jobs only
+            udirty[m] = True
+            plen[m] = 0
+            q = head[m]
+            while q >= 0:
+                _profile_add(pt, pu, pn, pk, plen, m, ps[q], pe[q], c[q])
+                q = nxt[q]
     todo[k : k + extra.size] = extra
     todo[k + extra.size :] = waiting
     return np.unique(todo)
@@ -465,7 +482,7 @@ def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v)
 @njit(cache=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-    npend, pt, pu, pn, pk, plen,
+    npend, pt, pu, pn, pk, plen, ubusy, udirty,
 ):  # fmt: skip
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
     room left for two more breakpoints."""
@@ -473,7 +490,7 @@ def _assign_from(
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-            version, npend, pt, pu, pn, pk, plen,
+            version, npend, pt, pu, pn, pk, plen, ubusy, udirty,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > width:
@@ -505,6 +522,7 @@ def _machine_jobs(lo, hi, head, nxt):
 class _TargetHooks:
     end_tie_by_job = False
     tick_s = float("inf")
+    stale_slack = 4096  # stale events tolerated in the heap before a sweep
 
     def __init__(self, problem: Problem, p: TargetParams, variant: str) -> None:
         self.p = p
@@ -529,6 +547,8 @@ class _TargetHooks:
         self.mach = np.full(n, -1, np.int64)
         self.version = np.zeros(n, np.int64)
         self.npend = np.zeros(M, np.int64)
+        self.ubusy = np.zeros(M)
+        self.udirty = np.ones(M, np.bool_)
         self.waiting = np.zeros(0, np.int64)
         self.old_m = np.full(n, -1, np.int64)  # plans before a re-allocation (pending jobs only)
         self.old_s = np.zeros(n)
@@ -541,7 +561,7 @@ class _TargetHooks:
         self.state = (
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
             self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
-            self.npend, *self.profiles,
+            self.npend, *self.profiles, self.ubusy, self.udirty,
         )  # fmt: skip
 
     def _room(self, jobs: int) -> None:
@@ -577,7 +597,9 @@ class _TargetHooks:
 
     def _utilization(self) -> float:
         ist = self.ist
-        return _utilization(ist[3], ist[4], self.npend, self.head, self.nxt, self.c, self.cap)
+        return _utilization(
+            ist[3], ist[4], self.npend, self.head, self.nxt, self.c, self.cap, self.ubusy, self.udirty
+        )
 
     def _reallocate(self, loop: Loop, t: float, extra: np.ndarray) -> None:
         old_m, old_s, old_v = self.old_m, self.old_s, self.old_v
@@ -603,10 +625,25 @@ class _TargetHooks:
         ps, version, push = self.ps, self.version, loop.push
         for j in todo[~same].tolist():
             push(ps[j], START, j, int(version[j]), j)
+        live = int(self.npend.sum()) + int(np.count_nonzero(loop.status == RUNNING))
+        if len(loop.heap) > 2 * live + self.stale_slack:
+            loop.drop_stale(self.version)
 
     def _unplan(self, j: int, pending: bool) -> None:
         s = self.state
-        _unplan(j, pending, *s[9:13], self.ps, self.pe, self.c, self.mach, self.version, self.npend, *s[18:])
+        _unplan(
+            j,
+            pending,
+            *s[9:13],
+            self.ps,
+            self.pe,
+            self.c,
+            self.mach,
+            self.version,
+            self.npend,
+            *s[18:23],
+            self.udirty,
+        )
 
     # hooks of sim.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
@@ -656,7 +693,7 @@ class _TargetHooks:
                     self.waiting = np.concatenate((self.waiting, np.asarray(parked, np.int64)))
                 ist[4] = target
                 ist[3] = max(min(ist[3], target), 1)
-                _adapt(ist, self.fst, self.npend, self.head, self.nxt, self.c)
+                _adapt(ist, self.fst, self.npend, self.head, self.nxt, self.c, self.ubusy, self.udirty)
                 self._reallocate(loop, t, np.asarray(killed, np.int64))
 
     def on_tick(self, loop: Loop, t: float) -> None:
