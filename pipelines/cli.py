@@ -409,18 +409,26 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
     from pipelines import guard
     from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
 
-    result = dg.materialize(
-        [*ALL_ASSETS, *ALL_CHECKS],
-        selection=[dg.AssetKey(k) for k in keys],
-        instance=dg.DagsterInstance.get(),
-        resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
-        tags=guard.run_tags(),
-        run_config={
-            "loggers": {"console": {"config": {"log_level": "WARNING"}}},
-            **({"ops": ops_config} if ops_config else {}),
-        },
-        raise_on_error=False,
-    )
+    instance = dg.DagsterInstance.get()
+    for r in guard.free_dead_slots(instance):
+        console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
+    watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
+    watcher.start()
+    try:
+        result = dg.materialize(
+            [*ALL_ASSETS, *ALL_CHECKS],
+            selection=[dg.AssetKey(k) for k in keys],
+            instance=instance,
+            resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
+            tags=guard.run_tags(),
+            run_config={
+                "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+                **({"ops": ops_config} if ops_config else {}),
+            },
+            raise_on_error=False,
+        )
+    finally:
+        watcher.stop()
     for line in guard.failure_lines(result.all_events):
         console.print(line, style="red", markup=False, highlight=False)
     return result.success
