@@ -28,7 +28,6 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from analysis.reproduction import rows as repro_rows
 from assets.raw import POOL
 from assets.schema import Col, TableSchema
 from assets.sim import study_asset_name
@@ -478,6 +477,8 @@ def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
         chapters.append(
             {"name": ch.name, "title": ch.title, "blurb": ch.blurb, "figures": len(figs), "thumb": thumb}
         )
+    from analysis.reproduction import rows as repro_rows  # imports altair: only when rendering
+
     with duckdb.get_connection() as conn:
         have = conn.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"

@@ -90,3 +90,11 @@ def test_fitting_a_survival_model_loads_statsmodels() -> None:
     """The counterpart: the lazy import really happens where the model is fitted."""
     code = "import numpy as np\nfrom sim.intervals import IntervalModel\nIntervalModel.fit(np.array([1.0, 2.0]), np.array([1, 1]))"
     assert "statsmodels" in _loaded_after(code, ("statsmodels",))
+
+
+def test_definitions_load_no_model_or_chart_library() -> None:
+    """Every Dagster process (``varcap run``, the UI, sweep and dask workers) imports the Definitions:
+    scikit-learn, statsmodels, scipy's solvers and statistics, pandas and altair load only in the asset or
+    function that uses them."""
+    watch = ("sklearn", "statsmodels", "scipy.optimize", "scipy.stats", "pandas", "altair")
+    assert _loaded_after("import pipelines.definitions", watch) == set()

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 GROUPS = ("production", "other", "gratis")  # scheduling order: production first
 
@@ -38,6 +37,8 @@ def priority_group(priority: np.ndarray) -> np.ndarray:
 
 def kmeans_labels(x: np.ndarray, k: int, seed: int, n_init: int = 4) -> tuple[np.ndarray, np.ndarray, float]:
     """Labels, centroids and score of a seeded K-means (labels ordered by centroid norm, deterministic)."""
+    from sklearn.cluster import KMeans  # ~1.5 s of imports: only when clustering
+
     km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(x)
     order = np.lexsort(tuple(km.cluster_centers_.T[::-1]))  # sort centroids lexicographically
     remap = np.empty(k, dtype=np.int64)

@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_matrix
 
 
 @dataclass
@@ -90,6 +88,8 @@ class DCPRelax:
         return self._off(w) + self.M
 
     def _build(self) -> None:
+        from scipy.sparse import csr_matrix  # scipy loads with the first LP, not with the package
+
         M, K, R, W = self.M, self.K, self.R, self.W
         rows, cols, vals = [], [], []
         r_i = 0
@@ -143,6 +143,8 @@ class DCPRelax:
         self, demand: np.ndarray, price_usd_per_kwh: np.ndarray | float, z_prev: np.ndarray
     ) -> LPSolution:
         """Solve for required containers ``demand`` (W, K) (or (K,): held over the horizon)."""
+        from scipy.optimize import linprog
+
         M, K, W = self.M, self.K, self.W
         d = np.broadcast_to(np.asarray(demand, float), (W, K))
         price = np.broadcast_to(np.asarray(price_usd_per_kwh, float), (W,))
