@@ -60,7 +60,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
-    run_config = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    # Dagster's console log (tracebacks of failed steps) only with --debug; warnings and failures are
+    # printed below, one line each
+    level = "WARNING" if getattr(args, "debug", False) else "CRITICAL"
+    run_config = {"loggers": {"console": {"config": {"log_level": level}}}}
     t0 = time.perf_counter()
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
@@ -104,6 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             " ".join(checks.get(key, [])),
         )
     console.print(table)
+    for line in guard.warning_lines(instance, result.run_id):
+        console.print(line, style="yellow", markup=False, highlight=False)
     if not result.success:
         for line in guard.failure_lines(result.all_events):
             console.print(line, style="red", markup=False, highlight=False)
@@ -914,6 +919,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    args.debug = debug  # commands show Dagster's own log too
     try:
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:

@@ -127,7 +127,22 @@ def failure_lines(events: Iterable[Any]) -> list[str]:
             while err.cause is not None and "dagster" in (err.cls_name or "").lower():
                 err = err.cause
             msg = (err.message or "").strip().splitlines()[0] if err.message else ev.message
-        out.append(f"{ev.step_key}: {msg or ev.message}")
+        msg = re.sub(r"^[\w.]*(Error|Exception|Failure): ", "", msg or ev.message)
+        out.append(msg if msg.startswith(f"{ev.step_key}: ") else f"{ev.step_key}: {msg}")
+    return out
+
+
+def warning_lines(instance: Any, run_id: str) -> list[str]:
+    """``warning: step: message`` for each warning an asset logged in run ``run_id`` (shown by the CLI
+    instead of Dagster's console log)."""
+    import logging
+
+    out = []
+    for e in instance.all_logs(run_id):
+        if e.dagster_event is None and e.level >= logging.WARNING and e.level < logging.ERROR:
+            msg = e.user_message
+            step = f"{e.step_key}: " if e.step_key and not msg.startswith(f"{e.step_key}: ") else ""
+            out.append(f"warning: {step}{msg}")
     return out
 
 

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import pytest
 
@@ -176,5 +177,23 @@ def test_ingest_failure_summary_names_the_check(tmp_path) -> None:
     register(wh, "power_prices", [(f, "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv", True)])
     res = materialize(wh, "core_power_price")
     (line,) = failure_lines(res.all_events)
-    assert line.startswith("core_power_price: core_power_price: blocking check unique_key failed")
+    assert line.startswith("core_power_price: blocking check unique_key failed")
     assert "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv" in line
+
+
+def test_cli_shows_asset_warnings_and_failures_one_line_each() -> None:
+    """`varcap run` hides Dagster's console log (tracebacks) unless --debug; asset warnings and the
+    failing step's own message come back as one line each."""
+    from pipelines.guard import failure_lines, warning_lines
+
+    @dg.asset
+    def noisy(context) -> None:  # noqa: ANN001 - Dagster resolves the string annotation poorly here
+        context.log.warning("noisy: no remote endpoint is known; using the embedded sample")
+        raise ValueError("noisy: data/x.csv line 3: bad value")
+
+    with dg.instance_for_test() as inst:
+        res = dg.materialize([noisy], instance=inst, raise_on_error=False)
+        assert warning_lines(inst, res.run_id) == [
+            "warning: noisy: no remote endpoint is known; using the embedded sample"
+        ]
+        assert failure_lines(res.all_events) == ["noisy: data/x.csv line 3: bad value"]
