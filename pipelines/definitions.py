@@ -57,10 +57,20 @@ def resources() -> dict[str, object]:
     return {**default_resources(), "sim_runs_io": NoStorageIOManager()}
 
 
+#: evaluates automation conditions (out_sim_results after a study's partitions materialize from the UI);
+#: running by default, so `dagster dev` needs no switch in the Automation page
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "varcap_automation",
+    target=dg.AssetSelection.assets("out_sim_results"),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+)
+
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values()],
+    sensors=[automation_sensor],
     resources=resources(),
 )
 

@@ -209,3 +209,19 @@ def test_sweep_cli_end_to_end_and_results_export(home: Path) -> None:
         "metrics"
     ]
     assert os.environ["VARCAP_HOME"] == str(home)
+
+
+def test_results_table_rebuilds_after_a_study_materializes_from_the_ui() -> None:
+    """out_sim_results' automation condition: requested once after any study partition materializes."""
+    from pipelines.definitions import defs
+
+    key = next(iter(sweep.partition_keys(study("smoke")).values()))
+    results = dg.AssetKey("out_sim_results")
+    with dg.instance_for_test() as instance:
+        r = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        assert r.get_num_requested(results) == 0
+        instance.report_runless_asset_event(dg.AssetMaterialization("out_sim__smoke", partition=key))
+        r = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=r.cursor)
+        assert r.total_requested == 1 and r.get_num_requested(results) == 1
+        r = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=r.cursor)
+        assert r.total_requested == 0  # handled: not requested again until a study updates again
