@@ -187,7 +187,7 @@ def test_cli_shows_asset_warnings_and_failures_one_line_each() -> None:
     from pipelines.guard import failure_lines, warning_lines
 
     @dg.asset
-    def noisy(context) -> None:  # noqa: ANN001 - Dagster resolves the string annotation poorly here
+    def noisy(context) -> None:  # unannotated: Dagster cannot resolve a string annotation here
         context.log.warning("noisy: no remote endpoint is known; using the embedded sample")
         raise ValueError("noisy: data/x.csv line 3: bad value")
 
