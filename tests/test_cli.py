@@ -153,3 +153,18 @@ def test_cold_numba_cache_is_detected(tmp_path) -> None:
     code = "from sim.warmup import kernel_cached; print(kernel_cached())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_bench_helpers(tmp_path) -> None:
+    """pipelines.bench: the start-up instance is a valid jobs file; a failing process is named, not timed."""
+    import sys
+
+    from pipelines.bench import timed_process, write_jobs_csv
+    from sim.api import read_jobs
+
+    jobs = read_jobs(write_jobs_csv(tmp_path / "j.csv"))
+    assert jobs.height == 10 and jobs["duration_s"].min() > 0
+    wall, cpu = timed_process([sys.executable, "-c", "pass"], tmp_path, {})
+    assert wall > 0 and cpu >= 0
+    with pytest.raises(SystemExit, match="exit 3"):
+        timed_process([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path, {})
