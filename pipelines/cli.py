@@ -130,9 +130,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Plain-Python event loops that take minutes per scenario at the quick sizes: `varcap run` leaves them to
-#: `varcap reproduce --quick` (or `varcap run --quick-all`); their chapters show the other schedulers.
-SLOW_POLICIES = ("slacksched", "target-asap", "packed-target-asap")
+#: Plain-Python event loops that take minutes per scenario at the quick sizes (Target* on seed 001's
+#: platform, SlackSched with waiting and the per-machine Oracle on the harvest pool): `varcap run` leaves
+#: them to `varcap reproduce --quick` (or `varcap run --quick-all`); their chapters show the others.
+SLOW_POLICIES = ("slacksched", "target-asap", "packed-target-asap", "oracle")
 
 
 def simulate_quick(workers: int, everything: bool = False) -> dict[str, float]:
