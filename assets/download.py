@@ -354,7 +354,10 @@ class Downloader:
             req_headers["Range"] = f"bytes={have}-"
         with self._get(url, req_headers) as r:
             if r.status_code == 416 and have:
-                # Range not satisfiable: the part may already be complete, or stale. Restart clean.
+                # Range not satisfiable: the part is complete if the server's total says so, else stale
+                total = (r.headers.get("Content-Range") or "").rpartition("/")[2]
+                if total.isdigit() and int(total) == have:
+                    return False, True
                 part.unlink()
                 raise _Retryable("range not satisfiable; restarting from zero", error=ProtocolError("416"))
             if r.status_code >= 400:

@@ -127,3 +127,14 @@ def test_modified_embedded_sample_is_a_clear_error(tmp_path: Path, monkeypatch: 
         f.write(b"tampered")
     with pytest.raises(ValueError, match=r"MANIFEST.json records .* the file was modified"):
         collect_files(ds, "sample", {}, None)  # type: ignore[arg-type]
+
+
+def test_complete_leftover_part_is_kept(http_server: FixtureServer, tmp_path: Path) -> None:
+    """A part that already holds the whole file (the run died before the rename) is confirmed by the
+    server's 416 and kept, not downloaded again."""
+    url = http_server.add("/whole.csv", Route(CSV, "text/csv"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "whole.csv.part").write_bytes(CSV)
+    res = client(tmp_path).fetch(url, "whole.csv", expect="csv")
+    assert res.path.read_bytes() == CSV
+    assert http_server.routes["/whole.csv"].ranges == [f"bytes={len(CSV)}-"]
