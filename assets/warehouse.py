@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 
 from assets import snapshot
-from assets.schema import CORE_BUILDS, CORE_REJECTS, Range, TableSchema
+from assets.schema import CORE_BUILDS, CORE_REJECTS, CORE_TABLES, Range, TableSchema
 
 
 def _ensure(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None:
@@ -216,11 +216,12 @@ def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str |
 
 
 def range_rules(schema: TableSchema) -> list[Range]:
-    """The schema's rules plus one ``<col>_finite`` rule per DOUBLE column (NaN and ±inf never pass)."""
+    """The schema's rules plus, for core tables, one ``<col>_finite`` rule per DOUBLE column (NaN and
+    ±inf never pass; derived ``out_`` tables may use NaN for an undefined metric)."""
     finite = [
         Range(f"{c.name}_finite", f'NOT isfinite("{c.name}")')
         for c in schema.columns
-        if c.sql_type == "DOUBLE"
+        if c.sql_type == "DOUBLE" and schema.name in CORE_TABLES
     ]
     return [*finite, *schema.ranges]
 
