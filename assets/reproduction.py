@@ -9,6 +9,7 @@ scenarios have not run gets a row saying so (``not run: …``); with none run th
 import time
 
 import dagster as dg
+import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.checks import table_checks
@@ -48,7 +49,7 @@ def out_reproduction(config: ReproductionConfig, duckdb: DuckDBResource) -> dg.M
         # rows of the other profile stay (the table holds the latest full and quick results side by side)
         exists = conn.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
-        ).fetchone()[0]
+        ).fetchall()[0][0]  # fetchall: DuckDB 2 refuses the next query while a result is unfinished
         other = (
             conn.sql("SELECT * FROM out_reproduction WHERE profile <> ?", params=[pr.name]).pl()
             if exists
@@ -59,6 +60,8 @@ def out_reproduction(config: ReproductionConfig, duckdb: DuckDBResource) -> dg.M
             if other is not None and set(other.columns) == set(df.columns)
             else df
         )
+        # a headline whose scenarios have not run has no value: NULL, not NaN (the finiteness range check)
+        table = table.with_columns(pl.col(pl.Float64).fill_nan(None))
         replace_table(conn, OUT_REPRODUCTION, table)
     main = df.filter(~df["headline_id"].str.contains("@"))
     return dg.MaterializeResult(
