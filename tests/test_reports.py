@@ -364,3 +364,13 @@ def test_readme_documents_the_report_tables() -> None:
         assert f"### `{schema.name}`" in readme
         for col in schema.columns:
             assert f"| `{col.name}` | {col.sql_type} | {col.unit} |" in readme, (schema.name, col.name)
+
+
+def test_every_notebook_cell_is_valid_python() -> None:
+    """A syntax error in a chapter would only show when its report runs: catch it here, fast."""
+    import ast
+
+    for p in NOTEBOOKS:
+        for c in nbformat.read(p, as_version=4).cells:
+            if c.cell_type == "code":
+                ast.parse(c.source, filename=p.name)
