@@ -561,18 +561,38 @@ def run_sweep(
 ) -> bool:
     """Materialize the study's sweep asset over all its partitions (one Dagster run; scenarios run in
     parallel on the executor), then ``out_sim_results``. Returns success."""
-    import threading
-
-    import dagster as dg
     from rich.console import Console
-    from tqdm import tqdm
 
-    from assets.sim import study_asset_name
     from studies import sweep
     from studies.scenarios import study
 
     console = Console()
     scs = study(study_name)
+    if executor == "multiprocess" and not all(sweep.is_cached(s) for s in scs):
+        sweep.start_pool(max_workers)  # the workers import the simulator while Dagster loads here
+    try:
+        return _run_sweep(study_name, scs, max_workers, executor, dask_address, progress, console)
+    finally:
+        sweep.stop_pool()
+
+
+def _run_sweep(
+    study_name: str,
+    scs: list,
+    max_workers: int,
+    executor: str,
+    dask_address: str | None,
+    progress: bool,
+    console,
+) -> bool:
+    import threading
+
+    import dagster as dg
+    from tqdm import tqdm
+
+    from assets.sim import study_asset_name
+    from studies import sweep
+
     if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
         return False
     done_before = sum(sweep.is_cached(s) for s in scs)

@@ -310,6 +310,35 @@ def _run_params(params: dict[str, Any]) -> dict[str, Any]:
     return run_scenario(Scenario.from_params(params))
 
 
+_POOL: dict[int, Any] = {}  # workers -> a started ProcessPoolExecutor (start_pool)
+
+
+def _ready() -> bool:
+    import sim.api  # noqa: F401 - the simulator stack, loaded while the caller is still starting up
+
+    return True
+
+
+def start_pool(workers: int) -> None:
+    """Start ``workers`` simulation processes now (spawned, importing the simulator in the background), for
+    :func:`run_many` to use later: a caller that starts them first overlaps their start-up with its own.
+    No-op for ``workers`` <= 1. :func:`stop_pool` ends them."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    if workers > 1 and workers not in _POOL:
+        ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+        for _ in range(workers):
+            ex.submit(_ready)
+        _POOL[workers] = ex
+
+
+def stop_pool() -> None:
+    """Shut down the processes of :func:`start_pool`."""
+    while _POOL:
+        _POOL.popitem()[1].shutdown(cancel_futures=True)
+
+
 def run_many(
     scenarios: list[Scenario],
     workers: int,
@@ -338,9 +367,14 @@ def run_many(
                 done(sc, None, e)
         return errors
     # spawn, not fork: the caller may hold threads (Dagster, rich) whose locks a fork would copy
-    with ProcessPoolExecutor(min(workers, len(scenarios)), mp_context=mp.get_context("spawn")) as ex:
+    started = _POOL.get(workers)
+    ex = started or ProcessPoolExecutor(min(workers, len(scenarios)), mp_context=mp.get_context("spawn"))
+    try:
         futs = {ex.submit(_run_params, sc.params()): sc for sc in scenarios}
         for f in as_completed(futs):
             err = f.exception()
             done(futs[f], None if err else f.result(), err)
+    finally:
+        if started is None:
+            ex.shutdown()
     return errors
