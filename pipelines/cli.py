@@ -869,8 +869,8 @@ def build_parser() -> argparse.ArgumentParser:
     fg = sub.add_parser("figures", help="copy the README's figures from the rendered reports to docs/figures")
     fg.set_defaults(fn=cmd_figures)
     u = sub.add_parser("ui", help="Dagster UI (dagster dev) on 127.0.0.1:3000")
-    u.add_argument("--host", default="127.0.0.1")
-    u.add_argument("--port", type=int, default=3000)
+    u.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    u.add_argument("--port", type=int, default=3000, help="port (default 3000)")
     u.set_defaults(fn=cmd_ui)
     s = sub.add_parser("simulate", help="simulate one scheduler on one workload and capacity trace")
     s.add_argument(
