@@ -659,15 +659,16 @@ def _run_sweep(
 
 
 def study_results(study_name: str):
-    """The study's rows of ``out_sim_results`` (read-only), in catalogue order, with a readable label."""
+    """The study's rows of ``out_sim_results`` (read-only), in catalogue order, labelled with their partition
+    keys (as the UI shows them)."""
     import polars as pl
 
+    from studies import sweep
     from studies.scenarios import study
 
     scs = study(study_name)
-    order = pl.DataFrame(
-        {"scenario_id": [s.id for s in scs], "label": [s.label() for s in scs]}
-    ).with_row_index("i")
+    keys = sweep.partition_keys(scs)
+    order = pl.DataFrame({"scenario_id": [s.id for s in scs], "label": [keys[s.id] for s in scs]}).with_row_index("i")
     from pipelines.guard import connect_readonly
 
     with connect_readonly(paths.warehouse_path()) as con:
