@@ -70,6 +70,17 @@ def test_core_tables_on_samples(built: Path) -> None:
     assert con.execute("select count(*) from core_power_price").fetchone()[0] == 8784 + 8808
     files = con.execute("select count(*), count(distinct sha256) from raw_files").fetchone()
     assert files[0] == files[1] == 30
+    # every core table records the raw files it was built from; no staging table survives a build
+    built = dict(con.execute("select table_name, count(*) from core_builds group by 1").fetchall())
+    assert built == {
+        "core_jobs": 3 + 1 + 5,
+        "core_grid_carbon": 12 + 5,
+        "core_grid_fuel_mix": 5,
+        "core_power_price": 2,
+        "core_grid_marginal": 1,
+    }
+    tables = [r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()]
+    assert not [t for t in tables if t.endswith("__staging")]
 
 
 def _table_digest(db: Path, table: str) -> tuple[int, object]:
