@@ -11,7 +11,9 @@ import polars as pl
 from analysis.style import finish
 
 
-def capacity_steps(points: pl.DataFrame, machines: dict[str, int], hours: float = 7 * 24) -> alt.Chart:
+def capacity_steps(
+    points: pl.DataFrame, machines: dict[str, int], hours: float = 7 * 24
+) -> alt.TopLevelMixin:
     """Machines alive (fraction) over the first ``hours`` of each trace, as step lines.
 
     ``points``: ``trace_id, time_s, machines_alive``; ``machines``: trace_id -> platform size."""
@@ -26,19 +28,25 @@ def capacity_steps(points: pl.DataFrame, machines: dict[str, int], hours: float 
         )
         .select("trace_id", "hour", "capacity")
     )
-    return (
+    chart = (
         alt.Chart(df.to_pandas())
         .mark_line(interpolate="step-after")
         .encode(
-            x=alt.X("hour:Q", title="hour of trace"),
+            x=alt.X("hour:Q", title="hour of trace (h)"),
             y=alt.Y("capacity:Q", title="machines alive (fraction)", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("trace_id:N", title="trace"),
         )
-        .properties(width=620, height=220, title="Capacity under a constant carbon budget (first week)")
+        .properties(width=620, height=220)
+    )
+    return finish(
+        chart,
+        "Capacity under a constant carbon budget (first week)",
+        "Hourly capacity = budget / carbon intensity, clipped to the platform, with the budget set so the "
+        "month's mean is 70 % of the machines.",
     )
 
 
-def survival_curves(curves: pl.DataFrame, max_hours: float = 48) -> alt.Chart:
+def survival_curves(curves: pl.DataFrame, max_hours: float = 48) -> alt.TopLevelMixin:
     """Kaplan–Meier survival of machine-interval length, one line per trace (``trace_id, time_s, survival``)."""
     starts = (
         curves.select("trace_id")
@@ -51,15 +59,20 @@ def survival_curves(curves: pl.DataFrame, max_hours: float = 48) -> alt.Chart:
         .sort("trace_id", "time_s")
         .with_columns((pl.col("time_s") / 3600).alias("hours"))
     )
-    return (
+    chart = (
         alt.Chart(df.select("trace_id", "hours", "survival").to_pandas())
         .mark_line(interpolate="step-after")
         .encode(
-            x=alt.X("hours:Q", title="interval length (h)"),
+            x=alt.X("hours:Q", title="interval length x (h)"),
             y=alt.Y("survival:Q", title="P(interval longer than x)", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color("trace_id:N", title="trace"),
         )
-        .properties(width=620, height=220, title="Machine-interval survival (Kaplan–Meier, all machines)")
+        .properties(width=620, height=220)
+    )
+    return finish(
+        chart,
+        "Machine-interval survival (Kaplan–Meier, all machines)",
+        "On-periods of one machine under LIFO termination, right-censored at the horizon.",
     )
 
 
