@@ -101,6 +101,7 @@ def _scan(
     run_qm,
     bfree,
     fs,
+    bsl,
 ):
     M = act_start.shape[0]
     order = np.empty(M, np.int64)
@@ -127,8 +128,10 @@ def _scan(
         while a < act_end[m]:
             b = a >> 5
             if ((a & 31) == 0 or a == act_start[m]) and (
-                bfree[b, 0] < cpu[j] - 1e-9 or bfree[b, 1] < mem[j] - 1e-9
-            ):  # no machine of this block of 32 has room: skip it
+                bfree[b, 0] < cpu[j] - 1e-9
+                or bfree[b, 1] < mem[j] - 1e-9
+                or (mode == 2 and bsl[b, 2 * q[j]] <= 0)
+            ):  # no machine of this block of 32 has room (or, CBS, a free container of the class): skip it
                 a = min((b + 1) << 5, act_end[m])
                 continue
             i = act_idx[a]
@@ -242,10 +245,12 @@ def run_until(
     nb = (act_idx.shape[0] + 31) >> 5
     bfree = np.zeros((max(nb, 1), 2))
     fs = np.zeros((act_start.shape[0], slots.shape[1]), np.int64)  # free containers per type and class
+    bsl = np.zeros((max(nb, 1), slots.shape[1]), np.int64)  # free containers per block and class
     for a in range(act_idx.shape[0]):
         pos[act_idx[a]] = a
         for k in range(slots.shape[1]):
             fs[mtype[act_idx[a]], k] += slots[act_idx[a], k] - occ[act_idx[a], k]
+            bsl[a >> 5, k] += slots[act_idx[a], k] - occ[act_idx[a], k]
         bfree[a >> 5, 0] = max(bfree[a >> 5, 0], mcap[act_idx[a], 0] - used[act_idx[a], 0])
         bfree[a >> 5, 1] = max(bfree[a >> 5, 1], mcap[act_idx[a], 1] - used[act_idx[a], 1])
 
@@ -273,6 +278,7 @@ def run_until(
                     run_qm,
                     bfree,
                     fs,
+                    bsl,
                 )
             elif i_only >= 0 and _fits(i_only, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
                 i = i_only
@@ -305,6 +311,7 @@ def run_until(
             _block_update(i, pos, act_idx, used, mcap, bfree)
             if mode == 2:
                 fs[mtype[i], 2 * q[j]] -= 1
+                bsl[pos[i] >> 5, 2 * q[j]] -= 1
             head[qq] += 1
             fresh[qq] = True
 
@@ -352,6 +359,7 @@ def run_until(
             elif state[i] == 1:
                 if mode == 2 and pos[i] >= 0:
                     fs[m, slotc[j]] += 1
+                    bsl[pos[i] >> 5, slotc[j]] += 1
                 b = pos[i] >> 5
                 bfree[b, 0] = max(bfree[b, 0], mcap[i, 0] - used[i, 0])
                 bfree[b, 1] = max(bfree[b, 1], mcap[i, 1] - used[i, 1])
