@@ -91,8 +91,11 @@ def table_6_2_chart(tab: pl.DataFrame) -> alt.TopLevelMixin:
     )
     labels = (
         base.mark_text(dy=-6, fontSize=9)
-        .encode(y=alt.Y("shown:Q"), text=alt.Text("cut_pct:Q", format=".0f"), detail="source:N")
-        .transform_calculate(shown="clamp(datum.cut_pct, -100, 100)")
+        .encode(y=alt.Y("shown:Q"), text=alt.Text("label:N"), detail="source:N")
+        .transform_calculate(
+            shown="datum.cut_pct == null ? 0 : clamp(datum.cut_pct, -100, 100)",
+            label="datum.cut_pct == null ? 'no FF kills' : format(datum.cut_pct, '.0f')",
+        )
     )
     chart = (
         base.mark_bar(clip=True)
@@ -116,7 +119,8 @@ def table_6_2_chart(tab: pl.DataFrame) -> alt.TopLevelMixin:
         "IAS (A = 60 %) against First-Fit: fewer terminations (thesis Table 6.2)",
         "Reduction in job terminations, 1 change/hour, step 0.15, dynamic range 60 %; Zipf workloads with a "
         "warm-up as long as the window; cut of the mean terminations over replicates (labels: the value; a "
-        "negative cut means IAS terminated more). Grey: the thesis' printed values.",
+        "negative cut means IAS terminated more; 'no FF kills': FF terminated nothing, no cut to compute). "
+        "Grey: the thesis' printed values.",
     )
 
 
