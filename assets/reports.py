@@ -299,8 +299,16 @@ def execute_notebook(
         ),
     }
     t0 = time.perf_counter()
+    from traitlets.config import Config
+
+    ipc = Config()
+    ipc.KernelManager.transport = "ipc"  # local sockets: no "running over TCP without encryption" warning
     client = NotebookClient(
-        nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(nb_path.parent)}}
+        nb,
+        timeout=timeout_s,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(nb_path.parent)}},
+        config=ipc,
     )
     try:
         client.execute(env=env)
