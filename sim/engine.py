@@ -29,11 +29,22 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from sim.metrics import ATT_COMPLETED, ATT_KILLED, ATT_RUNNING, COMPLETED, QUEUED, RUNNING
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, ATT_RUNNING, COMPLETED, FAILED, QUEUED, RUNNING
 
 INF = np.inf
 
-TERMINATION_CODES = {"lifo": 0, "random": 1, "lww": 2, "lfd": 3}
+# ``<rule>-fail``: the victim is chosen by ``<rule>`` but a killed job fails for good instead of going back
+# to the queue (seed 003 §4.2: a job is either completed or failed)
+TERMINATION_CODES = {
+    "lifo": 0,
+    "random": 1,
+    "lww": 2,
+    "lfd": 3,
+    "lifo-fail": 4,
+    "random-fail": 5,
+    "lww-fail": 6,
+    "lfd-fail": 7,
+}
 
 
 # --------------------------------------------------------------------------- machine tree (max of free)
@@ -230,6 +241,18 @@ def _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m
     if not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j]):
         return False
     return pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
+
+
+@njit(cache=True)
+def _victim_score(term_policy, t, st, c, d):
+    """Per-machine mode: the job with the smallest score is killed first (see the shrink branch)."""
+    if term_policy == 1:
+        return np.random.random()
+    if term_policy == 2:
+        return c * (t - st)
+    if term_policy == 3:
+        return (t - st) / d
+    return -st
 
 
 @njit(cache=True)
@@ -761,23 +784,23 @@ def _kernel(
                     if alive[m]:
                         cand[nc_] = m
                         s = 0.0
-                        if term_policy == 2:  # lww: work lost if turned off
+                        if term_policy % 4 == 2:  # lww: work lost if turned off
                             j = head[m]
                             while j >= 0:
                                 s += cores[j] * (t - start[j])
                                 j = nxt[j]
-                        elif term_policy == 3:  # lfd: the most-advanced job's fraction done
+                        elif term_policy % 4 == 3:  # lfd: the most-advanced job's fraction done
                             j = head[m]
                             while j >= 0:
                                 f = (t - start[j]) / duration[j]
                                 if f > s:
                                     s = f
                                 j = nxt[j]
-                        elif term_policy == 1:
+                        elif term_policy % 4 == 1:
                             s = np.random.random()
                         score[nc_] = s
                         nc_ += 1
-                order = np.arange(nc_) if term_policy == 0 else np.argsort(score[:nc_], kind="mergesort")
+                order = np.arange(nc_) if term_policy % 4 == 0 else np.argsort(score[:nc_], kind="mergesort")
                 for r in range(k):
                     m = cand[order[r]]
                     alive[m] = False
@@ -818,11 +841,20 @@ def _kernel(
                 alive_cores -= old - newc
                 mcap[m] = newc
                 while head[m] >= 0 and (free_c[m] < -1e-9 or newc <= 0.0):
+                    # victim: lifo newest start first (ties: later input row); random; lww the least
+                    # cores × (t − start); lfd the least (t − start) / duration (ties: the lifo order)
                     best = head[m]
+                    bs = _victim_score(term_policy % 4, t, start[best], cores[best], duration[best])
                     jj = nxt[best]
                     while jj >= 0:
-                        if start[jj] > start[best] or (start[jj] == start[best] and row[jj] > row[best]):
-                            best = jj
+                        sj = _victim_score(term_policy % 4, t, start[jj], cores[jj], duration[jj])
+                        if sj < bs or (
+                            sj == bs
+                            and (
+                                start[jj] > start[best] or (start[jj] == start[best] and row[jj] > row[best])
+                            )
+                        ):
+                            best, bs = jj, sj
                         jj = nxt[jj]
                     free_c[m] += cores[best]
                     free_m[m] += mem[best]
@@ -868,10 +900,13 @@ def _kernel(
                 aborted_time += t - start[j]
                 n_term += 1
                 terms[j] += 1
-                status[j] = QUEUED
                 on_machine[j] = -1
                 nxt[j] = -1
                 prv[j] = -1
+                if term_policy >= 4:  # the job fails for good
+                    status[j] = FAILED
+                    continue
+                status[j] = QUEUED
                 # append to queue
                 if qtail >= qsize:
                     qjob, qt, qsize, qtail = _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls)

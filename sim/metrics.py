@@ -29,8 +29,8 @@ import numpy as np
 import polars as pl
 
 # job status codes (per-job table), shared by every engine
-QUEUED, RUNNING, COMPLETED = 0, 1, 2
-STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed"}
+QUEUED, RUNNING, COMPLETED, FAILED = 0, 1, 2, 3  # FAILED: killed and not requeued (``<rule>-fail``)
+STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed", FAILED: "failed"}
 # attempt outcomes (attempt log)
 ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 
@@ -227,7 +227,11 @@ def job_table(out: EngineOutput, job_id: np.ndarray, submit_s: np.ndarray) -> pl
         np.where(
             out.status == RUNNING,
             STATUS_NAMES[RUNNING],
-            np.where(out.first_start_s >= 0, "requeued", "never_started"),
+            np.where(
+                out.status == FAILED,
+                STATUS_NAMES[FAILED],
+                np.where(out.first_start_s >= 0, "requeued", "never_started"),
+            ),
         ),
     )
     return pl.DataFrame(
