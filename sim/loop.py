@@ -35,10 +35,12 @@ INF = float("inf")
 class Hooks(Protocol):
     """What a Python policy implements (a plain class; unused hooks may be no-ops).
 
+    ``loop``: the :class:`Loop` it was built on (the dispatcher runs ``loop.run(hooks)``);
     ``capacity_times``: sorted times of the capacity-trace rows the policy applies in ``on_capacity``;
     ``tick_s``: tick period (``inf``: none); ``end_tie_by_job``: equal-time ends in job order (else in
     the order their attempts started)."""
 
+    loop: Loop
     capacity_times: np.ndarray
     tick_s: float
     end_tie_by_job: bool
