@@ -184,12 +184,12 @@ def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
 
 
 def heavy_tailed_case(machines: int = 1000, days: float = 30.0) -> tuple[pl.DataFrame, object, float]:
-    """Pareto(1.5) durations (min 10 min, cap 72 h) at 80 % of the mean capacity of a 1 change/h random walk."""
+    """Pareto(1.5) durations (min 1 h, cap 72 h) at 80 % of the mean capacity of a 1 change/h random walk."""
     from sim.workloads import pareto_workload
 
     horizon = days * 86400.0
     cap = random_walk(machines, horizon, changes_per_hour=1.0, step=0.15, seed=0)
-    return pareto_workload(1.5, 600.0, machines, 24, horizon, seed=0), cap, horizon
+    return pareto_workload(1.5, 3600.0, machines, 24, horizon, seed=0), cap, horizon
 
 
 def one(case_name: str, policy: str) -> dict:
