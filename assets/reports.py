@@ -299,10 +299,16 @@ def execute_notebook(
         ),
     }
     t0 = time.perf_counter()
+    import tempfile
+
     from traitlets.config import Config
 
+    # local sockets (absolute paths: the kernel runs in the notebook's folder): no "running over TCP
+    # without encryption" warning
+    sockets = Path(tempfile.mkdtemp(prefix="varcap-kernel-"))
     ipc = Config()
-    ipc.KernelManager.transport = "ipc"  # local sockets: no "running over TCP without encryption" warning
+    ipc.KernelManager.transport = "ipc"
+    ipc.KernelManager.ip = str(sockets / "k")
     client = NotebookClient(
         nb,
         timeout=timeout_s,
@@ -315,6 +321,8 @@ def execute_notebook(
     except CellExecutionError as e:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
         raise RuntimeError(f"{nb_path}: a cell failed:\n{plain[-2500:]}") from e
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     fig_dir = out_dir / "figures" / name
     if fig_dir.exists():
