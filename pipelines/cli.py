@@ -487,7 +487,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         t.add_row(
             r["headline_id"],
             f"{r['anchor_value']:g} {r['unit']}",
-            f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
+            "not run"
+            if r["varcap_mean"] is None
+            else f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
             "[green]yes[/]" if r["within_band"] else "[red]no[/]",
         )
@@ -668,7 +670,9 @@ def study_results(study_name: str):
 
     scs = study(study_name)
     keys = sweep.partition_keys(scs)
-    order = pl.DataFrame({"scenario_id": [s.id for s in scs], "label": [keys[s.id] for s in scs]}).with_row_index("i")
+    order = pl.DataFrame(
+        {"scenario_id": [s.id for s in scs], "label": [keys[s.id] for s in scs]}
+    ).with_row_index("i")
     from pipelines.guard import connect_readonly
 
     with connect_readonly(paths.warehouse_path()) as con:
@@ -733,8 +737,11 @@ def run_harmony(study: str) -> bool:
             return False
     keys = ["harmony_task_classes", "harmony_demand", "harmony_results"]
     wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
-    ok = _materialize(keys, console, {"harmony_demand": {"config": {"workload": wl}},
-                                      "harmony_results": {"config": {"study": study}}})
+    ok = _materialize(
+        keys,
+        console,
+        {"harmony_demand": {"config": {"workload": wl}}, "harmony_results": {"config": {"study": study}}},
+    )
     if ok:
         import duckdb
 
@@ -742,7 +749,8 @@ def run_harmony(study: str) -> bool:
             df = con.sql(
                 "SELECT scheme, omega, round(energy_kwh, 1) kwh, round(energy_cost_usd, 2) usd, "
                 "round(delay_p50_s_all, 1) p50_s, round(delay_p90_s_all, 1) p90_s, round(delay_p99_s_all, 1) "
-                "p99_s, unscheduled FROM harmony_results WHERE study = ? ORDER BY scheme, omega", params=[study]
+                "p99_s, unscheduled FROM harmony_results WHERE study = ? ORDER BY scheme, omega",
+                params=[study],
             ).pl()
         console.print(df)
     return ok

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from sim.capacity import DAY, MEAN_CAPACITY, CapacitySpec, CapacityTrace, MachineCapacityTrace
@@ -293,7 +294,25 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
 
 
 def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace | MachineCapacityTrace:
-    """The capacity trace named by ``sc.capacity``. Raises ValueError for an unknown kind."""
+    """The capacity trace named by ``sc.capacity``. Raises ValueError for an unknown kind.
+
+    ``{"kind": "pool", "of": SPEC}`` (seed 003's resource level): one machine holding every core, whose
+    cores follow ``cores × machines alive`` of the machines-alive trace ``SPEC``."""
+    if sc.capacity["kind"] == "pool":
+        inner = Scenario(sc.workload, dict(sc.capacity["of"]), horizon_days=sc.horizon_days, seed=sc.seed)
+        walk = build_capacity(inner, inputs, machines)
+        if not isinstance(walk, CapacityTrace):
+            raise ValueError("a pool capacity needs a machines-alive trace inside")
+        t = walk.time_s
+        return MachineCapacityTrace(
+            t,
+            np.zeros(len(t), np.int64),
+            walk.machines_alive * sc.cores,
+            1,
+            sc.horizon_s,
+            "pool",
+            sc.capacity,
+        )
     spec = CapacitySpec.from_dict(sc.capacity)
     signal = None
     if spec.kind == "carbon_budget":

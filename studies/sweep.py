@@ -164,9 +164,9 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     cap = build_capacity(sc, inputs, machines)
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
-    r = simulate(
-        jobs, cap, machines, sc.cores, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed, **window
-    )
+    # a pool capacity (seed 003's resource level) is one machine holding the whole platform's cores
+    n_sim, c_sim = (1, machines * sc.cores) if sc.capacity["kind"] == "pool" else (machines, sc.cores)
+    r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed, **window)
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
     sha = write_parquet_atomic(r.jobs, d / "jobs.parquet")

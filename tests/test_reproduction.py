@@ -168,3 +168,49 @@ def test_constant_capacity_kind() -> None:
     s = Scenario("azure", {"kind": "constant", "fraction": 0.7}, machines=10)
     tr = build_capacity(s, None, 10)  # type: ignore[arg-type]
     assert isinstance(tr, CapacityTrace) and tr.machines_alive.tolist() == [7]
+
+
+def test_pool_capacity_is_one_machine_holding_every_core() -> None:
+    from sim.capacity import MachineCapacityTrace
+    from studies.scenarios import build_capacity
+
+    walk = {"kind": "random_walk", "changes_per_hour": 1.0, "step": 0.15, "dynamic_range": 0.6, "seed": 2}
+    s = Scenario("azure", {"kind": "pool", "of": walk}, cores=16, horizon_days=2.0)
+    pool = build_capacity(s, None, 50)  # type: ignore[arg-type]
+    machines = build_capacity(Scenario("azure", walk, cores=16, horizon_days=2.0), None, 50)  # type: ignore[arg-type]
+    assert isinstance(pool, MachineCapacityTrace) and pool.machines == 1
+    assert set(pool.machine.tolist()) == {0}
+    assert pool.cores.tolist() == (machines.machines_alive * 16.0).tolist()
+
+
+def test_seed003_readings_and_range_decline(monkeypatch: pytest.MonkeyPatch) -> None:
+    pr = repro.QUICK
+    sc = repro.zc_scenarios(pr)
+    assert {k[0] for k in sc if k[0] != "fixed"} == set(repro.ZC_MODELS)
+    # pool readings use the pool capacity; fail readings the <rule>-fail termination
+    s = sc[("pool-fail", "random", 0)]
+    assert s.capacity["kind"] == "pool" and s.settings["termination"] == "random-fail"
+    assert sc[("machines-requeue", "lifo", 0)].settings == {}
+    goodput = {"fixed": 0.7, "random": 0.35, "lww": 0.63, "lfd": 0.5, "lifo": 0.6}
+    runs: repro.Runs = {
+        s.id: {"metrics": {"goodput": goodput[k[0] if k[0] == "fixed" else k[1]]}} for k, s in sc.items()
+    }
+    out = repro._lww_vs_random(pr, runs)
+    assert list(out) == list(repro.ZC_MODELS) and out["pool-fail"] == pytest.approx([80.0] * pr.replicates)
+    dec = repro._range_decline(pr, runs)
+    assert next(iter(dec)) == "pool-fail:random" and dec["pool-fail:random"][0] == pytest.approx(50.0)
+
+
+def test_generic_headline_default_reading_first_and_evidence_on_miss() -> None:
+    pr = repro.QUICK
+    sc = repro.generic_scenarios(pr)
+    runs: repro.Runs = {
+        s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 40.0}} for k, s in sc.items()
+    }
+    res = repro._generic_cut(pr, runs)
+    assert next(iter(res)) == "default" and res["default"] == pytest.approx([60.0] * pr.replicates)
+    assert all(k.startswith("pareto-") for k in list(res)[1:])
+    h = next(x for x in repro.HEADLINES if x.id == "issue10-generic-ias-cut")
+    # the evidence needs per-job tables; without them the row still says why it is outside its band
+    text = repro._explain(h, {"default": (-5.0, -6.0, -4.0)}, {h.id: "cause"}, pr, runs)
+    assert text.startswith("cause") and "evidence not computed" in text
