@@ -18,6 +18,7 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from assets import normalize as nz
+from assets.checks import table_checks
 from assets.raw import POOL, raw_files_for
 from assets.schema import (
     CORE_GRID_CARBON,
@@ -31,10 +32,6 @@ from assets.warehouse import (
     CheckFailed,
     CheckOutcome,
     Consistency,
-    check_key,
-    check_ranges,
-    check_schema,
-    hourly_gaps,
     replace_table,
 )
 
@@ -337,58 +334,6 @@ core_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _table_checks(schema: TableSchema) -> list[dg.AssetChecksDefinition]:
-    @dg.asset_check(
-        asset=schema.name, name="schema", blocking=True, description="columns and types match the schema"
-    )
-    def _schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-        with duckdb.get_connection() as conn:
-            o = check_schema(conn, schema)
-        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-    @dg.asset_check(
-        asset=schema.name, name="unique_key", blocking=True, description=f"unique non-null {schema.key}"
-    )
-    def _key(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-        with duckdb.get_connection() as conn:
-            o = check_key(conn, schema)
-        return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-    out = [_schema, _key]
-    if schema.ranges:
-
-        @dg.asset_check(
-            asset=schema.name,
-            name="ranges",
-            blocking=True,
-            description="every numeric column finite; " + "; ".join(r.name for r in schema.ranges),
-        )
-        def _ranges(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-            with duckdb.get_connection() as conn:
-                o = check_ranges(conn, schema)
-            return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
-
-        out.append(_ranges)
-    if schema.hourly_series:
-
-        @dg.asset_check(
-            asset=schema.name, name="hourly_gaps", description="missing hours per series (warning)"
-        )
-        def _gaps(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-            with duckdb.get_connection() as conn:
-                g = hourly_gaps(conn, schema)
-            missing = int(g["missing_hours"].sum()) if g.height else 0
-            return dg.AssetCheckResult(
-                passed=missing == 0,
-                severity=dg.AssetCheckSeverity.WARN,
-                description=f"{missing} missing hours across {g.height} series",
-                metadata={"series": md_table(g), "missing_hours": missing},
-            )
-
-        out.append(_gaps)
-    return out
-
-
 @dg.asset_check(
     asset=core_grid_carbon,
     name="eia_matches_published",
@@ -421,5 +366,5 @@ def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 core_checks = [
     c
     for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
-    for c in _table_checks(s)
+    for c in table_checks(s)
 ] + [eia_matches_published]
