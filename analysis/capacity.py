@@ -41,7 +41,7 @@ def carbon_variability(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     intensity of the month it was built from, and the capacity's dynamic range (fraction) and CV."""
     traces = con.sql(
         "SELECT t.trace_id, json_extract_string(t.params_json, '$.label') AS label, c.dynamic_range, "
-        "c.cv AS capacity_cv, c.min_frac, c.max_frac FROM capacity_traces t JOIN capacity_characterization c "
+        "c.cv AS capacity_cv, c.min_frac, c.max_frac FROM out_capacity_traces t JOIN out_capacity_characterization c "
         "USING (trace_id) WHERE t.generator = 'carbon_budget' ORDER BY 1"
     ).pl()
     rows = []
@@ -106,11 +106,11 @@ def capacity_distribution(
 def carbon_points(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict[str, int], dict[str, float]]:
     """Points, platform sizes and horizons of the constant-carbon-budget traces."""
     pts = con.sql(
-        "SELECT p.trace_id, p.time_s, p.machines_alive FROM capacity_points p JOIN capacity_traces t "
+        "SELECT p.trace_id, p.time_s, p.machines_alive FROM out_capacity_points p JOIN out_capacity_traces t "
         "USING (trace_id) WHERE t.generator = 'carbon_budget'"
     ).pl()
     meta = con.sql(
-        "SELECT trace_id, machines, horizon_s FROM capacity_traces WHERE generator = 'carbon_budget'"
+        "SELECT trace_id, machines, horizon_s FROM out_capacity_traces WHERE generator = 'carbon_budget'"
     ).pl()
     return (
         pts,

@@ -1,7 +1,7 @@
 """Thesis ch. 5: machine intervals — length statistics against change frequency and step size (Fig. 5.1),
 their distributions (Fig. 5.2), under observed grid capacity (Fig. 5.3), and the time remaining in an
-interval given its uptime (Fig. 5.4). Reads ``capacity_traces``, ``machine_intervals``,
-``interval_survival`` and ``interval_conditional`` read-only."""
+interval given its uptime (Fig. 5.4). Reads ``out_capacity_traces``, ``out_machine_intervals``,
+``out_interval_survival`` and ``out_interval_conditional`` read-only."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def walk_traces(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The random-walk traces with ``changes_per_hour`` and ``step`` (one seed: the lowest)."""
     return con.sql(
         "SELECT trace_id, machines, CAST(json_extract(params_json, '$.changes_per_hour') AS DOUBLE) AS changes_per_hour, "
-        "CAST(json_extract(params_json, '$.step') AS DOUBLE) AS step FROM capacity_traces "
+        "CAST(json_extract(params_json, '$.step') AS DOUBLE) AS step FROM out_capacity_traces "
         "WHERE generator = 'random_walk' QUALIFY seed = min(seed) OVER () ORDER BY 3, 4"
     ).pl()
 
@@ -28,7 +28,7 @@ def interval_stats(con: duckdb.DuckDBPyConnection, traces: pl.DataFrame) -> pl.D
     st = con.sql(
         "SELECT trace_id, count(*) AS intervals, avg(length_s) / 3600 AS mean_h, "
         "quantile_cont(length_s, 0.5) / 3600 AS p50_h, quantile_cont(length_s, 0.9) / 3600 AS p90_h "
-        "FROM machine_intervals WHERE trace_id IN (SELECT unnest(?)) AND NOT left_censored AND NOT right_censored "
+        "FROM out_machine_intervals WHERE trace_id IN (SELECT unnest(?)) AND NOT left_censored AND NOT right_censored "
         "GROUP BY 1",
         params=[ids],
     ).pl()
@@ -70,7 +70,7 @@ def stats_chart(stats: pl.DataFrame) -> alt.TopLevelMixin:
 def survival(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> pl.DataFrame:
     """Kaplan–Meier survival of interval length (all machines: band −1) of ``trace_ids``."""
     return con.sql(
-        "SELECT trace_id, time_s, survival FROM interval_survival WHERE band = -1 AND trace_id IN "
+        "SELECT trace_id, time_s, survival FROM out_interval_survival WHERE band = -1 AND trace_id IN "
         "(SELECT unnest(?)) ORDER BY trace_id, time_s",
         params=[trace_ids],
     ).pl()
@@ -110,15 +110,15 @@ def survival_chart(
 def grid_traces(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Constant-carbon-budget traces with their grid and interval statistics source."""
     return con.sql(
-        "SELECT trace_id, split_part(trace_id, '-', 2) AS grid, machines FROM capacity_traces WHERE generator = 'carbon_budget' ORDER BY 1"
+        "SELECT trace_id, split_part(trace_id, '-', 2) AS grid, machines FROM out_capacity_traces WHERE generator = 'carbon_budget' ORDER BY 1"
     ).pl()
 
 
 def remaining(con: duckdb.DuckDBPyConnection, trace_ids: list[str]) -> pl.DataFrame:
-    """Mean remaining interval time (hours) given uptime (hours), per trace (``interval_conditional``)."""
+    """Mean remaining interval time (hours) given uptime (hours), per trace (``out_interval_conditional``)."""
     return con.sql(
         "SELECT trace_id, uptime_s / 3600 AS uptime_h, any_value(mean_remaining_s) / 3600 AS remaining_h "
-        "FROM interval_conditional WHERE trace_id IN (SELECT unnest(?)) GROUP BY 1, 2 ORDER BY 1, 2",
+        "FROM out_interval_conditional WHERE trace_id IN (SELECT unnest(?)) GROUP BY 1, 2 ORDER BY 1, 2",
         params=[trace_ids],
     ).pl()
 
@@ -146,6 +146,6 @@ def remaining_chart(rem: pl.DataFrame, labels: dict[str, str], legend: str) -> a
         chart,
         "Time remaining in an interval given its uptime (thesis Fig. 5.4)",
         "Mean of the Kaplan–Meier remaining-time distribution S(u + d)/S(u), restricted to the longest observed "
-        "interval, at each uptime of interval_conditional's grid (random walks, step 0.15). Uptime is the "
+        "interval, at each uptime of out_interval_conditional's grid (random walks, step 0.15). Uptime is the "
         "signal IAS's heuristic H4 admits jobs on.",
     )

@@ -44,10 +44,12 @@ def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
 def carbon_capacity(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict[str, int]]:
     """Points and sizes of the constant-carbon-budget traces."""
     pts = query(
-        con, "SELECT trace_id, time_s, machines_alive FROM capacity_points WHERE trace_id LIKE 'carbon-%'"
+        con, "SELECT trace_id, time_s, machines_alive FROM out_capacity_points WHERE trace_id LIKE 'carbon-%'"
     )
     sizes = dict(
-        con.sql("SELECT trace_id, machines FROM capacity_traces WHERE trace_id LIKE 'carbon-%'").fetchall()
+        con.sql(
+            "SELECT trace_id, machines FROM out_capacity_traces WHERE trace_id LIKE 'carbon-%'"
+        ).fetchall()
     )
     return pts, sizes
 
@@ -55,7 +57,7 @@ def carbon_capacity(con: duckdb.DuckDBPyConnection) -> tuple[pl.DataFrame, dict[
 def survival(con: duckdb.DuckDBPyConnection, pattern: str = "rw-f%-s0.15-%") -> pl.DataFrame:
     return query(
         con,
-        f"SELECT trace_id, time_s, survival FROM interval_survival WHERE band = -1 AND trace_id LIKE '{pattern}' "
+        f"SELECT trace_id, time_s, survival FROM out_interval_survival WHERE band = -1 AND trace_id LIKE '{pattern}' "
         "ORDER BY trace_id, time_s",
     )
 

@@ -1,5 +1,9 @@
 """Capacity and intervals layers: capacity traces from generators and grid signals, their
 characterization, LIFO machine intervals and Kaplan–Meier survival tables (all computation in ``sim``).
+
+Every table is its own asset with the ``out_`` prefix; an op that writes two tables in one transaction is
+a multi-asset with one output per table. The tables' former names (``capacity_traces``, …) stay readable
+as views (``TableSchema.aliases``, created by :func:`assets.warehouse.write_tables`).
 """
 
 import json
@@ -19,11 +23,13 @@ from assets.raw import POOL
 from assets.schema import (
     CAPACITY_CHARACTERIZATION,
     CAPACITY_POINTS,
+    CAPACITY_TABLES,
     CAPACITY_TRACES,
     INTERVAL_CONDITIONAL,
     INTERVAL_SURVIVAL,
     MACHINE_INTER_CHANGE,
     MACHINE_INTERVALS,
+    TableSchema,
 )
 from assets.warehouse import write_tables
 from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace
@@ -148,9 +154,9 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
 
 
 def load_traces(conn) -> dict[str, CapacityTrace]:
-    """Every trace stored in ``capacity_traces`` / ``capacity_points`` as :class:`CapacityTrace`."""
-    meta = conn.sql("SELECT * FROM capacity_traces ORDER BY trace_id").pl()
-    pts = conn.sql("SELECT * FROM capacity_points ORDER BY trace_id, time_s").pl()
+    """Every trace stored in ``out_capacity_traces`` / ``out_capacity_points`` as :class:`CapacityTrace`."""
+    meta = conn.sql(f"SELECT * FROM {CAPACITY_TRACES.name} ORDER BY trace_id").pl()
+    pts = conn.sql(f"SELECT * FROM {CAPACITY_POINTS.name} ORDER BY trace_id, time_s").pl()
     out = {}
     for tid, part in pts.group_by("trace_id", maintain_order=True):
         m = meta.filter(pl.col("trace_id") == tid[0]).row(0, named=True)
@@ -167,18 +173,47 @@ def load_traces(conn) -> dict[str, CapacityTrace]:
     return out
 
 
-@dg.asset(
-    group_name="capacity",
+def _spec(schema: TableSchema, group: str, deps: list[str], kinds: set[str], what: str) -> dg.AssetSpec:
+    return dg.AssetSpec(
+        schema.name,
+        group_name=group,
+        deps=deps,
+        kinds=kinds,
+        code_version="1",
+        description=f"{what} Table `{schema.name}` (former name `{schema.aliases[0]}`, a view).",
+    )
+
+
+_GRID = ["core_grid_carbon", "core_power_price"]
+_TRACES = [CAPACITY_TRACES.name, CAPACITY_POINTS.name]
+
+
+@dg.multi_asset(
+    name="out_capacity_traces",
     pool=POOL,
-    kinds={"duckdb", "numpy"},
-    deps=["core_grid_carbon", "core_power_price"],
-    code_version="1",
-    description="Capacity traces: the synthetic random-walk grid (frequencies × steps), random uniform, "
-    "risk-aware walk, constant carbon/cost budgets and stranded-power traces from grid data.",
+    specs=[
+        _spec(
+            CAPACITY_TRACES,
+            "capacity",
+            _GRID,
+            {"duckdb", "numpy"},
+            "Capacity traces: the synthetic random-walk grid (frequencies × steps), random uniform, "
+            "risk-aware walk, constant carbon/cost budgets and stranded-power traces from grid data; "
+            "one row per trace.",
+        ),
+        _spec(
+            CAPACITY_POINTS,
+            "capacity",
+            _GRID,
+            {"duckdb", "numpy"},
+            "The step functions of the capacity traces (machines alive from each point on); written "
+            "in the same transaction as out_capacity_traces.",
+        ),
+    ],
 )
-def capacity_traces(
+def out_capacity_traces(
     context: dg.AssetExecutionContext, config: CapacityConfig, duckdb: DuckDBResource
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult]:
     t0 = time.perf_counter()
     meta, points = [], []
     with duckdb.get_connection() as conn:
@@ -202,25 +237,32 @@ def capacity_traces(
         pdf = pl.concat(points)
         write_tables(conn, [(CAPACITY_TRACES, mdf), (CAPACITY_POINTS, pdf)])
     context.log.info(f"{mdf.height} traces, {pdf.height} points")
-    return dg.MaterializeResult(
+    seconds = round(time.perf_counter() - t0, 2)
+    yield dg.MaterializeResult(
+        asset_key=CAPACITY_TRACES.name,
         metadata={
-            "traces": mdf.height,
-            "dagster/row_count": pdf.height,
-            "seconds": round(time.perf_counter() - t0, 2),
+            "dagster/row_count": mdf.height,
+            "seconds": seconds,
             "by_generator": md_table(mdf.group_by("generator").len().sort("generator")),
-        }
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key=CAPACITY_POINTS.name,
+        metadata={"dagster/row_count": pdf.height, "traces": mdf.height, "seconds": seconds},
     )
 
 
 @dg.asset(
+    name=CAPACITY_CHARACTERIZATION.name,
     group_name="capacity",
     pool=POOL,
     kinds={"duckdb"},
-    deps=[capacity_traces],
+    deps=_TRACES,
     code_version="1",
-    description="Per trace: mean, CV, min/max, dynamic range, change counts, step sizes, realized frequency.",
+    description="Per trace: mean, CV, min/max, dynamic range, change counts, step sizes, realized "
+    "frequency (former name `capacity_characterization`, a view).",
 )
-def capacity_characterization(duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_capacity_characterization(duckdb: DuckDBResource) -> dg.MaterializeResult:
     rows = []
     with duckdb.get_connection() as conn:
         for tid, tr in load_traces(conn).items():
@@ -245,15 +287,30 @@ def capacity_characterization(duckdb: DuckDBResource) -> dg.MaterializeResult:
     )
 
 
-@dg.asset(
-    group_name="intervals",
+@dg.multi_asset(
+    name="out_machine_intervals",
     pool=POOL,
-    kinds={"duckdb"},
-    deps=[capacity_traces],
-    code_version="1",
-    description="Machine intervals under LIFO termination and per-machine inter-change times, per trace.",
+    specs=[
+        _spec(
+            MACHINE_INTERVALS,
+            "intervals",
+            _TRACES,
+            {"duckdb"},
+            "Machine intervals under LIFO termination, per trace.",
+        ),
+        _spec(
+            MACHINE_INTER_CHANGE,
+            "intervals",
+            _TRACES,
+            {"duckdb"},
+            "Per-machine inter-change times (SlackSched's input), per trace; written in the same "
+            "transaction as out_machine_intervals.",
+        ),
+    ],
 )
-def machine_intervals(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_machine_intervals(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource
+) -> Iterator[dg.MaterializeResult]:
     t0 = time.perf_counter()
     ivs, gaps = [], []
     with duckdb.get_connection() as conn:
@@ -266,12 +323,13 @@ def machine_intervals(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
         iv_all, gap_all = pl.concat(ivs), pl.concat(gaps)
         write_tables(conn, [(MACHINE_INTERVALS, iv_all), (MACHINE_INTER_CHANGE, gap_all)])
     context.log.info(f"{iv_all.height} intervals, {gap_all.height} inter-change times")
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": iv_all.height,
-            "inter_change_rows": gap_all.height,
-            "seconds": round(time.perf_counter() - t0, 2),
-        }
+    seconds = round(time.perf_counter() - t0, 2)
+    yield dg.MaterializeResult(
+        asset_key=MACHINE_INTERVALS.name, metadata={"dagster/row_count": iv_all.height, "seconds": seconds}
+    )
+    yield dg.MaterializeResult(
+        asset_key=MACHINE_INTER_CHANGE.name,
+        metadata={"dagster/row_count": gap_all.height, "seconds": seconds},
     )
 
 
@@ -285,25 +343,37 @@ class SurvivalConfig(dg.Config):
     )
 
 
-@dg.asset(
-    group_name="intervals",
+@dg.multi_asset(
+    name="out_interval_survival",
     pool=POOL,
-    kinds={"duckdb", "statsmodels"},
-    deps=[machine_intervals],
-    code_version="1",
-    description="Kaplan–Meier survival of interval length (all machines and per index band) and the "
-    "conditional table P(remaining ≥ d | uptime u), per trace.",
+    specs=[
+        _spec(
+            INTERVAL_SURVIVAL,
+            "intervals",
+            [CAPACITY_TRACES.name, MACHINE_INTERVALS.name],
+            {"duckdb", "statsmodels"},
+            "Kaplan–Meier survival of interval length (all machines and per index band), per trace.",
+        ),
+        _spec(
+            INTERVAL_CONDITIONAL,
+            "intervals",
+            [CAPACITY_TRACES.name, MACHINE_INTERVALS.name],
+            {"duckdb", "statsmodels"},
+            "The conditional table P(remaining ≥ d | uptime u) with the mean remaining time, per trace; "
+            "written in the same transaction as out_interval_survival.",
+        ),
+    ],
 )
-def interval_survival(
+def out_interval_survival(
     context: dg.AssetExecutionContext, config: SurvivalConfig, duckdb: DuckDBResource
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult]:
     t0 = time.perf_counter()
     curves, conds = [], []
     up = np.asarray(config.uptimes_h) * 3600
     du = np.asarray(config.durations_h) * 3600
     with duckdb.get_connection() as conn:
-        machines = dict(conn.sql("SELECT trace_id, machines FROM capacity_traces").fetchall())
-        iv_all = conn.sql("SELECT * FROM machine_intervals").pl()
+        machines = dict(conn.sql(f"SELECT trace_id, machines FROM {CAPACITY_TRACES.name}").fetchall())
+        iv_all = conn.sql(f"SELECT * FROM {MACHINE_INTERVALS.name}").pl()
         for (tid,), iv in iv_all.group_by("trace_id", maintain_order=True):
             usable = iv.filter(~pl.col("left_censored")).height > 0
             model = IntervalModel.from_intervals(iv, include_left_censored=not usable)
@@ -334,21 +404,27 @@ def interval_survival(
         cdf = pl.concat(curves, how="vertical_relaxed")
         tdf = pl.concat(conds)
         write_tables(conn, [(INTERVAL_SURVIVAL, cdf), (INTERVAL_CONDITIONAL, tdf)])
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": cdf.height,
-            "conditional_rows": tdf.height,
-            "seconds": round(time.perf_counter() - t0, 2),
-        }
+    seconds = round(time.perf_counter() - t0, 2)
+    yield dg.MaterializeResult(
+        asset_key=INTERVAL_SURVIVAL.name, metadata={"dagster/row_count": cdf.height, "seconds": seconds}
+    )
+    yield dg.MaterializeResult(
+        asset_key=INTERVAL_CONDITIONAL.name, metadata={"dagster/row_count": tdf.height, "seconds": seconds}
     )
 
 
-capacity_assets = [capacity_traces, capacity_characterization, machine_intervals, interval_survival]
+capacity_assets = [
+    out_capacity_traces,
+    out_capacity_characterization,
+    out_machine_intervals,
+    out_interval_survival,
+]
 
 
 # ---------------------------------------------------------------------------------------------- checks
 @dg.asset_check(
-    asset=capacity_traces,
+    asset=CAPACITY_POINTS.name,
+    additional_deps=[CAPACITY_TRACES.name],
     name="within_bounds_and_steps",
     blocking=True,
     description="0 ≤ machines_alive ≤ machines; synthetic traces change only at period "
@@ -381,7 +457,8 @@ def capacity_within_bounds(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=machine_intervals,
+    asset=MACHINE_INTERVALS.name,
+    additional_deps=_TRACES,
     name="intervals_tile_on_time",
     blocking=True,
     description="per machine, the interval lengths add up to its on-time in the capacity trace",
@@ -390,7 +467,9 @@ def intervals_tile_on_time(duckdb: DuckDBResource) -> dg.AssetCheckResult:
     worst = 0.0
     with duckdb.get_connection() as conn:
         traces = load_traces(conn)
-        sums = conn.sql("SELECT trace_id, machine, sum(length_s) s FROM machine_intervals GROUP BY ALL").pl()
+        sums = conn.sql(
+            f"SELECT trace_id, machine, sum(length_s) s FROM {MACHINE_INTERVALS.name} GROUP BY ALL"
+        ).pl()
     for tid, tr in traces.items():
         on = on_time_per_machine(tr)
         got = np.zeros(tr.machines)
@@ -405,7 +484,7 @@ def intervals_tile_on_time(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=interval_survival,
+    asset=INTERVAL_SURVIVAL.name,
     name="survival_monotone",
     blocking=True,
     description="every survival curve lies in [0, 1] and never increases",
@@ -415,7 +494,7 @@ def survival_monotone(duckdb: DuckDBResource) -> dg.AssetCheckResult:
         bad = conn.sql(
             """SELECT count(*) FROM (
                  SELECT survival - lag(survival) OVER (PARTITION BY trace_id, band ORDER BY time_s) d, survival
-                 FROM interval_survival) WHERE d > 1e-12 OR survival < 0 OR survival > 1"""
+                 FROM out_interval_survival) WHERE d > 1e-12 OR survival < 0 OR survival > 1"""
         ).fetchall()[0][0]
     return dg.AssetCheckResult(
         passed=bad == 0, description=f"{bad} violating points", metadata={"violations": bad}
@@ -423,10 +502,7 @@ def survival_monotone(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 capacity_checks = [
-    *table_checks(CAPACITY_TRACES, capacity_traces, prefixed=True, with_schema=False),
-    *table_checks(CAPACITY_POINTS, capacity_traces, prefixed=True, with_schema=False),
-    *table_checks(MACHINE_INTERVALS, machine_intervals, prefixed=True, with_schema=False),
-    *table_checks(INTERVAL_CONDITIONAL, interval_survival, prefixed=True, with_schema=False),
+    *(c for s in CAPACITY_TABLES.values() for c in table_checks(s, with_schema=False)),
     capacity_within_bounds,
     intervals_tile_on_time,
     survival_monotone,

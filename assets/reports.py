@@ -197,7 +197,13 @@ CHAPTERS: tuple[Chapter, ...] = (
         "ch2_capacity",
         "Thesis ch. 2 — Variable capacity and cloud workloads",
         "Table 2.2 workload statistics; Fig. 2.2 capacity under a constant carbon budget per grid.",
-        ("core_grid_carbon", "capacity_traces", "capacity_characterization", "out_workload_stats"),
+        (
+            "core_grid_carbon",
+            "out_capacity_traces",
+            "out_capacity_points",
+            "out_capacity_characterization",
+            "out_workload_stats",
+        ),
     ),
     Chapter(
         "ch4_variable_capacity",
@@ -211,7 +217,12 @@ CHAPTERS: tuple[Chapter, ...] = (
         "ch5_intervals",
         "Thesis ch. 5 — Machine intervals",
         "Figs. 5.1–5.4 interval lengths vs change frequency and step, observed grids, remaining time.",
-        ("capacity_characterization", "machine_intervals", "interval_survival"),
+        (
+            "out_capacity_characterization",
+            "out_machine_intervals",
+            "out_interval_survival",
+            "out_interval_conditional",
+        ),
     ),
     Chapter(
         "ch6_ias",

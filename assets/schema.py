@@ -34,6 +34,8 @@ class TableSchema:
     key: tuple[str, ...]
     ranges: tuple[Range, ...] = field(default_factory=tuple)
     hourly_series: tuple[str, ...] | None = None  # group columns whose ts_utc should be hourly
+    #: former names of the table, kept as read-only views over it (compatibility after a rename)
+    aliases: tuple[str, ...] = ()
 
     def ddl(self) -> str:
         cols = ", ".join(f'"{c.name}" {c.sql_type}{"" if c.nullable else " NOT NULL"}' for c in self.columns)
@@ -74,6 +76,9 @@ class TableSchema:
 
     def markdown(self) -> str:
         rows = [f"### `{self.name}`", "", self.doc, "", f"Key: `({', '.join(self.key)})`", ""]
+        if self.aliases:
+            old = ", ".join(f"`{a}`" for a in self.aliases)
+            rows += [f"Former name {old}: still readable, as a view over this table.", ""]
         rows += ["| column | type | unit | meaning |", "|---|---|---|---|"]
         rows += [f"| `{c.name}` | {c.sql_type} | {c.unit} | {c.doc} |" for c in self.columns]
         return "\n".join(rows)
@@ -254,7 +259,7 @@ ALL_TABLES = {
 
 # ------------------------------------------------------------------------------- capacity / intervals
 CAPACITY_TRACES = TableSchema(
-    "capacity_traces",
+    "out_capacity_traces",
     "One row per capacity trace: how it was generated.",
     (
         Col("trace_id", "VARCHAR", "-", "stable id, e.g. rw-f1-s0.15-m1000-d30-seed0", False),
@@ -274,10 +279,11 @@ CAPACITY_TRACES = TableSchema(
     ),
     ("trace_id",),
     (Range("positive_size", "machines <= 0 OR horizon_s <= 0"),),
+    aliases=("capacity_traces",),
 )
 
 CAPACITY_POINTS = TableSchema(
-    "capacity_points",
+    "out_capacity_points",
     "Capacity step functions: machines alive from time_s until the next point of the same trace.",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -286,10 +292,11 @@ CAPACITY_POINTS = TableSchema(
     ),
     ("trace_id", "time_s"),
     (Range("nonnegative", "machines_alive < 0 OR time_s < 0"),),
+    aliases=("capacity_points",),
 )
 
 CAPACITY_CHARACTERIZATION = TableSchema(
-    "capacity_characterization",
+    "out_capacity_characterization",
     "Per trace: level, variability, steps and realized change frequency (fractions of machines).",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -309,10 +316,11 @@ CAPACITY_CHARACTERIZATION = TableSchema(
         Col("interval_mean_s", "DOUBLE", "s", "mean length of complete intervals"),
     ),
     ("trace_id",),
+    aliases=("capacity_characterization",),
 )
 
 MACHINE_INTERVALS = TableSchema(
-    "machine_intervals",
+    "out_machine_intervals",
     "Maximal on-periods of each machine under LIFO termination.",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -325,10 +333,11 @@ MACHINE_INTERVALS = TableSchema(
     ),
     ("trace_id", "machine", "start_s"),
     (Range("positive_length", "length_s <= 0 OR end_s <> start_s + length_s"),),
+    aliases=("machine_intervals",),
 )
 
 MACHINE_INTER_CHANGE = TableSchema(
-    "machine_inter_change_times",
+    "out_machine_inter_change_times",
     "Time between consecutive on/off changes of the same machine (SlackSched's input).",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -338,10 +347,11 @@ MACHINE_INTER_CHANGE = TableSchema(
     ),
     ("trace_id", "machine", "time_s"),
     (Range("positive_gap", "gap_s <= 0"),),
+    aliases=("machine_inter_change_times",),
 )
 
 INTERVAL_SURVIVAL = TableSchema(
-    "interval_survival",
+    "out_interval_survival",
     "Kaplan–Meier survival of interval length per trace (band −1: all machines; else machine-index band).",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -353,10 +363,11 @@ INTERVAL_SURVIVAL = TableSchema(
     ),
     ("trace_id", "band", "time_s"),
     (Range("probability", "survival < 0 OR survival > 1"),),
+    aliases=("interval_survival",),
 )
 
 INTERVAL_CONDITIONAL = TableSchema(
-    "interval_conditional",
+    "out_interval_conditional",
     "P(an interval with uptime u lasts d more seconds) on a grid, per trace (all machines).",
     (
         Col("trace_id", "VARCHAR", "-", "trace", False),
@@ -367,6 +378,7 @@ INTERVAL_CONDITIONAL = TableSchema(
     ),
     ("trace_id", "uptime_s", "duration_s"),
     (Range("probability", "p_survive < 0 OR p_survive > 1"),),
+    aliases=("interval_conditional",),
 )
 
 CAPACITY_TABLES = {

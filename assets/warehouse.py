@@ -31,6 +31,21 @@ class CheckFailed(RuntimeError):
 Consistency = Callable[[duckdb.DuckDBPyConnection, str], "CheckOutcome"]
 
 
+def create_aliases(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None:
+    """(Re)create each former name of ``schema``'s table (``schema.aliases``) as a view over it, so queries
+    written before a rename keep working. A base table left under a former name by an older version is
+    dropped first: it held an earlier build of the same data, which the new table replaces. Call inside the
+    transaction that writes the table."""
+    for alias in schema.aliases:
+        kind = conn.execute(
+            "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
+            [alias],
+        ).fetchone()
+        if kind and kind[0] == "BASE TABLE":
+            conn.execute(f"DROP TABLE {alias}")
+        conn.execute(f"CREATE OR REPLACE VIEW {alias} AS SELECT * FROM {schema.name}")
+
+
 def staging_name(schema: TableSchema) -> str:
     return f"{schema.name}__staging"
 
@@ -105,6 +120,7 @@ def replace_table(
             )
         conn.execute(f"DROP TABLE IF EXISTS {schema.name}")
         conn.execute(f"ALTER TABLE {stage} RENAME TO {schema.name}")
+        create_aliases(conn, schema)
         conn.execute("DELETE FROM core_rejects WHERE table_name = ?", [schema.name])
         rcols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in CORE_REJECTS.columns)
         conn.execute(f"INSERT INTO core_rejects SELECT {rcols} FROM rej")
@@ -127,7 +143,10 @@ def replace_table(
 def write_tables(
     conn: duckdb.DuckDBPyConnection, tables: list[tuple[TableSchema, pl.DataFrame]]
 ) -> dict[str, int]:
-    """Replace several tables in one transaction (all or nothing). Returns rows written per table."""
+    """Replace several tables in one transaction (all or nothing), with their former names as views
+    (:func:`create_aliases`). Before the commit every table passes its key and range checks
+    (:func:`check_key`, :func:`check_ranges`); otherwise the transaction rolls back, the previous tables
+    stay, and :class:`CheckFailed` names the table, the rule and a row. Returns rows written per table."""
     frames = []
     for schema, df in tables:
         missing = [c for c in schema.column_names if c not in df.columns]
@@ -142,6 +161,14 @@ def write_tables(
             conn.execute(schema.ddl())
             conn.execute(f"INSERT INTO {schema.name} SELECT {cols} FROM _new_{i}")
             conn.unregister(f"_new_{i}")
+            failed = [o for o in (check_key(conn, schema), check_ranges(conn, schema)) if not o.passed]
+            if failed:
+                raise CheckFailed(
+                    f"{schema.name}: blocking check failed: "
+                    + "; ".join(o.description for o in failed)
+                    + " — previous tables kept"
+                )
+            create_aliases(conn, schema)
         conn.execute("COMMIT")
     except Exception:
         conn.execute("ROLLBACK")

@@ -12,6 +12,15 @@ from assets.core import core_assets
 from assets.raw import raw_assets
 from assets.resources import DownloaderResource
 
+OLD_NAMES = (
+    "capacity_traces",
+    "capacity_points",
+    "capacity_characterization",
+    "machine_intervals",
+    "machine_inter_change_times",
+    "interval_survival",
+    "interval_conditional",
+)
 SMALL = {
     "machines": 50,
     "days": 3.0,
@@ -30,7 +39,7 @@ def result(tmp_path_factory: pytest.TempPathFactory):
             "duckdb": DuckDBResource(database=str(db)),
             "downloader": DownloaderResource(cache_dir=str(d / "raw")),
         },
-        run_config={"ops": {"capacity_traces": {"config": SMALL}}},
+        run_config={"ops": {"out_capacity_traces": {"config": SMALL}}},
     )
     return res, db
 
@@ -39,20 +48,20 @@ def test_capacity_groups_materialize_with_green_checks(result) -> None:
     res, db = result
     assert res.success
     evals = [e.event_specific_data for e in res.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    cap_checks = [
-        e for e in evals if e.asset_key.to_user_string() in {a.key.to_user_string() for a in capacity_assets}
-    ]
-    assert len(cap_checks) == 11 and all(e.passed for e in cap_checks), [
+    keys = {k for a in capacity_assets for k in a.keys}
+    assert {k.to_user_string() for k in keys} == {f"out_{t}" for t in OLD_NAMES}
+    cap_checks = [e for e in evals if e.asset_key in keys]
+    assert len(cap_checks) == 16 and all(e.passed for e in cap_checks), [
         (e.check_name, e.passed) for e in cap_checks
     ]
     con = duckdb.connect(str(db), read_only=True)
-    ids = [r[0] for r in con.execute("select trace_id from capacity_traces order by 1").fetchall()]
+    ids = [r[0] for r in con.execute("select trace_id from out_capacity_traces order by 1").fetchall()]
     assert (
         len(ids) == 4 + 2 + 3 * 2 + 2 * 2
     )  # walks, uniform + risk-aware, carbon (+stranded), prices (+stranded)
     assert "carbon-CAISO-electricitymaps-2024-04-m50" in ids and "carbon-MISO-eia930-2022-04-m50" in ids
     mean = con.execute(
-        "select mean_frac from capacity_characterization where trace_id like 'carbon-ERCOT%'"
+        "select mean_frac from out_capacity_characterization where trace_id like 'carbon-ERCOT%'"
     ).fetchall()[0][0]
     assert mean == pytest.approx(0.7, abs=0.01)
     # CV of carbon-driven capacity: MISO (coal/gas, steady) < ERCOT < CAISO (solar), as in the thesis
@@ -62,11 +71,22 @@ def test_capacity_groups_materialize_with_green_checks(result) -> None:
         ).fetchall()
     )
     assert cv["MISO"] < cv["ERCOT"] < cv["CAISO"]
-    n_iv = con.execute("select count(*) from machine_intervals").fetchall()[0][0]
+    n_iv = con.execute("select count(*) from out_machine_intervals").fetchall()[0][0]
     assert n_iv > 100
-    assert con.execute("select count(*) from interval_survival where band = -1").fetchall()[0][0] > 0
+    assert con.execute("select count(*) from out_interval_survival where band = -1").fetchall()[0][0] > 0
     traces = load_traces(con)
     assert set(traces) == set(ids) and traces[ids[0]].machines in (50, 32)
+
+
+def test_former_table_names_are_views_with_the_same_rows(result) -> None:
+    """Every capacity/interval table has the out_ prefix; its old name is a view over it (same rows)."""
+    _, db = result
+    con = duckdb.connect(str(db), read_only=True)
+    kinds = dict(con.execute("select table_name, table_type from information_schema.tables").fetchall())
+    for old in OLD_NAMES:
+        assert kinds[f"out_{old}"] == "BASE TABLE" and kinds[old] == "VIEW", old
+        n_new = con.execute(f"select count(*) from out_{old}").fetchone()[0]
+        assert n_new > 0 and con.execute(f"select count(*) from {old}").fetchone()[0] == n_new, old
 
 
 def test_capacity_notebook_executes(result, monkeypatch) -> None:

@@ -138,7 +138,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg
             "out_study_scenarios",
             "out_workload_stats",
         ]
-        run(first, {"capacity_traces": {"config": SMALL_CAPACITY}})
+        run(first, {"out_capacity_traces": {"config": SMALL_CAPACITY}})
         # SlackSched with waiting is the slowest loop by far: its chapter draws the other schedulers
         _simulate([s for s in repro.profile_scenarios(tiny) if s.policy != "slacksched"])
         reports = [k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(graph)]
