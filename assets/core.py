@@ -21,11 +21,13 @@ from assets import normalize as nz
 from assets.checks import table_checks
 from assets.raw import POOL, raw_files_for
 from assets.schema import (
+    CORE_BUILDS,
     CORE_GRID_CARBON,
     CORE_GRID_FUEL_MIX,
     CORE_GRID_MARGINAL,
     CORE_JOBS,
     CORE_POWER_PRICE,
+    CORE_REJECTS,
     TableSchema,
 )
 from assets.warehouse import (
@@ -161,7 +163,7 @@ def build_jobs(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_gaia_traces", "raw_azure_vmtable", "raw_borg2011_task_events"],
+    deps=["raw_files", "raw_gaia_traces", "raw_azure_vmtable", "raw_borg2011_task_events"],
     code_version="1",
     description="Jobs of the azure (GAIA Azure-100k re-timed to 30 days + the 500 month-long VMs), "
     "borg2011 (task runs from task_events), pai and mustang workloads.",
@@ -233,7 +235,7 @@ def build_carbon(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
+    deps=["raw_files", "raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
     code_version="1",
     description="Hourly carbon intensity per grid from Electricity Maps (LCA) and EIA-930 fuel mix.",
 )
@@ -261,7 +263,7 @@ def core_grid_carbon(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_eia930_fuelmix"],
+    deps=["raw_files", "raw_eia930_fuelmix"],
     code_version="1",
     description="Hourly net generation by fuel (EIA-930), long format.",
 )
@@ -292,7 +294,7 @@ def build_prices(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFram
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_power_prices"],
+    deps=["raw_files", "raw_power_prices"],
     code_version="1",
     description="Hourly day-ahead prices (ERCOT hub average, CAISO NP15) in UTC.",
 )
@@ -317,7 +319,7 @@ def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_watttime_moer"],
+    deps=["raw_files", "raw_watttime_moer"],
     code_version="1",
     description="WattTime 5-minute marginal signal (unit as stated upstream).",
 )
@@ -330,7 +332,61 @@ def core_grid_marginal(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     return _write(context, duckdb, CORE_GRID_MARGINAL, df, rej, t0, None, ("watttime_moer",))
 
 
-core_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price, core_grid_marginal]
+_table_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price, core_grid_marginal]
+
+
+@dg.asset(
+    name=CORE_REJECTS.name,
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb"},
+    deps=_table_assets,
+    code_version="1",
+    description="Table `core_rejects`: malformed input rows (file, 1-based line, reason, raw text) of every "
+    "core table. Each core asset replaces its own rows in the transaction that swaps its table in; this "
+    "asset reports rejects per table and reason and carries the table's checks.",
+)
+def core_rejects(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    with duckdb.get_connection() as conn:
+        per = conn.sql(
+            f"SELECT table_name, reason, count(*) AS rows FROM {CORE_REJECTS.name} GROUP BY ALL "
+            "ORDER BY table_name, rows DESC, reason"
+        ).pl()
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": dg.MetadataValue.int(int(per["rows"].sum() or 0)),
+            "tables": dg.MetadataValue.int(per["table_name"].n_unique()),
+            "by_table_and_reason": md_table(per.head(50)),
+        }
+    )
+
+
+@dg.asset(
+    name=CORE_BUILDS.name,
+    group_name="core",
+    pool=POOL,
+    kinds={"duckdb"},
+    deps=_table_assets,
+    code_version="1",
+    description="Table `core_builds`: per core table, the raw files (sha256) its current version was built "
+    "from, written by each core asset in the transaction that swaps its table in. This asset reports "
+    "them; its check `builds_current` warns when a core table is older than what raw_files registers.",
+)
+def core_builds(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    with duckdb.get_connection() as conn:
+        per = conn.sql(
+            f"SELECT table_name, count(*) AS files, min(built_at) AS built_at FROM {CORE_BUILDS.name} "
+            "GROUP BY ALL ORDER BY table_name"
+        ).pl()
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": dg.MetadataValue.int(int(per["files"].sum() or 0)),
+            "tables": md_table(per),
+        }
+    )
+
+
+core_assets = [*_table_assets, core_rejects, core_builds]
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -363,8 +419,45 @@ def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
+@dg.asset_check(
+    asset=core_builds,
+    name="builds_current",
+    additional_deps=["raw_files"],
+    description="every core table was built from the files raw_files registers now (warning: after a "
+    "failed core rebuild the table still holds the previous files)",
+)
+def builds_current(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+    with duckdb.get_connection() as conn:
+        stale = conn.sql(
+            f"""SELECT DISTINCT b.table_name FROM {CORE_BUILDS.name} b
+                WHERE EXISTS (SELECT 1 FROM raw_files r WHERE r.dataset = b.dataset AND NOT EXISTS (
+                    SELECT 1 FROM {CORE_BUILDS.name} c WHERE c.table_name = b.table_name
+                    AND c.dataset = r.dataset AND c.name = r.name AND c.sha256 = r.sha256))
+                OR NOT EXISTS (SELECT 1 FROM raw_files r WHERE r.dataset = b.dataset AND r.name = b.name
+                    AND r.sha256 = b.sha256)
+                ORDER BY 1"""
+        ).fetchall()
+    names = [r[0] for r in stale]
+    return dg.AssetCheckResult(
+        passed=not names,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=f"built from other files than raw_files registers: {names}"
+        if names
+        else "every core table is built from the registered files",
+        metadata={"stale_tables": len(names)},
+    )
+
+
 core_checks = [
     c
-    for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
+    for s in (
+        CORE_JOBS,
+        CORE_GRID_CARBON,
+        CORE_GRID_FUEL_MIX,
+        CORE_POWER_PRICE,
+        CORE_GRID_MARGINAL,
+        CORE_REJECTS,
+        CORE_BUILDS,
+    )
     for c in table_checks(s)
-] + [eia_matches_published]
+] + [eia_matches_published, builds_current]

@@ -212,6 +212,7 @@ CORE_REJECTS = TableSchema(
         Col("raw_row", "VARCHAR", "-", "the raw fields, comma-joined"),
     ),
     ("table_name", "source_file", "line"),
+    (Range("line_positive", "line < 1"),),
 )
 
 RAW_FILES = TableSchema(
@@ -229,6 +230,11 @@ RAW_FILES = TableSchema(
         Col("registered_at", TS, "UTC", "when the raw asset recorded it", False),
     ),
     ("dataset", "path"),
+    (
+        Range("bytes_nonnegative", "bytes < 0"),
+        Range("sha256_hex", "NOT regexp_full_match(sha256, '[0-9a-f]{64}')"),
+        Range("source_known", "source NOT IN ('sample', 'remote')"),
+    ),
 )
 
 CORE_TABLES = {

@@ -7,7 +7,7 @@ import dagster as dg
 from assets.capacity import capacity_assets, capacity_checks
 from assets.core import core_assets, core_checks
 from assets.harmony import harmony_assets, harmony_checks
-from assets.raw import raw_assets
+from assets.raw import raw_assets, raw_checks
 from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
@@ -26,7 +26,7 @@ def _with_columns(spec: dg.AssetSpec) -> dg.AssetSpec:
 ALL_ASSETS = dg.map_asset_specs(_with_columns, [
     *raw_assets, *core_assets, *capacity_assets, *sim_assets, *reproduction_assets, *reports_assets, *harmony_assets
 ])
-ALL_CHECKS = [*core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks, *harmony_checks]
+ALL_CHECKS = [*raw_checks, *core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks, *harmony_checks]
 
 ingest_job = dg.define_asset_job(
     "ingest",
