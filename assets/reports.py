@@ -168,12 +168,13 @@ def out_study_scenarios(duckdb: DuckDBResource) -> dg.MaterializeResult:
     "workloads as generated for the thesis platform (Table 4.1), next to the printed values.",
 )
 def out_workload_stats(duckdb: DuckDBResource) -> dg.MaterializeResult:
+    from sim.capacity import DAY
     from sim.workloads import zipf_workload
 
     with duckdb.get_connection() as conn:
         jobs = conn.sql("SELECT workload, duration_s, cores, memory_gb FROM core_jobs").pl()
     # the thesis platform (1000 × 24 cores, 30 days) at its 80 % load; seed 0 as in the studies
-    zipf = {wl: zipf_workload(float(wl.split("-")[1]), 1000, 24, 30 * 86400.0, seed=0) for wl in repro.ZIPFS}
+    zipf = {wl: zipf_workload(float(wl.split("-")[1]), 1000, 24, 30 * DAY, seed=0) for wl in repro.ZIPFS}
     df = workload_stats_frame(jobs, zipf)
     with duckdb.get_connection() as conn:
         replace_table(conn, OUT_WORKLOAD_STATS, df)

@@ -602,9 +602,6 @@ def _run_sweep(
         from sim.warmup import ensure_warm
 
         ensure_warm(console.print)
-    job = dg.build_reconstructable_job(
-        "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
-    )
     keys = sweep.partition_keys(scs)
     tags = {
         "dagster/asset_partition_range_start": keys[scs[0].id],
@@ -630,6 +627,10 @@ def _run_sweep(
             box["success"] = res.success
             box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
             return
+        # other executors start processes that rebuild the job: a reconstructable target
+        job = dg.build_reconstructable_job(
+            "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
+        )
         with dg.execute_job(job, instance=dg.DagsterInstance.get(), run_config=run_config, tags=tags) as res:
             box["success"] = res.success
             box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
@@ -652,6 +653,7 @@ def _run_sweep(
             bar.update(now - seen)
             seen = now
         bar.update(len(ids) - seen)
+    sweep.stop_pool(wait=False)  # idle now: the workers exit while the results table is built
     if not box.get("success"):
         for step, msg in box.get("failures", []):
             console.print(f"[red]{step}: {msg}[/]")

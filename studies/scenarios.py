@@ -23,6 +23,7 @@ Studies (from the seeds; see the README's sweep section):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -89,8 +90,10 @@ class Scenario:
     def window_start_s(self) -> float:
         return self.warmup_days * DAY
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
+        """sha256 of :meth:`params` (12 hex), computed once: the dataclass is frozen (``settings`` and
+        ``capacity`` must not be mutated after construction)."""
         blob = json.dumps(self.params(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -281,6 +284,26 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     return bootstrap_jobs(jobs, n, h, target_cores=target, seed=sc.seed)
 
 
+#: workloads whose jobs do not depend on the platform size (:func:`build_jobs` ignores ``machines``)
+SIZE_FREE_WORKLOADS = ("azure", "seed001-uniform", "seed001-uniform-literal", "borg2011-riskaware")
+
+
+def sized_jobs(sc: Scenario, inputs: Path) -> tuple[int, pl.DataFrame]:
+    """The platform size of ``sc`` (:func:`platform_size`) and its jobs (:func:`build_jobs`), building the
+    jobs once where sizing needed them and they do not depend on the size (:data:`SIZE_FREE_WORKLOADS`).
+    Raises like those two."""
+    if sc.machines or sc.workload in ("borg2011", "borg2011-native", "borg2011-seed001"):
+        machines = platform_size(sc, inputs)
+        return machines, build_jobs(sc, inputs, machines)
+    probe = build_jobs(sc, inputs, 1)
+    machines = _size_for(sc, probe)
+    return machines, probe if sc.workload in SIZE_FREE_WORKLOADS else build_jobs(sc, inputs, machines)
+
+
+def _size_for(sc: Scenario, jobs: pl.DataFrame) -> int:
+    return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * MEAN_CAPACITY * sc.cores))))
+
+
 def platform_size(sc: Scenario, inputs: Path) -> int:
     """``sc.machines``, or the platform at which the workload offers ``load`` of the mean capacity."""
     if sc.machines:
@@ -289,8 +312,7 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
         return 100
     if sc.workload in ("borg2011-native", "borg2011-seed001"):
         raise ValueError(f"{sc.workload}: give the platform size (machines)")
-    jobs = build_jobs(sc, inputs, 1)
-    return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * MEAN_CAPACITY * sc.cores))))
+    return _size_for(sc, build_jobs(sc, inputs, 1))
 
 
 def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace | MachineCapacityTrace:

@@ -30,9 +30,10 @@ from typing import Any
 import polars as pl
 
 from sim.api import simulate
+from sim.capacity import DAY
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
-from studies.scenarios import Scenario, build_capacity, build_jobs, platform_size, workload_needs
+from studies.scenarios import Scenario, build_capacity, sized_jobs, workload_needs
 
 _CODE_ROOTS = ("sim", "studies/scenarios.py", "studies/sweep.py")
 _ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
@@ -159,8 +160,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     if hit is not None:
         return {**hit, "cache_hit": True}
     t0 = time.perf_counter()
-    machines = platform_size(sc, inputs)
-    jobs = build_jobs(sc, inputs, machines)
+    machines, jobs = sized_jobs(sc, inputs)
     cap = build_capacity(sc, inputs, machines)
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
@@ -202,7 +202,7 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
                 "settings_json": json.dumps(p["settings"], sort_keys=True),
                 "machines": int(r["machines"]),
                 "cores": float(p["cores"]),
-                "horizon_s": float(p["horizon_days"]) * 86400.0,
+                "horizon_s": float(p["horizon_days"]) * DAY,
                 "seed": int(p["seed"]),
                 **{k: r["metrics"][k] for k in METRIC_NAMES},
                 "wall_s": float(r["wall_s"]),
@@ -333,10 +333,11 @@ def start_pool(workers: int) -> None:
         _POOL[workers] = ex
 
 
-def stop_pool() -> None:
-    """Shut down the processes of :func:`start_pool`."""
+def stop_pool(wait: bool = True) -> None:
+    """Shut down the processes of :func:`start_pool` (``wait`` False: return at once; they exit in the
+    background, joined at the latest when this process exits)."""
     while _POOL:
-        _POOL.popitem()[1].shutdown(cancel_futures=True)
+        _POOL.popitem()[1].shutdown(wait=wait, cancel_futures=True)
 
 
 def run_many(
