@@ -173,7 +173,7 @@ def run_first_fit(
     cap_t = np.zeros(0) if per_machine else cap.time_s
     cap_n = np.zeros(0, np.int64) if per_machine else cap.machines_alive
     events = (cap.time_s, cap.machine, cap.cores) if per_machine else None
-    fs, end, att, terms, status, sc, tst, tsa, tsu, alog = run_kernel(
+    k = run_kernel(
         problem.submit_s[o],
         problem.duration_s[o],
         problem.cores[o],
@@ -193,22 +193,26 @@ def run_first_fit(
         machine_events=events,
     )
     out = EngineOutput(
-        _unsort(o, fs),
-        _unsort(o, end),
-        _unsort(o, att),
-        _unsort(o, terms),
-        _unsort(o, status),
-        float(sc[0]),
-        float(sc[1]),
-        float(sc[2]),
-        float(sc[3]),
-        float(sc[4]),
-        int(sc[5]),
-        float(sc[6]),
-        int(sc[7]),
-        int(sc[8]),
-        **attempt_fields(alog, o),
+        _unsort(o, k.first_start_s),
+        _unsort(o, k.end_s),
+        _unsort(o, k.attempts),
+        _unsort(o, k.terminations_per_job),
+        _unsort(o, k.status),
+        k.completed_core_s,
+        k.wasted_core_s,
+        k.inflight_core_s,
+        k.available_core_s,
+        k.used_core_s,
+        k.terminations,
+        k.aborted_s,
+        k.violations,
+        k.events,
+        **attempt_fields(k.attempt_log, o),
         **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
-    ts = pl.DataFrame({"time_s": tst, "alive_cores": tsa, "used_cores": tsu}) if problem.record_ts else None
+    ts = (
+        pl.DataFrame({"time_s": k.ts_time_s, "alive_cores": k.ts_alive_cores, "used_cores": k.ts_used_cores})
+        if problem.record_ts
+        else None
+    )
     return RunArtifacts(out, ts)

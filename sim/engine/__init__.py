@@ -1,0 +1,300 @@
+"""The discrete-event engine: First-Fit family under variable capacity, compiled with numba.
+
+Semantics (pinned; see the README "Simulator semantics" section):
+
+* Machines ``0..M-1`` (lower index = safer), each with ``machine_cores`` cores (and optionally
+  ``machine_mem_gb``). The capacity trace gives the number of machines alive; which machines turn off on a
+  drop is the termination policy's choice (``lifo``: highest alive index; ``random``; ``lww``: least
+  wasted work; ``lfd``: least fraction done). On a rise, the lowest-index off machines turn on.
+* Time runs over ``[0, horizon)``; nothing happens at or after the horizon. At each instant ``t``:
+  1. jobs ending at ``t`` complete and free their cores;
+  2. a capacity change at ``t`` takes effect; jobs on machines turning off are terminated (wasted work
+     ``cores * (t - start)``) and appended to the back of the queue, earlier start first, then input order;
+  3. jobs submitted at ``t`` are appended (input order);
+  4. one pass walks the queue front to back and starts each job on the lowest-index alive machine with
+     enough free cores (and memory) that the admission rule allows; jobs that do not fit keep their place
+     (no head-of-line blocking).
+* A restarted job runs its full duration again.
+
+Speed: a max segment tree over machines finds the first machine with ``free >= c`` in O(log M); a min
+segment tree over queue positions finds the next queued job whose demand is at most the largest free
+block in O(log Q). A pass therefore costs O((placements + 1) log) instead of a queue rescan, and a pass
+after an instant that freed nothing only looks at the jobs appended in that instant (nothing older can
+fit, since free capacity only shrank).
+
+Modules: ``trees`` (machine/queue segment trees, completion heap), ``queue`` (queue classes and
+compaction), ``log`` (attempt log), ``admission`` (admission predicates, the :data:`RULES` a predicate
+declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
+compilation). Two ways to run the same code: compiled (numba, ``cache=True``) or interpreted (the plain
+functions, for small instances: no numba import, no cache load). :func:`run_kernel` picks by size
+(:data:`PYTHON_MAX_JOBS`); both give identical results (``tests/test_engine_python.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sim.engine import _jit
+from sim.engine._jit import compiled, plain
+from sim.engine.admission import (
+    BOUND_INTERVAL_END,
+    BOUND_NONE,
+    BOUND_SURVIVAL,
+    H2_FLAG,
+    H3_FLAG,
+    H4_FLAG,
+    PRED_IAS,
+    PRED_NONE,
+    PRED_ORACLE,
+    RULES,
+    Admission,
+    Rule,
+)
+from sim.engine.kernel import N_ACC
+from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, QUEUE_MIN_SIZE
+from sim.engine.trees import pow2
+
+__all__ = [
+    "BOUND_INTERVAL_END",
+    "BOUND_NONE",
+    "BOUND_SURVIVAL",
+    "CLS_H2",
+    "CLS_H4",
+    "CLS_U",
+    "H2_FLAG",
+    "H3_FLAG",
+    "H4_FLAG",
+    "LOG_END",
+    "LOG_JOB",
+    "LOG_MACHINE",
+    "LOG_OUTCOME",
+    "LOG_START",
+    "PRED_IAS",
+    "PRED_NONE",
+    "PRED_ORACLE",
+    "PYTHON_MAX_JOBS",
+    "RULES",
+    "TERMINATION_CODES",
+    "Admission",
+    "KernelResult",
+    "Rule",
+    "run_kernel",
+    "use_engine",
+]
+
+INF = np.inf
+
+# ``<rule>-fail``: the victim is chosen by ``<rule>`` but a killed job fails for good instead of going back
+# to the queue (seed 003 §4.2: a job is either completed or failed)
+TERMINATION_CODES = {
+    "lifo": 0,
+    "random": 1,
+    "lww": 2,
+    "lfd": 3,
+    "lifo-fail": 4,
+    "random-fail": 5,
+    "lww-fail": 6,
+    "lfd-fail": 7,
+}
+
+# instances up to this many jobs run interpreted: below it numba's start (import, CPU target, cache load:
+# ~1 s of CPU) costs more than interpreting the kernel (measured: `python -m sim.bench engines`)
+PYTHON_MAX_JOBS = 200
+_FORCED: list[str] = []  # use_engine() stack
+
+
+@contextmanager
+def use_engine(kind: str) -> Iterator[None]:
+    """Force ``kind`` (``compiled`` or ``python``) for every :func:`run_kernel` inside the block."""
+    if kind not in ("compiled", "python"):
+        raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
+    _FORCED.append(kind)
+    try:
+        yield
+    finally:
+        _FORCED.pop()
+
+
+def choose_engine(n_jobs: int, seed: int) -> str:
+    """``python`` for instances of at most :data:`PYTHON_MAX_JOBS` jobs (seed within numba's 32-bit seed
+    range), else ``compiled``; :func:`use_engine` overrides."""
+    if _FORCED:
+        return _FORCED[-1]
+    return "python" if n_jobs <= PYTHON_MAX_JOBS and 0 <= seed < 2**32 else "compiled"
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """What one kernel run returns (engine index order; the caller reorders to input rows)."""
+
+    first_start_s: np.ndarray  # -1: never started
+    end_s: np.ndarray  # -1: not completed
+    attempts: np.ndarray
+    terminations_per_job: np.ndarray
+    status: np.ndarray  # sim.metrics QUEUED/RUNNING/COMPLETED/FAILED
+    completed_core_s: float
+    wasted_core_s: float
+    inflight_core_s: float
+    available_core_s: float
+    used_core_s: float
+    terminations: int
+    aborted_s: float
+    violations: int
+    events: int
+    ts_time_s: np.ndarray  # per instant (record_ts): time, alive cores, used cores
+    ts_alive_cores: np.ndarray
+    ts_used_cores: np.ndarray
+    attempt_log: np.ndarray  # rows (job, start, end, outcome, machine): see sim.engine.log
+    engine: str  # "compiled" or "python"
+
+
+def run_kernel(
+    submit: np.ndarray,
+    duration: np.ndarray,
+    cores: np.ndarray,
+    mem: np.ndarray | None,
+    cap_t: np.ndarray,
+    cap_n: np.ndarray,
+    n_machines: int,
+    machine_cores: float,
+    machine_mem_gb: float,
+    horizon_s: float,
+    termination: str = "lifo",
+    seed: int = 0,
+    record_ts: bool = False,
+    check: bool = False,
+    row: np.ndarray | None = None,
+    admission: Admission | None = None,
+    machine_events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    engine: str | None = None,
+) -> KernelResult:
+    """Run the engine on jobs sorted by submit time (ties in input order). See the module doc.
+
+    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`). Raises ValueError for an unknown
+    termination policy, admission predicate or engine."""
+    if termination not in TERMINATION_CODES:
+        raise ValueError(
+            f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
+        )
+    n = len(submit)
+    kind = engine or choose_engine(n, int(seed))
+    if kind not in ("compiled", "python"):
+        raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
+    adm = admission or Admission()
+    rule = adm.rule
+    use_mem = mem is not None
+    dur = np.ascontiguousarray(duration, dtype=np.float64)
+    job_lo, job_hi = adm.job_ranges(n, int(n_machines))
+    inputs = adm.inputs(int(n_machines))
+    adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:])
+    args = (
+        np.ascontiguousarray(row if row is not None else np.arange(n), dtype=np.int64),
+        np.ascontiguousarray(submit, dtype=np.float64),
+        dur,
+        np.ascontiguousarray(cores, dtype=np.float64),
+        np.ascontiguousarray(mem if use_mem else np.zeros(n), dtype=np.float64),
+        use_mem,
+        np.ascontiguousarray(cap_t, dtype=np.float64),
+        np.ascontiguousarray(cap_n, dtype=np.int64),
+        int(n_machines),
+        pow2(int(n_machines)),
+        float(machine_cores),
+        float(machine_mem_gb if use_mem else 0.0),
+        float(horizon_s),
+        TERMINATION_CODES[termination],
+        int(seed),
+        QUEUE_MIN_SIZE,
+        bool(record_ts),
+        bool(check),
+        int(adm.pred),
+        int(rule.bound),
+        bool(rule.timed),
+        job_lo,
+        job_hi,
+        adm_tuple,
+        bool(adm.full_rescan),
+        *adm.classes(dur, int(n_machines)),
+        *_machine_event_arrays(machine_events),
+    )
+    if kind == "compiled":
+        out = compiled()["_kernel"](*args)
+    else:
+        state = np.random.get_state()  # the interpreted kernel seeds numpy's global generator
+        try:
+            out = plain("_kernel")(*args)
+        finally:
+            np.random.set_state(state)
+    fs, end, att, terms, status, acc, ts, alog = out
+    assert acc.shape[0] == N_ACC
+    return KernelResult(
+        fs,
+        end,
+        att,
+        terms,
+        status,
+        float(acc[0]),
+        float(acc[1]),
+        float(acc[2]),
+        float(acc[3]),
+        float(acc[4]),
+        int(acc[5]),
+        float(acc[6]),
+        int(acc[7]),
+        int(acc[8]),
+        np.ascontiguousarray(ts[0]),
+        np.ascontiguousarray(ts[1]),
+        np.ascontiguousarray(ts[2]),
+        alog,
+        kind,
+    )
+
+
+def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if ev is None:
+        return np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    t, m, c = (np.asarray(x) for x in ev)
+    order = np.lexsort((m, t))  # time, then machine index
+    return (
+        np.ascontiguousarray(t[order], np.float64),
+        np.ascontiguousarray(m[order], np.int64),
+        np.ascontiguousarray(c[order], np.float64),
+    )
+
+
+class _Lazy:
+    """An engine function imported by name from outside the package before anything was compiled: calls
+    (and attribute reads) go to the compiled version, compiled on first use; importing it costs nothing."""
+
+    __slots__ = ("_f", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._f: Any = None
+
+    def _resolve(self) -> Any:
+        if self._f is None:
+            self._f = compiled()[self._name]
+        return self._f
+
+    def __call__(self, *args: Any) -> Any:
+        f = self._f
+        if f is None:
+            f = self._resolve()
+        return f(*args)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._resolve(), attr)
+
+
+def __getattr__(name: str) -> Any:
+    """Engine functions by name (``_kernel``, ``_qt_set``, …): the compiled versions, or a :class:`_Lazy`
+    handle to them while nothing is compiled yet (so importing one does not import numba)."""
+    if name not in _jit._PLAIN:
+        raise AttributeError(f"module 'sim.engine' has no attribute {name!r}")
+    return compiled()[name] if _jit.is_compiled() else _Lazy(name)

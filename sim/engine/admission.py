@@ -1,0 +1,394 @@
+"""Admission rules of the compiled engine: which (job, machine, t) the scheduling pass may use.
+
+A rule is a predicate code (``PRED_*``) with its row in :data:`RULES`, which tells the kernel what the rule
+needs without the kernel knowing the rule: ``bound`` — the kind of per-machine time bound the pass prunes
+with (a job needs ``t + duration < bound``: ``BOUND_SURVIVAL``, recomputed when a machine's uptime crosses
+a knot of its survival curve, or ``BOUND_INTERVAL_END``, the end of the machine's current interval, set when
+it turns on) — and ``timed`` — whether admission can become true with time alone (the kernel then runs
+:func:`_wakeups` each instant and wakes at the next time it may). A new compiled policy adds its predicate
+to :func:`_admit` and a row to :data:`RULES`; the kernel does not change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.engine._jit import kernel_fn
+from sim.engine.queue import CLS_H2, CLS_H4
+from sim.engine.trees import _mt_range_max, _mt_set
+
+INF = np.inf
+
+PRED_NONE, PRED_IAS, PRED_ORACLE = 0, 1, 2
+H2_FLAG, H3_FLAG, H4_FLAG = 1, 2, 4
+BOUND_NONE, BOUND_SURVIVAL, BOUND_INTERVAL_END = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the kernel needs to know about an admission predicate."""
+
+    bound: int = BOUND_NONE
+    timed: bool = False
+
+
+RULES: dict[int, Rule] = {
+    PRED_NONE: Rule(),
+    PRED_IAS: Rule(BOUND_SURVIVAL, timed=True),
+    PRED_ORACLE: Rule(BOUND_INTERVAL_END),
+}
+
+# wake-up state of timed rules (one float64 array): last model epoch, last H2 period boundary, whether
+# every machine needs a first look, the earliest knot crossing, the next wake-up time
+W_EPOCH, W_BOUNDARY, W_NEED_EVAL, W_MIN_CROSS, W_NEXT_WAKE = 0, 1, 2, 3, 4
+
+
+@kernel_fn
+def _surv(times, surv, n, x):
+    """S(x) of a step-function survival curve with n knots."""
+    if n == 0:
+        return 1.0
+    k = np.searchsorted(times[:n], x, side="right") - 1
+    if k < 0:
+        return 1.0
+    return surv[k]
+
+
+@kernel_fn
+def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
+    """E[remaining | uptime u], restricted to maxt (same formula as IntervalModel.mean_remaining)."""
+    if u >= maxt:
+        return 0.0
+    su = _surv(times, surv, n, u)
+    if su <= 0.0:
+        return 0.0
+    k = np.searchsorted(knots[:nk], u, side="right") - 1
+    if k < 0:
+        k = 0
+    if k > nk - 2:
+        k = nk - 2
+    area = tail[k + 1] + su * (knots[k + 1] - u)
+    return area / su
+
+
+@kernel_fn
+def _admit(pred, j, m, t, duration, adm):
+    """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band);
+    survival models are indexed [epoch, band of machine m]."""
+    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
+        adm
+    )
+    if pred == PRED_ORACLE:
+        # the machine's current interval must outlast the job (future capacity is known)
+        lo = iv_ptr[m]
+        hi = iv_ptr[m + 1]
+        k = lo + np.searchsorted(iv_end[lo:hi], t, side="right")
+        if k >= hi:
+            return False
+        return t + duration[j] <= iv_end[k]
+    f = jflag[j]
+    if f == 0:
+        return True
+    d = duration[j]
+    if (f & H2_FLAG) != 0 and d <= period:
+        phase = t - np.floor(t / period) * period
+        return (period - phase) > d or phase == 0.0
+    e = 0
+    if epoch_s > 0:
+        e = int(t // epoch_s)
+        if e >= mn.shape[0]:
+            e = mn.shape[0] - 1
+    u = t - up_since[m]
+    b = band[m]
+    if (
+        (f & H3_FLAG) != 0
+        and d > p90
+        and _mean_remaining(mt[e, b], ms[e, b], mn[e, b], mk[e, b], mtl[e, b], mkn[e, b], mmax[e, b], u) < d
+    ):
+        return False
+    if (f & H4_FLAG) != 0:
+        su = _surv(mt[e, b], ms[e, b], mn[e, b], u)
+        if su <= 0.0:
+            return False
+        if _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su < a_thresh:
+            return False
+    return True
+
+
+@kernel_fn
+def _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
+    """Machine m is on, has the job's cores (and memory) free, and the policy admits the job there."""
+    if not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j]):
+        return False
+    return pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
+
+
+@kernel_fn
+def _a4_bound(times, surv, n, k, up, theta):
+    """Absolute time bound for H4 on a machine up since ``up`` whose uptime has passed k knots:
+    a job of duration d is admissible iff t + d < bound."""
+    su = 1.0 if k == 0 else surv[k - 1]
+    if su <= 0.0:
+        return -INF
+    target = theta * su
+    kk = np.searchsorted(-surv[:n], -target, side="right")
+    if kk < n:
+        return up + times[kk]
+    return INF
+
+
+@kernel_fn
+def _bound_at_up(bound, m, t, ma4, msize, adm):
+    """A machine turned on at t: set its time bound if the rule's bound is known then (interval end)."""
+    if bound == BOUND_INTERVAL_END:
+        iv_ptr = adm[13]
+        iv_end = adm[14]
+        lo_ = iv_ptr[m]
+        hi_ = iv_ptr[m + 1]
+        kk = lo_ + np.searchsorted(iv_end[lo_:hi_], t, side="right")
+        _mt_set(ma4, msize, m, iv_end[kk] if kk < hi_ else -INF)
+
+
+@kernel_fn
+def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi):
+    """Best free cores per pruning class over its machine range, and the best time bound."""
+    cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
+    c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
+    c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
+    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2])
+
+
+@kernel_fn
+def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
+    """Per-class best free cores (and best time bound) over the dirty machines only."""
+    cu = -INF
+    c2 = -INF
+    c4 = -INF
+    g4 = -INF
+    for x in range(nd):
+        m = dm[x]
+        if not alive[m]:
+            continue
+        f = free_c[m]
+        if cls_lo[0] <= m < cls_hi[0] and f > cu:
+            cu = f
+        if cls_lo[1] <= m < cls_hi[1] and f > c2:
+            c2 = f
+        if cls_lo[2] <= m < cls_hi[2]:
+            if f > c4:
+                c4 = f
+            if use_bound and ma4[msize + m] > g4:
+                g4 = ma4[msize + m]
+    return cu, c2, c4, g4
+
+
+@kernel_fn
+def _mark_dirty(m, dirty, is_dirty, nd):
+    """Add machine m to the dirty list (machines whose state improved this instant); returns the count."""
+    if not is_dirty[m]:
+        is_dirty[m] = True
+        dirty[nd] = m
+        nd += 1
+    return nd
+
+
+@kernel_fn
+def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty, nd):
+    """Timed rules (IAS): admission may become true at a period boundary (H2), at a model epoch change, or
+    when a machine's uptime crosses a knot of its survival curve (S(u) drops, so S(u+d)/S(u) and the mean
+    remaining can rise). Updates the machines' bounds and the wake-up state; returns (freed, global wake,
+    dirty count)."""
+    period = adm[1]
+    a_thresh = adm[2]
+    up_since = adm[4]
+    mt = adm[5]
+    ms = adm[6]
+    mn = adm[7]
+    epoch_s = adm[12]
+    band = adm[15]
+    freed = False
+    global_wake = False
+    e = 0
+    if epoch_s > 0:
+        e = int(t // epoch_s)
+        if e >= mn.shape[0]:
+            e = mn.shape[0] - 1
+    if e != wake[W_EPOCH]:
+        wake[W_EPOCH] = e
+        freed = True
+        global_wake = True
+        wake[W_NEED_EVAL] = 1.0
+        for mm in range(alive.shape[0]):
+            knot_idx[mm] = 0
+            next_cross[mm] = np.inf
+    if any_h2:
+        b = np.floor(t / period) * period
+        if b != wake[W_BOUNDARY]:
+            wake[W_BOUNDARY] = b
+            freed = True
+            global_wake = True
+    # the per-machine loop runs only when some crossing is due or a machine needs a first look
+    if wake[W_NEED_EVAL] != 0.0 or t >= wake[W_MIN_CROSS]:
+        wake[W_NEED_EVAL] = 0.0
+        min_cross = 1e300
+        for mm in range(alive.shape[0]):
+            if not alive[mm]:
+                continue
+            if next_cross[mm] == np.inf or t >= next_cross[mm]:
+                u = t - up_since[mm]
+                bm = band[mm]
+                kn = mn[e, bm]
+                k = np.searchsorted(mt[e, bm, :kn], u, side="right")
+                if k != knot_idx[mm]:
+                    knot_idx[mm] = k
+                    freed = True
+                    nd = _mark_dirty(mm, dirty, is_dirty, nd)
+                _mt_set(ma4, msize, mm, _a4_bound(mt[e, bm], ms[e, bm], kn, k, up_since[mm], a_thresh))
+                next_cross[mm] = up_since[mm] + mt[e, bm, k] if k < kn else 1e300
+            if next_cross[mm] < min_cross:
+                min_cross = next_cross[mm]
+        wake[W_MIN_CROSS] = min_cross
+    next_wake = wake[W_MIN_CROSS]
+    if any_h2:
+        nb = (np.floor(t / period) + 1.0) * period
+        if nb < next_wake:
+            next_wake = nb
+    if epoch_s > 0:
+        ne = (np.floor(t / epoch_s) + 1.0) * epoch_s
+        if ne < next_wake:
+            next_wake = ne
+    wake[W_NEXT_WAKE] = next_wake
+    return freed, global_wake, nd
+
+
+@dataclass
+class Admission:
+    """Per-(job, machine) admission rules for the scheduling pass (engine index order).
+
+    ``pred``: the predicate (a key of :data:`RULES`); ``job_lo/job_hi``: allowed machine index range per job;
+    ``jflag``: H2/H3/H4 bits per job; ``models``: survival models per epoch (``epoch_s`` > 0: model
+    ``floor(t / epoch_s)`` applies at t), each either one ``IntervalModel`` (every machine) or a sequence of
+    them, one per machine band, with ``band_of_machine`` (length = machines) saying which band's model
+    applies on each machine; ``iv_ptr/iv_end``: per-machine sorted interval ends (CSR) for the Oracle.
+    """
+
+    pred: int = PRED_NONE
+    job_lo: np.ndarray | None = None
+    job_hi: np.ndarray | None = None
+    jflag: np.ndarray | None = None
+    period_s: float = 3600.0
+    a_thresh: float = 0.0
+    p90_s: float = np.inf
+    models: list | None = None  # per epoch: an IntervalModel, or a sequence of them (one per band)
+    epoch_s: float = 0.0
+    iv_ptr: np.ndarray | None = None
+    iv_end: np.ndarray | None = None
+    full_rescan: bool = False  # tests: naive reference pass (visit everything, no pruning) every instant
+    band_of_machine: np.ndarray | None = None  # band index per machine (None: band 0 everywhere)
+
+    @property
+    def rule(self) -> Rule:
+        """The predicate's row of :data:`RULES` (ValueError for an unknown predicate)."""
+        if self.pred not in RULES:
+            raise ValueError(f"unknown admission predicate {self.pred!r}; known: {sorted(RULES)}")
+        return RULES[self.pred]
+
+    def model_grid(self) -> list[list]:
+        """``models`` as [epoch][band]; raises ValueError if epochs have different band counts."""
+        grid = [list(m) if isinstance(m, (list, tuple)) else [m] for m in (self.models or [])]
+        if grid and len({len(g) for g in grid}) != 1:
+            raise ValueError("every epoch needs the same number of band models")
+        return grid
+
+    def bands(self, machines: int, n_bands: int) -> np.ndarray:
+        """Band index per machine, checked (ValueError naming the expected shape and range)."""
+        if self.band_of_machine is None:
+            return np.zeros(machines, np.int64)
+        b = np.ascontiguousarray(self.band_of_machine, np.int64)
+        if b.shape != (machines,) or (b.size and (b.min() < 0 or b.max() >= n_bands)):
+            raise ValueError(f"band_of_machine needs {machines} band indices in [0, {n_bands})")
+        return b
+
+    def job_ranges(self, n: int, machines: int) -> tuple[np.ndarray, np.ndarray]:
+        """Allowed machine range [lo, hi) per job."""
+        lo = np.zeros(n, np.int64) if self.job_lo is None else np.ascontiguousarray(self.job_lo, np.int64)
+        hi = (
+            np.full(n, machines, np.int64)
+            if self.job_hi is None
+            else np.ascontiguousarray(self.job_hi, np.int64)
+        )
+        return lo, hi
+
+    def inputs(self, machines: int) -> tuple:
+        """The tuple :func:`_admit` reads (``up_since`` is the kernel's own array, filled in there):
+        (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end,
+        band) with jflag left for the caller."""
+        grid = self.model_grid()
+        e = max(len(grid), 1)
+        nb = len(grid[0]) if grid else 1
+        width = max([len(m.times) for g in grid for m in g] + [1])
+        mt = np.zeros((e, nb, width))
+        ms = np.zeros((e, nb, width))
+        mn = np.zeros((e, nb), np.int64)
+        mk = np.zeros((e, nb, width + 2))
+        mtl = np.zeros((e, nb, width + 2))
+        mkn = np.zeros((e, nb), np.int64)
+        mmax = np.zeros((e, nb))
+        for i, g in enumerate(grid):
+            for b, m in enumerate(g):
+                k = len(m.times)
+                mt[i, b, :k], ms[i, b, :k], mn[i, b] = m.times, m.surv, k
+                knots, tail = m._tail_area()
+                mk[i, b, : len(knots)], mtl[i, b, : len(tail)], mkn[i, b] = knots, tail, len(knots)
+                mmax[i, b] = m.max_time
+        ptr = (
+            np.zeros(machines + 1, np.int64)
+            if self.iv_ptr is None
+            else np.ascontiguousarray(self.iv_ptr, np.int64)
+        )
+        end = np.zeros(1) if self.iv_end is None else np.ascontiguousarray(self.iv_end, np.float64)
+        return (
+            float(self.period_s),
+            float(self.a_thresh),
+            float(self.p90_s),
+            mt,
+            ms,
+            mn,
+            mk,
+            mtl,
+            mkn,
+            mmax,
+            float(self.epoch_s),
+            ptr,
+            end,
+            self.bands(machines, nb),
+        )
+
+    def flags(self, n: int) -> np.ndarray:
+        """H2/H3/H4 bits per job (zeros if none)."""
+        return np.zeros(n, np.int8) if self.jflag is None else np.ascontiguousarray(self.jflag, np.int8)
+
+    def classes(self, duration: np.ndarray, machines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pruning class per job (engine order) and each class's machine range (min lo, max hi)."""
+        n = len(duration)
+        cls = np.zeros(n, np.int8)
+        if self.rule.bound == BOUND_INTERVAL_END:
+            cls[:] = CLS_H4  # pruned by the machines' interval ends, like H4's bound
+        elif self.rule.bound == BOUND_SURVIVAL and self.jflag is not None:
+            f = np.asarray(self.jflag)
+            h2 = ((f & H2_FLAG) != 0) & (duration <= self.period_s)
+            h4 = ((f & H4_FLAG) != 0) & ~h2
+            cls[h2] = CLS_H2
+            cls[h4] = CLS_H4
+        lo = np.zeros(n, np.int64) if self.job_lo is None else np.asarray(self.job_lo, np.int64)
+        hi = np.full(n, machines, np.int64) if self.job_hi is None else np.asarray(self.job_hi, np.int64)
+        clo = np.zeros(3, np.int64)
+        chi = np.zeros(3, np.int64)
+        for c in range(3):
+            sel = cls == c
+            if sel.any():
+                clo[c], chi[c] = lo[sel].min(), hi[sel].max()
+        return cls, clo, chi

@@ -1,0 +1,662 @@
+"""The kernel: one instant at a time, in phases (see :mod:`sim.engine` for the semantics).
+
+Each instant ``t``: :func:`_complete` (jobs ending at t), :func:`_set_machines_alive` or
+:func:`_machine_events` (the capacity change; killed jobs collected), :func:`_terminate` (killed jobs back
+to the queue, or failed), :func:`_append` of submissions, :func:`~sim.engine.admission._wakeups` for timed
+admission rules, then the scheduling pass (:func:`_dirty_pass` for old entries when only some machines
+changed, :func:`_pass`). State travels in a few bundles: ``jobs`` (per-job arrays), ``mach`` (per-machine
+arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names), ``cnt`` (int
+counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.engine._jit import kernel_fn
+from sim.engine.admission import (
+    BOUND_NONE,
+    H2_FLAG,
+    PRED_NONE,
+    W_BOUNDARY,
+    W_EPOCH,
+    W_MIN_CROSS,
+    W_NEED_EVAL,
+    W_NEXT_WAKE,
+    _bound_at_up,
+    _can_run,
+    _class_bounds,
+    _dirty_bounds,
+    _mark_dirty,
+    _wakeups,
+)
+from sim.engine.log import _log_close, _log_open
+from sim.engine.queue import CLS_H4, _q_compact, _q_first_ias, _q_put
+from sim.engine.trees import _heap_pop, _heap_push, _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
+
+INF = np.inf
+
+# float accumulators (the first nine are the run's scalar results, in this order)
+A_COMPLETED_CS, A_WASTED_CS, A_INFLIGHT_CS, A_AVAILABLE_CS, A_USED_CS = 0, 1, 2, 3, 4
+A_TERMINATIONS, A_ABORTED_S, A_VIOLATIONS, A_EVENTS = 5, 6, 7, 8
+A_USED_CORES, A_ALIVE_CORES = 9, 10
+N_ACC = 11
+# int counters
+C_N_ALIVE, C_NK = 0, 1
+
+
+@kernel_fn
+def _unlink(j, m, head, nxt, prv):
+    """Remove job j from machine m's list of running jobs."""
+    if prv[j] >= 0:
+        nxt[prv[j]] = nxt[j]
+    else:
+        head[m] = nxt[j]
+    if nxt[j] >= 0:
+        prv[nxt[j]] = prv[j]
+
+
+@kernel_fn
+def _complete(
+    t, ht, hj, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd
+):
+    """Phase 1: jobs ending at t complete and free their cores. Returns (heap size, freed, dirty count)."""
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    freed = False
+    while hn > 0 and ht[0] == t:
+        tt, j, hn = _heap_pop(ht, hj, hn)
+        if status[j] != RUNNING or start[j] + duration[j] != tt:
+            continue  # stale entry of a terminated attempt
+        m = on_machine[j]
+        status[j] = COMPLETED
+        end[j] = t
+        _log_close(alog, cur_att, j, t, ATT_COMPLETED)
+        acc[A_COMPLETED_CS] += cores[j] * duration[j]
+        free_c[m] += cores[j]
+        free_m[m] += mem[j]
+        acc[A_USED_CORES] -= cores[j]
+        _unlink(j, m, head, nxt, prv)
+        on_machine[j] = -1
+        if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
+            free_c[m] = mcap[m]
+            free_m[m] = machine_mem
+        _mt_set(mtree, msize, m, free_c[m])
+        freed = True
+        nd = _mark_dirty(m, dirty, is_dirty, nd)
+    return hn, freed, nd
+
+
+@kernel_fn
+def _set_machines_alive(
+    t, target, jobs, mach, cores, duration, machine_cores, msize, term_policy, bound, adm, wake, next_cross,
+    knot_idx, killed, cnt, acc, dirty, is_dirty, nd,
+):  # fmt: skip
+    """Phase 2 (machines-alive trace): turn on the lowest-index off machines, or turn off the machines the
+    termination rule picks (their jobs go to ``killed``). Returns (freed, dirty count)."""
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    n_machines = alive.shape[0]
+    freed = False
+    if target > n_machines:
+        target = n_machines
+    if target < 0:
+        target = 0
+    if target > cnt[C_N_ALIVE]:
+        m = 0
+        while cnt[C_N_ALIVE] < target and m < n_machines:
+            if not alive[m]:
+                alive[m] = True
+                up_since[m] = t
+                knot_idx[m] = 0
+                next_cross[m] = np.inf
+                wake[W_NEED_EVAL] = 1.0
+                _bound_at_up(bound, m, t, ma4, msize, adm)
+                nd = _mark_dirty(m, dirty, is_dirty, nd)
+                cnt[C_N_ALIVE] += 1
+                mcap[m] = machine_cores
+                free_c[m] = machine_cores if head[m] < 0 else free_c[m]
+                acc[A_ALIVE_CORES] += machine_cores
+                _mt_set(mtree, msize, m, free_c[m])
+            m += 1
+        freed = True
+    elif target < cnt[C_N_ALIVE]:
+        n_alive = cnt[C_N_ALIVE]
+        k = n_alive - target
+        # choose k victims among alive machines
+        cand = np.empty(n_alive, np.int64)
+        score = np.empty(n_alive)
+        nc_ = 0
+        rule = term_policy % 4
+        for m in range(n_machines - 1, -1, -1):  # high index first: ties go to high index
+            if alive[m]:
+                cand[nc_] = m
+                s = 0.0
+                if rule == 2:  # lww: work lost if turned off
+                    j = head[m]
+                    while j >= 0:
+                        s += cores[j] * (t - start[j])
+                        j = nxt[j]
+                elif rule == 3:  # lfd: the most-advanced job's fraction done
+                    j = head[m]
+                    while j >= 0:
+                        f = (t - start[j]) / duration[j]
+                        if f > s:
+                            s = f
+                        j = nxt[j]
+                elif rule == 1:
+                    s = np.random.random()
+                score[nc_] = s
+                nc_ += 1
+        order = np.arange(nc_) if rule == 0 else np.argsort(score[:nc_], kind="mergesort")
+        nk = cnt[C_NK]
+        for r in range(k):
+            m = cand[order[r]]
+            alive[m] = False
+            cnt[C_N_ALIVE] -= 1
+            acc[A_ALIVE_CORES] -= mcap[m]
+            j = head[m]
+            while j >= 0:
+                killed[nk] = j
+                nk += 1
+                j = nxt[j]
+            head[m] = -1
+            _mt_set(mtree, msize, m, -1.0)
+            if bound != BOUND_NONE:
+                _mt_set(ma4, msize, m, -INF)
+        cnt[C_NK] = nk
+    return freed, nd
+
+
+@kernel_fn
+def _victim_score(term_policy, t, st, c, d):
+    """Per-machine mode: the job with the smallest score is killed first (see :func:`_machine_events`)."""
+    if term_policy == 1:
+        return np.random.random()
+    if term_policy == 2:
+        return c * (t - st)
+    if term_policy == 3:
+        return (t - st) / d
+    return -st
+
+
+@kernel_fn
+def _machine_events(
+    t, pi, pm_t, pm_m, pm_c, jobs, mach, row, cores, mem, duration, msize, term_policy, killed, cnt, acc,
+    dirty, is_dirty, nd,
+):  # fmt: skip
+    """Phase 2 (per-machine trace, harvest VMs): a machine's cores change at t; a machine shrinking below
+    its running jobs' demand kills jobs (victim rule: lifo newest start first, ties later input row;
+    random; lww the least cores × (t − start); lfd the least (t − start) / duration; ties the lifo order)
+    until they fit. Returns (next event index, freed, dirty count)."""
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    freed = False
+    npm = pm_t.shape[0]
+    while pi < npm and pm_t[pi] == t:
+        m = pm_m[pi]
+        newc = pm_c[pi]
+        pi += 1
+        old = mcap[m]
+        if newc > old:
+            if old <= 0.0:
+                alive[m] = True
+                up_since[m] = t
+                cnt[C_N_ALIVE] += 1
+            free_c[m] += newc - old
+            acc[A_ALIVE_CORES] += newc - old
+            mcap[m] = newc
+            freed = True
+            nd = _mark_dirty(m, dirty, is_dirty, nd)
+            _mt_set(mtree, msize, m, free_c[m])
+        elif newc < old:
+            free_c[m] -= old - newc
+            acc[A_ALIVE_CORES] -= old - newc
+            mcap[m] = newc
+            nk = cnt[C_NK]
+            while head[m] >= 0 and (free_c[m] < -1e-9 or newc <= 0.0):
+                best = head[m]
+                bs = _victim_score(term_policy % 4, t, start[best], cores[best], duration[best])
+                jj = nxt[best]
+                while jj >= 0:
+                    sj = _victim_score(term_policy % 4, t, start[jj], cores[jj], duration[jj])
+                    if sj < bs or (
+                        sj == bs
+                        and (start[jj] > start[best] or (start[jj] == start[best] and row[jj] > row[best]))
+                    ):
+                        best, bs = jj, sj
+                    jj = nxt[jj]
+                free_c[m] += cores[best]
+                free_m[m] += mem[best]
+                _unlink(best, m, head, nxt, prv)
+                killed[nk] = best
+                nk += 1
+            cnt[C_NK] = nk
+            if free_c[m] > 1e-9:  # a kill can leave more room than the last pass saw
+                freed = True
+                nd = _mark_dirty(m, dirty, is_dirty, nd)
+            if newc <= 0.0:
+                alive[m] = False
+                cnt[C_N_ALIVE] -= 1
+                _mt_set(mtree, msize, m, -1.0)
+            else:
+                _mt_set(mtree, msize, m, free_c[m])
+    return pi, freed, nd
+
+
+@kernel_fn
+def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls):
+    """Append job j to the queue (compacting first if the tail is at the end). Returns the queue and
+    whether positions moved (then the whole queue must be rescanned)."""
+    moved = False
+    if qtail >= qsize:
+        qjob, qt, qsize, qtail = _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, qt.shape[0])
+        qhead = 0
+        moved = True
+    qjob[qtail] = j
+    _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
+    return qjob, qt, qsize, qhead, qtail + 1, moved
+
+
+@kernel_fn
+def _terminate(
+    t, killed, nk, jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog, acc, qjob,
+    qt, qsize, qhead, qtail,
+):  # fmt: skip
+    """Phase 2b: killed jobs — earlier start first, then input order — count their wasted work and go to
+    the back of the queue (``<rule>-fail``: fail for good); empty machines reset. Returns the queue and
+    whether its positions moved."""
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    moved = False
+    ks = killed[:nk].copy()
+    keys = np.empty(nk)
+    for r in range(nk):
+        keys[r] = start[ks[r]]
+    # stable sort by input row, then by start
+    rk = np.empty(nk, np.int64)
+    for r in range(nk):
+        rk[r] = row[ks[r]]
+    ks = ks[np.argsort(rk, kind="mergesort")]
+    for r in range(nk):
+        keys[r] = start[ks[r]]
+    ks = ks[np.argsort(keys, kind="mergesort")]
+    for r in range(nk):
+        j = ks[r]
+        acc[A_USED_CORES] -= cores[j]
+        acc[A_WASTED_CS] += cores[j] * (t - start[j])
+        _log_close(alog, cur_att, j, t, ATT_KILLED)
+        acc[A_ABORTED_S] += t - start[j]
+        acc[A_TERMINATIONS] += 1.0
+        terms[j] += 1
+        on_machine[j] = -1
+        nxt[j] = -1
+        prv[j] = -1
+        if term_policy >= 4:  # the job fails for good
+            status[j] = FAILED
+            continue
+        status[j] = QUEUED
+        qjob, qt, qsize, qhead, qtail, mv = _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls)
+        moved = moved or mv
+    for m in range(alive.shape[0]):
+        if head[m] < 0:
+            free_c[m] = mcap[m]
+            free_m[m] = machine_mem
+        _mt_set(mtree, msize, m, free_c[m] if alive[m] else -1.0)
+    return qjob, qt, qsize, qhead, qtail, moved
+
+
+@kernel_fn
+def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
+               acc, horizon):  # fmt: skip
+    """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
+    (possibly grown) heap arrays, heap size, attempt log and its length."""
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    ht, hj = heap
+    qjob[pos] = -1
+    _q_put(qt, qsize, pos, jcls[j], INF, INF)
+    free_c[m] -= cores[j]
+    free_m[m] -= mem[j]
+    _mt_set(mtree, msize, m, free_c[m])
+    start[j] = t
+    if first_start[j] < 0:
+        first_start[j] = t
+    attempts[j] += 1
+    status[j] = RUNNING
+    on_machine[j] = m
+    prv[j] = -1
+    nxt[j] = head[m]
+    if head[m] >= 0:
+        prv[head[m]] = j
+    head[m] = j
+    if hn >= ht.shape[0]:
+        ht2 = np.empty(2 * ht.shape[0])
+        hj2 = np.empty(2 * ht.shape[0], np.int64)
+        ht2[:hn] = ht[:hn]
+        hj2[:hn] = hj[:hn]
+        ht, hj = ht2, hj2
+    hn = _heap_push(ht, hj, hn, t + duration[j], j)
+    alog, an = _log_open(alog, an, cur_att, j, m, t, horizon)
+    acc[A_USED_CORES] += cores[j]
+    return (ht, hj), hn, alog, an
+
+
+@kernel_fn
+def _dirty_pass(
+    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach,
+    msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog, an, acc, horizon,
+):  # fmt: skip
+    """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
+    admissible job on those machines only (lowest index first)."""
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    dm = dirty[:nd]
+    if nd > 1:
+        dm.sort()
+    cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+    if not use_bound:
+        g4 = INF
+    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, stk)
+    while pos >= 0 and pos < new_from:
+        j = qjob[pos]
+        m = -1
+        for x in range(nd):
+            mm = dm[x]
+            if job_lo[j] <= mm < job_hi[j] and _can_run(
+                pred, j, mm, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm
+            ):
+                m = mm
+                break
+        if m >= 0:
+            heap, hn, alog, an = _start_job(
+                j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
+                acc, horizon,
+            )  # fmt: skip
+            cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+            if not use_bound:
+                g4 = INF
+        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, stk)
+    return heap, hn, alog, an
+
+
+@kernel_fn
+def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2, slack, t,
+              stk):  # fmt: skip
+    """The next queue position >= pos the pass should look at, or -1."""
+    if full_rescan:
+        while pos < qtail and qjob[pos] < 0:
+            pos += 1
+        return pos if pos < qtail else -1
+    if use_bound:
+        cu, c2, c4, g4 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
+        return _q_first_ias(qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, stk)
+    return _qt_first_le(qt[0], qsize, pos, mtree[1])
+
+
+@kernel_fn
+def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach, msize,
+                  pred, adm, stk):  # fmt: skip
+    """The lowest-index machine in job j's range that can run it now, or -1."""
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    if full_rescan:
+        # reference path (tests): scan machines linearly, no pruning
+        m = job_lo[j]
+        while m < job_hi[j] and not _can_run(
+            pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm
+        ):
+            m += 1
+        return m if m < job_hi[j] else -1
+    by_bound = use_bound and jcls[j] == CLS_H4
+    tg = 0.0
+    if by_bound:
+        tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+    if by_bound:
+        m = _mt2_first(mtree, ma4, msize, job_lo[j], cores[j], tg, stk)
+    else:
+        m = _mt_first_ge(mtree, msize, job_lo[j], cores[j])
+    while m >= 0:
+        if m >= job_hi[j]:
+            return -1
+        if _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
+            return m
+        if m + 1 >= msize:
+            return -1
+        if by_bound:
+            m = _mt2_first(mtree, ma4, msize, m + 1, cores[j], tg, stk)
+        else:
+            m = _mt_first_ge(mtree, msize, m + 1, cores[j])
+    return -1
+
+
+@kernel_fn
+def _pass(
+    t, lo, qjob, qt, qsize, qtail, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach, msize, pred,
+    use_bound, full_rescan, adm, cls_lo, cls_hi, r2, slack, stk, heap, hn, alog, an, acc, horizon,
+):  # fmt: skip
+    """Phase 4: walk the queue from ``lo`` front to back and start each job on the lowest-index machine
+    that can run it (jobs that do not fit keep their place)."""
+    mtree = mach[4]
+    ma4 = mach[7]
+    pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
+                    slack, t, stk)  # fmt: skip
+    while pos >= 0:
+        j = qjob[pos]
+        m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach,
+                          msize, pred, adm, stk)  # fmt: skip
+        if m >= 0:
+            heap, hn, alog, an = _start_job(
+                j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
+                acc, horizon,
+            )  # fmt: skip
+        pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi,
+                        r2, slack, t, stk)  # fmt: skip
+    return heap, hn, alog, an
+
+
+@kernel_fn
+def _violations(mach, msize):
+    """Invariant breaches at this instant (tests): over-commit, a job on an off machine, a stale tree."""
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    v = 0
+    for m in range(alive.shape[0]):
+        if free_c[m] < -1e-9 or free_m[m] < -1e-9:
+            v += 1
+        if not alive[m] and head[m] >= 0:
+            v += 1
+        if alive[m] and mtree[msize + m] != free_c[m]:
+            v += 1
+    return v
+
+
+@kernel_fn
+def _record(ts, ts_n, t, alive_cores, used_cores):
+    """Append (t, alive cores, used cores) to the time series (grown by doubling)."""
+    if ts_n >= ts.shape[1]:
+        grown = np.empty((3, 2 * ts.shape[1]))
+        grown[:, :ts_n] = ts[:, :ts_n]
+        ts = grown
+    ts[0, ts_n] = t
+    ts[1, ts_n] = alive_cores
+    ts[2, ts_n] = used_cores
+    return ts, ts_n + 1
+
+
+@kernel_fn
+def _kernel(
+    row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
+    horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
+    jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c,
+):  # fmt: skip
+    """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log)."""
+    n = submit.shape[0]
+    pi = 0
+    npm = pm_t.shape[0]
+    use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
+    stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
+    jflag = adm[0]
+    period = adm[1]
+    up_since = adm[4]
+    any_h2 = False
+    for jj in range(n):
+        if (jflag[jj] & H2_FLAG) != 0:
+            any_h2 = True
+            break
+    # wake-up state of timed rules (see admission._wakeups)
+    wake = np.empty(5)
+    wake[W_EPOCH] = 0.0
+    wake[W_BOUNDARY] = -1.0
+    wake[W_NEED_EVAL] = 1.0
+    wake[W_MIN_CROSS] = 1e300
+    wake[W_NEXT_WAKE] = INF
+    next_cross = np.full(n_machines, np.inf)
+    knot_idx = np.zeros(n_machines, np.int64)
+    # machines whose state improved this instant: a job refused before can only be admitted now on one of
+    # them, unless a global wake (boundary, epoch, queue compaction) happened
+    dirty = np.empty(n_machines, np.int64)
+    is_dirty = np.zeros(n_machines, np.bool_)
+    np.random.seed(seed)
+    jobs = (
+        np.full(n, -1.0),  # first_start
+        np.full(n, -1.0),  # start
+        np.full(n, -1.0),  # end
+        np.zeros(n, np.int64),  # attempts
+        np.zeros(n, np.int64),  # terms
+        np.zeros(n, np.int8),  # status
+        np.full(n, -1, np.int64),  # on_machine
+        np.full(n, -1, np.int64),  # nxt
+        np.full(n, -1, np.int64),  # prv
+        np.full(n, -1, np.int64),  # cur_att
+    )
+    mach = (
+        np.zeros(n_machines, np.bool_),  # alive
+        np.zeros(n_machines),  # free_c
+        np.full(n_machines, machine_mem),  # free_m
+        np.full(n_machines, -1, np.int64),  # head
+        np.full(2 * msize, -1.0),  # mtree
+        np.zeros(n_machines),  # mcap: cores each machine has while on
+        up_since,
+        np.full(2 * msize, -INF),  # ma4: max over machines of the time bound
+    )
+    start = jobs[1]
+    status = jobs[5]
+    # queue (positions are append order; trees over positions hold demand or +inf)
+    qsize = qsize0
+    qjob = np.full(qsize, -1, np.int64)
+    qt = np.full((1 if pred == PRED_NONE else 5, 2 * qsize), INF)
+    qhead = 0
+    qtail = 0
+    # completion heap (one live entry per running job, stale entries skipped)
+    heap = (np.empty(n + 16), np.empty(n + 16, np.int64))
+    hn = 0
+    acc = np.zeros(N_ACC)
+    cnt = np.zeros(2, np.int64)
+    ts = np.empty((3, 1024))
+    ts_n = 0
+    killed = np.empty(n, np.int64)
+    alog = np.empty((n + 16, 5))
+    an = 0
+
+    si = 0
+    ci = 0
+    nc = cap_t.shape[0]
+    t_prev = 0.0
+    t = 0.0
+    while True:
+        # ------------------------------------------------------------- next instant
+        t = INF
+        if hn > 0:
+            t = heap[0][0]
+        if ci < nc and cap_t[ci] < t:
+            t = cap_t[ci]
+        if pi < npm and pm_t[pi] < t:
+            t = pm_t[pi]
+        if si < n and submit[si] < t:
+            t = submit[si]
+        if wake[W_NEXT_WAKE] < t and qtail > qhead:
+            t = wake[W_NEXT_WAKE]
+        if t >= horizon:
+            break
+        acc[A_EVENTS] += 1.0
+        acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (t - t_prev)
+        acc[A_USED_CS] += acc[A_USED_CORES] * (t - t_prev)
+        t_prev = t
+        global_wake = False
+        new_from = qtail
+        # ------------------------------------------------------------- 1. completions
+        hn, freed, nd = _complete(t, heap[0], heap[1], hn, jobs, mach, cores, mem, duration, machine_mem, msize,
+                                  alog, acc, dirty, is_dirty, 0)  # fmt: skip
+        # ------------------------------------------------------------- 2. capacity change
+        cnt[C_NK] = 0
+        if ci < nc and cap_t[ci] == t:
+            f, nd = _set_machines_alive(
+                t, cap_n[ci], jobs, mach, cores, duration, machine_cores, msize, term_policy, bound, adm, wake,
+                next_cross, knot_idx, killed, cnt, acc, dirty, is_dirty, nd,
+            )  # fmt: skip
+            ci += 1
+            freed = freed or f
+        if pi < npm and pm_t[pi] == t:
+            pi, f, nd = _machine_events(
+                t, pi, pm_t, pm_m, pm_c, jobs, mach, row, cores, mem, duration, msize, term_policy, killed, cnt,
+                acc, dirty, is_dirty, nd,
+            )  # fmt: skip
+            freed = freed or f
+        if cnt[C_NK] > 0:
+            qjob, qt, qsize, qhead, qtail, moved = _terminate(
+                t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
+                acc, qjob, qt, qsize, qhead, qtail,
+            )  # fmt: skip
+            if moved:  # positions moved: rescan everything
+                freed = True
+                global_wake = True
+        # ------------------------------------------------------------- 3. submissions
+        while si < n and submit[si] == t:
+            qjob, qt, qsize, qhead, qtail, moved = _append(
+                si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls
+            )
+            if moved:
+                freed = True
+                global_wake = True
+            si += 1
+        # ------------------------------------------------------------- 4. scheduling pass
+        if timed:  # admission depends on time: wake (rescan the whole queue) when it may have become true
+            f, g, nd = _wakeups(t, adm, any_h2, mach[0], wake, next_cross, knot_idx, mach[7], msize, dirty,
+                                is_dirty, nd)  # fmt: skip
+            freed = freed or f
+            global_wake = global_wake or g
+        lo = qhead if (freed or full_rescan) else new_from
+        slack = 1e-9 * (abs(t) + 1.0)
+        phase = t - np.floor(t / period) * period
+        r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
+        if pred != PRED_NONE and not full_rescan and not global_wake:
+            # old queue entries: only the dirty machines can take them now
+            if nd > 0:
+                heap, hn, alog, an = _dirty_pass(
+                    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
+                    mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog,
+                    an, acc, horizon,
+                )  # fmt: skip
+            lo = new_from
+        heap, hn, alog, an = _pass(
+            t, lo, qjob, qt, qsize, qtail, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach, msize,
+            pred, use_bound, full_rescan, adm, cls_lo, cls_hi, r2, slack, stk, heap, hn, alog, an, acc, horizon,
+        )  # fmt: skip
+        for x in range(nd):
+            is_dirty[dirty[x]] = False
+        while qhead < qtail and qjob[qhead] < 0:
+            qhead += 1
+        # ------------------------------------------------------------- invariants (tests), time series
+        if check:
+            acc[A_VIOLATIONS] += _violations(mach, msize)
+        if record_ts:
+            ts, ts_n = _record(ts, ts_n, t, acc[A_ALIVE_CORES], acc[A_USED_CORES])
+    # ---- close the books at the horizon
+    if horizon > t_prev:
+        acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (horizon - t_prev)
+        acc[A_USED_CS] += acc[A_USED_CORES] * (horizon - t_prev)
+    inflight_cs = 0.0
+    for j in range(n):
+        if status[j] == RUNNING:
+            inflight_cs += cores[j] * (horizon - start[j])
+    acc[A_INFLIGHT_CS] = inflight_cs
+    return jobs[0], jobs[2], jobs[3], jobs[4], status, acc, ts[:, :ts_n], alog[:an]

@@ -1,0 +1,35 @@
+"""The attempt log: one row per attempt — job (engine index), start, end, outcome, machine — in float64
+columns (exact for the integers), grown by doubling."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.engine._jit import kernel_fn
+from sim.metrics import ATT_RUNNING
+
+LOG_JOB, LOG_START, LOG_END, LOG_OUTCOME, LOG_MACHINE = 0, 1, 2, 3, 4
+
+
+@kernel_fn
+def _log_open(alog, an, cur_att, j, m, t, horizon):
+    """Append a running attempt of job j on machine m from t (end = horizon until it closes)."""
+    if an >= alog.shape[0]:
+        grown = np.empty((2 * alog.shape[0] + 16, 5))
+        grown[:an] = alog[:an]
+        alog = grown
+    alog[an, LOG_JOB] = j
+    alog[an, LOG_START] = t
+    alog[an, LOG_END] = horizon
+    alog[an, LOG_OUTCOME] = ATT_RUNNING
+    alog[an, LOG_MACHINE] = m
+    cur_att[j] = an
+    return alog, an + 1
+
+
+@kernel_fn
+def _log_close(alog, cur_att, j, t, outcome):
+    """Close job j's open attempt at t with ``outcome``."""
+    k = cur_att[j]
+    alog[k, LOG_END] = t
+    alog[k, LOG_OUTCOME] = outcome

@@ -1,0 +1,105 @@
+"""The engine's queue: positions in append order, min-trees over positions, compaction that grows.
+
+Row 0 of the tree array holds the cores of class-U jobs (no time-dependent rule), rows 1/2 the cores and
+durations of H2-class jobs, rows 3/4 those of H4-class jobs (and every Oracle job); a started or empty
+position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
+move to the front of arrays doubled until they hold twice the live count (so memory follows the longest
+queue, not the number of jobs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.engine._jit import kernel_fn
+from sim.engine.trees import _qt_set
+
+INF = np.inf
+CLS_U, CLS_H2, CLS_H4 = 0, 1, 2
+QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
+
+
+@kernel_fn
+def _q_put(qt, size, pos, cls, c, d):
+    """Set position pos of the class-``cls`` trees to cores c and duration d (inf, inf: empty)."""
+    if cls == CLS_U:
+        _qt_set(qt[0], size, pos, c)
+    elif cls == CLS_H2:
+        _qt_set(qt[1], size, pos, c)
+        _qt_set(qt[2], size, pos, d)
+    else:
+        _qt_set(qt[3], size, pos, c)
+        _qt_set(qt[4], size, pos, d)
+
+
+@kernel_fn
+def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
+    """Copy live queue entries to the front of fresh (possibly larger) arrays with ``rows`` trees (1: only
+    class U, 5: every class); rebuild the trees."""
+    live = 0
+    for p in range(qhead, qtail):
+        if qjob[p] >= 0:
+            live += 1
+    newsize = qsize
+    while newsize < 2 * live + 16:
+        newsize *= 2
+    nq = np.full(newsize, -1, np.int64)
+    nt = np.full((rows, 2 * newsize), INF)
+    w = 0
+    for p in range(qhead, qtail):
+        j = qjob[p]
+        if j >= 0:
+            nq[w] = j
+            c = jcls[j]
+            if c == CLS_U:
+                nt[0, newsize + w] = cores[j]
+            elif c == CLS_H2:
+                nt[1, newsize + w] = cores[j]
+                nt[2, newsize + w] = duration[j]
+            else:
+                nt[3, newsize + w] = cores[j]
+                nt[4, newsize + w] = duration[j]
+            w += 1
+    for r in range(rows):
+        for k in range(newsize - 1, 0, -1):
+            a = nt[r, 2 * k]
+            b = nt[r, 2 * k + 1]
+            nt[r, k] = a if a < b else b
+    return nq, nt, newsize, w
+
+
+@kernel_fn
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
+    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
+
+    A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
+    cores <= c4 and duration < g4 (g4 = best machine bound − t)."""
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack_n[sp]
+        lft = stack_l[sp]
+        r = stack_r[sp]
+        if r <= lo:
+            continue
+        ok = qt[0, k] <= cu or (qt[1, k] <= c2 and qt[2, k] < r2) or (qt[3, k] <= c4 and qt[4, k] < g4)
+        if not ok:
+            continue
+        if k >= size:
+            return k - size
+        mid = (lft + r) >> 1
+        stack_n[sp] = 2 * k + 1
+        stack_l[sp] = mid
+        stack_r[sp] = r
+        sp += 1
+        stack_n[sp] = 2 * k
+        stack_l[sp] = lft
+        stack_r[sp] = mid
+        sp += 1
+    return -1

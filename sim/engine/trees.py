@@ -1,0 +1,182 @@
+"""Index structures of the engine: the machine max-tree, the queue min-tree and the completion heap.
+
+Segment trees are flat arrays of ``2 * size`` (leaves at ``size + i``, ``size`` a power of two); the
+heap orders ``(time, job)`` pairs. All functions are engine functions (compiled with the kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim.engine._jit import kernel_fn
+
+INF = np.inf
+
+
+def pow2(n: int) -> int:
+    """Smallest power of two >= max(n, 1)."""
+    p = 1
+    while p < max(n, 1):
+        p *= 2
+    return p
+
+
+# --------------------------------------------------------------------------- machine tree (max of free)
+@kernel_fn
+def _mt_set(tree, size, i, v):
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        tree[k] = a if a > b else b
+        k >>= 1
+
+
+@kernel_fn
+def _mt_first_ge(tree, size, lo, c):
+    """Lowest leaf index >= lo whose value >= c, or -1."""
+    if tree[1] < c:
+        return -1
+    # iterative descent with a lower bound: walk up from lo's leaf, then down
+    k = size + lo
+    if tree[k] >= c:
+        return lo
+    # climb until we are a left child whose right sibling has a candidate
+    while k > 1:
+        if (k & 1) == 0 and tree[k + 1] >= c:
+            k = k + 1
+            break
+        k >>= 1
+    if k == 1:
+        return -1
+    while k < size:
+        k = 2 * k if tree[2 * k] >= c else 2 * k + 1
+    return k - size
+
+
+@kernel_fn
+def _mt_range_max(tree, size, lft, r):
+    """max over leaves [lft, r)."""
+    res = -INF
+    lft += size
+    r += size
+    while lft < r:
+        if lft & 1:
+            if tree[lft] > res:
+                res = tree[lft]
+            lft += 1
+        if r & 1:
+            r -= 1
+            if tree[r] > res:
+                res = tree[r]
+        lft >>= 1
+        r >>= 1
+    return res
+
+
+@kernel_fn
+def _mt2_first(tf, ta, size, lo, c, tg, stk):
+    """Lowest machine >= lo with free >= c and bound > tg (DFS with pruning on both maxima), or -1."""
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack_n[sp]
+        lft = stack_l[sp]
+        r = stack_r[sp]
+        if r <= lo or tf[k] < c or ta[k] <= tg:
+            continue
+        if k >= size:
+            return k - size
+        mid = (lft + r) >> 1
+        stack_n[sp] = 2 * k + 1
+        stack_l[sp] = mid
+        stack_r[sp] = r
+        sp += 1
+        stack_n[sp] = 2 * k
+        stack_l[sp] = lft
+        stack_r[sp] = mid
+        sp += 1
+    return -1
+
+
+# ------------------------------------------------------------------------------ queue tree (min demand)
+@kernel_fn
+def _qt_set(tree, size, i, v):
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        tree[k] = a if a < b else b
+        k >>= 1
+
+
+@kernel_fn
+def _qt_first_le(tree, size, lo, x):
+    """Lowest position >= lo whose demand <= x, or -1."""
+    if lo >= size or tree[1] > x:
+        return -1
+    k = size + lo
+    if tree[k] <= x:
+        return lo
+    while k > 1:
+        if (k & 1) == 0 and tree[k + 1] <= x:
+            k = k + 1
+            break
+        k >>= 1
+    if k == 1:
+        return -1
+    while k < size:
+        k = 2 * k if tree[2 * k] <= x else 2 * k + 1
+    return k - size
+
+
+# ------------------------------------------------------------------------------------ completion heap
+@kernel_fn
+def _heap_push(ht, hj, n, t, j):
+    i = n
+    ht[i] = t
+    hj[i] = j
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] > ht[i] or (ht[p] == ht[i] and hj[p] > hj[i]):
+            ht[p], ht[i] = ht[i], ht[p]
+            hj[p], hj[i] = hj[i], hj[p]
+            i = p
+        else:
+            break
+    return n + 1
+
+
+@kernel_fn
+def _heap_pop(ht, hj, n):
+    t = ht[0]
+    j = hj[0]
+    n -= 1
+    ht[0] = ht[n]
+    hj[0] = hj[n]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        r = left + 1
+        m = left
+        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hj[r] < hj[left])):
+            m = r
+        if ht[m] < ht[i] or (ht[m] == ht[i] and hj[m] < hj[i]):
+            ht[m], ht[i] = ht[i], ht[m]
+            hj[m], hj[i] = hj[i], hj[m]
+            i = m
+        else:
+            break
+    return t, j, n
