@@ -27,11 +27,11 @@ test holds it to that):
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.engine import _qt_first_le, _qt_set
@@ -111,12 +111,15 @@ class ChangeHistory:
 
     def __init__(self, window_s: float) -> None:
         self.window_s = window_s
-        self.samples: deque[tuple[float, float]] = deque()  # (time observed, inter-change time)
+        self._t: list[float] = []  # time each inter-change time was observed (non-decreasing)
+        self._x: list[float] = []  # the inter-change times; the window is self._x[self._head:]
+        self._head = 0
         self.bigram = np.ones((2, 2))  # Laplace prior: counts[prev_dir, next_dir]
-        self._cache: tuple[float, np.ndarray, np.ndarray] | None = None
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None
 
     def add(self, t: float, inter: float, prev_dir: int, new_dir: int) -> None:
-        self.samples.append((t, inter))
+        self._t.append(t)
+        self._x.append(inter)
         self.bigram[prev_dir, new_dir] += 1
         self._cache = None
 
@@ -127,13 +130,19 @@ class ChangeHistory:
 
     def sorted_samples(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Inter-change times observed in ``(t − window_s, t]``, sorted, with prefix sums (index 0 = 0)."""
-        while self.samples and self.samples[0][0] <= t - self.window_s:
-            self.samples.popleft()
+        h, ts, cut = self._head, self._t, t - self.window_s
+        while h < len(ts) and ts[h] <= cut:
+            h += 1
+        if h != self._head:
             self._cache = None
+            if h > 4096 and 2 * h > len(ts):  # drop the expired prefix now and then
+                del self._t[:h], self._x[:h]
+                h = 0
+            self._head = h
         if self._cache is None:
-            xs = np.sort(np.fromiter((x for _, x in self.samples), float, len(self.samples)))
-            self._cache = (t, xs, np.concatenate(([0.0], np.cumsum(xs))))
-        return self._cache[1], self._cache[2]
+            xs = np.sort(np.array(self._x[h:], dtype=np.float64))
+            self._cache = (xs, np.concatenate(([0.0], np.cumsum(xs))))
+        return self._cache
 
 
 class Cluster:
@@ -143,7 +152,10 @@ class Cluster:
 
     The schedule pass visits the queue front to back but asks the placement only about jobs that fit on
     some node now (a queue min-tree finds them): every placement returns "wait" for the others, so the
-    choices are those of asking about every queued job (``full_pass=True`` does that; a test compares)."""
+    choices are those of asking about every queued job (``full_pass=True`` does that; a test compares).
+    A placement may also come with a compiled ``scan(cl, t, p, top) -> (position, node)`` that does the pass's
+    search from queue position ``p`` itself (first job that starts, ``(-1, -1)`` if none); the loop then
+    calls it once per start instead of the placement once per job (same choices; a test compares)."""
 
     end_tie_by_job = True
 
@@ -155,6 +167,7 @@ class Cluster:
         placement: Callable[[Cluster, int, float], int],
         history_window_s: float = 86400.0,
         full_pass: bool = False,
+        scan: Callable[[Cluster, float, int, float], tuple[int, int]] | None = None,
     ) -> None:
         if problem.memory_gb is not None:
             raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
@@ -169,6 +182,7 @@ class Cluster:
         self.placement = placement
         self.cfg = cfg
         self.full_pass = full_pass
+        self.scan = scan
         self.rng = np.random.default_rng(seed)
         self.cap = np.zeros(self.M)  # current harvested cores of every pool HVM
         self.used = np.zeros(self.M)
@@ -219,15 +233,30 @@ class Cluster:
             return 0.0
         if self.cap[m] < c:
             return INF
+        ends, freed = self._node_ends(m)
+        k = int(np.searchsorted(freed, c - free - 1e-9, side="left"))
+        return float(ends[k] - t) if k < ends.size else INF
+
+    def _node_ends(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """Planned ends of node ``m``'s running jobs, sorted (stable), and the cores they free, cumulated."""
         cached = self._ends[m]
         if cached is None:
             js = list(self.running[m])
             ends = np.fromiter((self.running[m][j] for j in js), float, len(js))
             order = np.argsort(ends, kind="stable")
-            cached = self._ends[m] = (ends[order], np.cumsum(self.cores[js][order]))
-        ends, freed = cached
-        k = int(np.searchsorted(freed, c - free - 1e-9, side="left"))
-        return float(ends[k] - t) if k < ends.size else INF
+            cached = self._ends[m] = (ends[order], np.cumsum(self.cores[js][order], dtype=np.float64))
+        return cached
+
+    def ends_csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_node_ends` of every node in CSR layout: ``(ends, freed, ptr)``, node ``m`` at
+        ``ptr[m]:ptr[m + 1]`` (for compiled placements)."""
+        parts = [self._node_ends(m) for m in range(self.M)]
+        ptr = np.zeros(self.M + 1, np.int64)
+        np.cumsum([e.size for e, _ in parts], out=ptr[1:])
+        if ptr[-1] == 0:
+            empty = np.zeros(0)
+            return empty, empty, ptr
+        return np.concatenate([e for e, _ in parts]), np.concatenate([f for _, f in parts]), ptr
 
     def min_future_cap(self, m: int, t: float, d: float) -> float:
         """Smallest capacity node ``m`` will have over ``[t, t + d)`` (looks into the trace: oracle only)."""
@@ -354,7 +383,16 @@ class Cluster:
             tree, size, qjob = self._qtree, self._qsize, self._qjob
             free = self.free()
             top = 1e300 if self.full_pass else float(free.max())
-            p = _qt_first_le(tree, size, 0, top)
+            if self.scan is not None and not self.full_pass:
+                p, m = self.scan(self, t, 0, top)
+                while p >= 0:
+                    self._start(int(qjob[p]), m, t)
+                    _qt_set(tree, size, p, INF)
+                    self._qlen -= 1
+                    p, m = self.scan(self, t, p + 1, float(self.free().max()))
+                p = -1
+            else:
+                p = _qt_first_le(tree, size, 0, top)
             while p >= 0:
                 j = int(qjob[p])
                 m = self.placement(self, j, t)
@@ -393,6 +431,51 @@ def place_oracle(cl: Cluster, j: int, t: float) -> int:
         if cl.min_future_cap(int(m), t, d) >= cl.used[m] + c - 1e-9:
             return int(m)
     return -1
+
+
+@njit(cache=True)
+def _oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
+    """:func:`place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores), compiled:
+    the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the same order."""
+    while True:
+        p = _qt_first_le(tree, size, p, top)
+        if p < 0:
+            return -1, -1
+        j = qjob[p]
+        c, d = cores[j], duration[j]
+        for m in range(free.size):
+            if not free[m] >= c:
+                continue
+            lo, hi = fut_ptr[m], fut_ptr[m + 1]
+            a = lo + np.searchsorted(fut_t[lo:hi], t, side="left")
+            b = lo + np.searchsorted(fut_t[lo:hi], t + d, side="left")
+            low = cap[m]
+            for i in range(a, b):
+                if fut_c[i] < low:
+                    low = fut_c[i]
+            if low >= used[m] + c - 1e-9:
+                return p, m
+        p += 1
+
+
+def scan_oracle(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
+    """The compiled pass of :func:`place_oracle` (``Cluster``'s ``scan``)."""
+    return _oracle_scan(
+        cl._qtree,
+        cl._qsize,
+        p,
+        top,
+        cl._qjob,
+        cl.cores,
+        cl.duration,
+        cl.free(),
+        cl.used,
+        cl.cap,
+        cl.fut_ptr,
+        cl.fut_t,
+        cl.fut_c,
+        t,
+    )
 
 
 def run_cluster(

@@ -75,6 +75,65 @@ def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acqui
             assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
 
 
+_ATTEMPT_FIELDS = (
+    "first_start_s",
+    "end_s",
+    "attempts",
+    "terminations",
+    "att_job",
+    "att_start_s",
+    "att_machine",
+)
+
+
+def _compiled_scans(ss):
+    """(name, Python placement, compiled scan) of every placement that has a compiled pass."""
+    from sim.harvest import place_oracle, scan_oracle
+    from sim.policies.slacksched import SlackSched
+
+    pol = SlackSched("slacksched", True)
+    return [("oracle", place_oracle, scan_oracle), ("slacksched", pol.placement(ss), pol.scan(ss))]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=per_machine_scenarios(), acquirer=hst.booleans(), min_samples=hst.sampled_from([1, 3, 10_000]))
+def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples) -> None:
+    """The compiled schedule passes (waiting SlackSched's eq. 2 costs, the Oracle's look-ahead) make the
+    choices of asking their Python placement about every fitting job, attempt by attempt."""
+    from sim.harvest import Cluster
+    from sim.policies.slacksched import SlackSchedParams
+
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    problem = Problem.build(frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon))
+    cfg = ClusterConfig(acquirer=acquirer, acquirer_period_s=3.0, acquirer_fraction=0.5)
+    for name, place, scan in _compiled_scans(SlackSchedParams(min_samples=min_samples)):
+        a = Cluster(problem, cfg, 1, place, 10.0).run()
+        b = Cluster(problem, cfg, 1, place, 10.0, scan=scan).run()
+        for f in _ATTEMPT_FIELDS:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
+
+
+def test_compiled_passes_equal_the_python_placements_on_a_harvest_pool() -> None:
+    """The same on a seeded harvest pool under load, where SlackSched mostly waits (long queues, a rolling
+    window of hundreds of inter-change times): a golden comparison at realistic scale."""
+    from sim.harvest import Cluster
+    from sim.policies.slacksched import SlackSchedParams
+
+    horizon = 6 * 3600.0
+    tr = harvest_trace(12, horizon, seed=3, stability_spread=1.0)
+    jobs = _jobs(900, horizon * 0.8, (300, 4500), 8, seed=4)
+    problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon)
+    waits = 0
+    for name, place, scan in _compiled_scans(SlackSchedParams(min_samples=5)):
+        a = Cluster(problem, ClusterConfig(), 2, place, 3600.0).run()
+        b = Cluster(problem, ClusterConfig(), 2, place, 3600.0, scan=scan).run()
+        for f in _ATTEMPT_FIELDS:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
+        waits += int((b.first_start_s > jobs["submit_s"].to_numpy()).sum())
+    assert waits > 100  # the queues were long: the passes had many jobs to decide about
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sc=per_machine_scenarios())
 def test_every_harvest_policy_keeps_invariants_and_oracle_never_loses_a_job(sc) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from sim.capacity import MachineCapacityTrace
 from sim.engine import PRED_ORACLE, Admission
-from sim.harvest import Cluster, ClusterOptions, place_oracle
+from sim.harvest import Cluster, ClusterOptions, place_oracle, scan_oracle
 from sim.intervals import extract_intervals
 from sim.policies import Dispatched, register
 from sim.problem import Compiled, Problem, require_machines_alive
@@ -39,7 +39,7 @@ class Oracle(Dispatched):
 
     def declare(self, problem: Problem, params: OracleParams, seed: int) -> Compiled | Cluster:
         if isinstance(problem.capacity, MachineCapacityTrace):
-            return Cluster(problem, params.cluster(), seed, place_oracle)
+            return Cluster(problem, params.cluster(), seed, place_oracle, scan=scan_oracle)
         require_machines_alive(problem, self.name)
         ptr, ends = interval_ends_csr(problem)
         return Compiled("lifo", Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))
