@@ -180,7 +180,8 @@ def core_jobs(
     per = df.group_by("workload").agg(
         pl.len().alias("jobs"),
         pl.col("censored").sum().alias("censored"),
-        (pl.col("duration_s") * pl.col("cores")).sum().alias("core_seconds"),
+        (pl.col("duration_s") * pl.col("cores")).sum().alias("vcpu_seconds"),
+        (pl.col("duration_s") * pl.col("cpu_request_norm")).sum().alias("machine_fraction_seconds"),
         pl.col("submit_s").max().alias("last_submit_s"),
     )
     return _write(

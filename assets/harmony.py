@@ -57,7 +57,8 @@ class HarmonyRunConfig(dg.Config):
 
 def _borg(conn) -> pl.DataFrame:
     df = conn.sql(
-        "SELECT submit_s, duration_s, cores, memory_norm, priority, left_truncated FROM core_jobs "
+        "SELECT submit_s, duration_s, cpu_request_norm AS cores, memory_norm, priority, left_truncated "
+        "FROM core_jobs "
         "WHERE workload = 'borg2011' ORDER BY submit_s, job_id"
     ).pl()
     if df.height == 0:

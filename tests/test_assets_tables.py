@@ -132,3 +132,42 @@ def test_builds_current_warns_when_a_core_table_is_older_than_the_registry(tmp_p
     ev = check()
     assert not ev.passed and ev.severity == dg.AssetCheckSeverity.WARN
     assert "core_power_price" in ev.description
+
+
+def test_core_jobs_has_one_cpu_unit_and_the_borg2011_sim_jobs_are_unchanged() -> None:
+    """``cores`` is vCPU only (null for borg2011, whose request is ``cpu_request_norm``); the simulator's
+    borg2011 jobs built from the stored table equal those built from the former mixed-unit ``cores``."""
+    from assets.core import JobsConfig, build_jobs
+    from assets.normalize import RawFile
+    from assets.schema import CORE_JOBS
+    from assets.sources import DATASETS
+    from assets.warehouse import replace_table
+    from sim import paths
+    from sim.tables import read_core_jobs
+    from sim.workloads import to_sim_jobs
+
+    ds = DATASETS["borg2011_task_events"]
+    files = [RawFile(paths.samples_dir() / r, r, ds.has_header, ds.columns) for r in ds.sample_files]
+    jobs, rejects = build_jobs([], [], files, JobsConfig())
+    assert jobs["cores"].null_count() == jobs.height and jobs["cpu_request_norm"].is_between(0, 1).all()
+    con = duckdb.connect()
+    raw = ALL_TABLES["raw_files"]
+    con.execute(raw.ddl())
+    replace_table(con, CORE_JOBS, jobs, rejects)  # the blocking checks incl. one_cpu_unit pass
+    new = to_sim_jobs(read_core_jobs(con.cursor(), "borg2011").filter(~pl.col("censored")), 24)
+
+    # as core_jobs stored it before the split: the normalized request in `cores`
+    old_rows = (
+        jobs.with_columns(pl.col("cpu_request_norm").alias("cores"))
+        .drop("cpu_request_norm")
+        .sort("submit_s", "job_id")
+        .filter(~pl.col("censored"))
+    )
+    old = to_sim_jobs(old_rows, 24)
+    assert new[1] == old[1] and new[0].equals(old[0]) and new[0].height > 200_000
+
+    # a row in both units (or in none) is refused before it is swapped in
+    bad = jobs.head(3).with_columns(pl.lit(2.0).alias("cores"))
+    with pytest.raises(CheckFailed, match="one_cpu_unit"):
+        replace_table(con, CORE_JOBS, bad)
+    assert con.execute("SELECT count(*) FROM core_jobs").fetchone()[0] == jobs.height

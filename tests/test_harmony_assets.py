@@ -24,7 +24,8 @@ def _core_jobs(n: int = 1500, seed: int = 0) -> pl.DataFrame:
             "job_id": [f"j{i}" for i in range(n)],
             "submit_s": np.sort(rng.uniform(1, 2 * 3600, n)),
             "duration_s": rng.exponential(600, n) + 1,
-            "cores": rng.uniform(0.005, 0.3, n),
+            "cores": [None] * n,  # borg2011 publishes no vCPU: the request is cpu_request_norm
+            "cpu_request_norm": rng.uniform(0.005, 0.3, n),
             "memory_gb": [None] * n,
             "memory_norm": rng.uniform(0.005, 0.2, n),
             "priority": rng.choice([0, 2, 9], n),

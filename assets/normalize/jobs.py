@@ -22,6 +22,7 @@ JOB_COLUMNS = [
     "submit_s",
     "duration_s",
     "cores",
+    "cpu_request_norm",
     "memory_gb",
     "memory_norm",
     "priority",
@@ -35,6 +36,8 @@ JOB_COLUMNS = [
 
 def _finish_jobs(df: pl.DataFrame) -> pl.DataFrame:
     for c, dt in [
+        ("cores", pl.Float64),
+        ("cpu_request_norm", pl.Float64),
         ("memory_gb", pl.Float64),
         ("memory_norm", pl.Float64),
         ("priority", pl.Int32),
@@ -323,7 +326,9 @@ def normalize_borg2011(
         pl.format("{}.{}.{}", pl.col("jid"), pl.col("tix"), pl.col("attempt")).alias("job_id"),
         ((sub_us - TRACE_START_US) / 1e6).alias("submit_s"),
         ((pl.col("end_us") - pl.col("start_us")) / 1e6).alias("duration_s"),
-        pl.col("cpu_ff").alias("cores"),
+        # one unit per column: the trace publishes only fractions of the largest machine, no vCPU count
+        pl.lit(None, dtype=pl.Float64).alias("cores"),
+        pl.col("cpu_ff").alias("cpu_request_norm"),
         pl.col("mem_ff").alias("memory_norm"),
         pl.col("prio_ff").alias("priority"),
         pl.col("term_ev")

@@ -87,7 +87,9 @@ def bench_week(scheme: str = "cbs", days: float = 7.0) -> dict[str, float]:
     from sim.paths import warehouse_path
 
     with duckdb.connect(str(warehouse_path()), read_only=True) as con:
-        core = con.sql("SELECT * FROM core_jobs WHERE workload = 'borg2011'").pl()
+        core = con.sql(  # borg_frame's cpu is the normalized request
+            "SELECT * REPLACE (cpu_request_norm AS cores) FROM core_jobs WHERE workload = 'borg2011'"
+        ).pl()
     borg = borg_frame(core)
     t0 = time.perf_counter()
     tc = fit_classes(
