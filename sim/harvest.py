@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
 from sim.engine import _qt_first_le, _qt_set
@@ -433,34 +432,11 @@ def place_oracle(cl: Cluster, j: int, t: float) -> int:
     return -1
 
 
-@njit(cache=True)
-def _oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
-    """:func:`place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores), compiled:
-    the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the same order."""
-    while True:
-        p = _qt_first_le(tree, size, p, top)
-        if p < 0:
-            return -1, -1
-        j = qjob[p]
-        c, d = cores[j], duration[j]
-        for m in range(free.size):
-            if not free[m] >= c:
-                continue
-            lo, hi = fut_ptr[m], fut_ptr[m + 1]
-            a = lo + np.searchsorted(fut_t[lo:hi], t, side="left")
-            b = lo + np.searchsorted(fut_t[lo:hi], t + d, side="left")
-            low = cap[m]
-            for i in range(a, b):
-                if fut_c[i] < low:
-                    low = fut_c[i]
-            if low >= used[m] + c - 1e-9:
-                return p, m
-        p += 1
-
-
 def scan_oracle(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
     """The compiled pass of :func:`place_oracle` (``Cluster``'s ``scan``)."""
-    return _oracle_scan(
+    from sim.passes import oracle_scan
+
+    return oracle_scan(
         cl._qtree,
         cl._qsize,
         p,

@@ -29,9 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from sim.engine import _qt_first_le
 from sim.harvest import GROW, INF, Cluster, ClusterOptions
 from sim.policies import Dispatched, register
 from sim.problem import Problem
@@ -76,126 +74,6 @@ def expected_completion(
     return np.where(fin, np.where(fin, a, 0.0) + p * d + (1.0 - p) * (w + e0), INF)
 
 
-@njit(cache=True)
-def _survival_at(xs, x):
-    return (xs.size - np.searchsorted(xs, x, side="right")) / xs.size
-
-
-@njit(cache=True)
-def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs):
-    """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
-    probability is highest (first on ties), −1 if none has room; the same arithmetic as
-    :func:`completion_probability`, so the same node."""
-    best, best_p = -1, -np.inf
-    for m in range(free.size):
-        if free[m] < c or free[m] < 0:
-            continue
-        if xs.size == 0:
-            return m
-        se = _survival_at(xs, elapsed[m])
-        sed = _survival_at(xs, elapsed[m] + d)
-        change = 1.0 - sed / se if se > 0 else 0.0
-        p = 1.0 - p_shrink[m] * change
-        if p > best_p:
-            best, best_p = m, p
-    return best
-
-
-@njit(cache=True)
-def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
-    """Eq. 2 for one node (finite waiting ``a``, elapsed ``e``): :func:`expected_completion`'s arithmetic."""
-    if not modelled:
-        return a + d
-    n = xs.size
-    e2 = e + a
-    lo = np.searchsorted(xs, e2, side="right")
-    hi = np.searchsorted(xs, e2 + d, side="right")
-    se = (n - lo) / n
-    sed = (n - hi) / n
-    change = 1.0 - sed / se if se > 0 else 0.0
-    pc = 1.0 - ps_m * change
-    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e2 if hi > lo else d / 2.0
-    return a + pc * d + (1.0 - pc) * (w + e0)
-
-
-@njit(cache=True)
-def _cost_scan(
-    tree,
-    size,
-    p,
-    top,
-    qjob,
-    cores,
-    duration,
-    free,
-    cap,
-    elapsed,
-    ps,
-    ps_grow,
-    xs,
-    cum,
-    modelled,
-    ends,
-    freed,
-    ptr,
-    t,
-):
-    """Waiting ``slacksched``'s schedule pass, compiled: from queue position ``p`` on (jobs needing ≤ ``top``
-    cores), the first job whose smallest-``E`` node has room now, as ``(position, node)``; ``(-1, -1)`` if
-    every such job waits. Per job the same arithmetic, in the same order, as :func:`expected_completion` with
-    ``a`` from :meth:`Cluster.next_avail` (``ends``/``freed``: per-node sorted planned ends and the cores
-    they free, cumulated, in CSR layout ``ptr``), so the same choices as the Python placement."""
-    n = xs.size
-    while True:
-        p = _qt_first_le(tree, size, p, top)
-        if p < 0:
-            return -1, -1
-        j = qjob[p]
-        c, d = cores[j], duration[j]
-        # E₀ of a fresh node (depends on d only)
-        p0 = 1.0
-        w0 = d / 2.0
-        if modelled:
-            lo0 = np.searchsorted(xs, 0.0, side="right")
-            hi0 = np.searchsorted(xs, d, side="right")
-            se0 = (n - lo0) / n
-            sed0 = (n - hi0) / n
-            ch0 = 1.0 - sed0 / se0 if se0 > 0 else 0.0
-            p0 = 1.0 - ps_grow * ch0
-            if hi0 > lo0:
-                w0 = (cum[hi0] - cum[lo0]) / max(hi0 - lo0, 1) - 0.0
-        e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
-        # the best node with room now (first smallest E); none: the job waits
-        best, best_cost = -1, np.inf
-        for m in range(free.size):
-            if free[m] >= c:  # ≥ c ≥ 0: takes jobs and has room
-                cost = _node_cost(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled)
-                if best < 0 or cost < best_cost:
-                    best, best_cost = m, cost
-        if best < 0:
-            p += 1
-            continue
-        # a node without room now beats it (or ties it at a lower index, as argmin would): wait. E ≥ a + d
-        # (p ∈ [0, 1], w + E₀ ≥ d), so a node whose a + d exceeds the best E cannot; only the others are costed
-        waits = False
-        for m in range(free.size):
-            if free[m] < 0 or free[m] >= c or cap[m] < c:
-                continue
-            k = np.searchsorted(freed[ptr[m] : ptr[m + 1]], c - free[m] - 1e-9, side="left")
-            if k >= ptr[m + 1] - ptr[m]:
-                continue  # never has room at its current size: E = inf
-            a = ends[ptr[m] + k] - t
-            if (a + d) * (1.0 - 1e-9) > best_cost:
-                continue
-            cost = _node_cost(a, d, elapsed[m], ps[m], e0, xs, cum, modelled)
-            if cost < best_cost or (cost == best_cost and m < best):
-                waits = True
-                break
-        if not waits:
-            return p, best
-        p += 1
-
-
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
@@ -215,6 +93,8 @@ class SlackSched(Dispatched):
                 if not modelled:
                     return int(nodes[np.argmax(free[nodes] >= c)])
                 ps = cl.history.p_shrink(cl.last_dir)
+                from sim.passes import most_likely_to_complete
+
                 return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs))
             a = np.where(free[nodes] >= c, 0.0, INF)
             for k in np.flatnonzero((free[nodes] < c) & (cl.cap[nodes] >= c)):
@@ -231,7 +111,7 @@ class SlackSched(Dispatched):
         return place
 
     def scan(self, params: SlackSchedParams):
-        """The waiting variant's compiled pass (:func:`_cost_scan`); ``None`` for NoDelay."""
+        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan`); ``None`` for NoDelay."""
         if not self.delay:
             return None
 
@@ -241,7 +121,9 @@ class SlackSched(Dispatched):
             ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
             ends, freed, ptr = cl.ends_csr()
             modelled = xs.size >= params.min_samples and xs.size > 0
-            return _cost_scan(
+            from sim.passes import cost_scan
+
+            return cost_scan(
                 cl._qtree,
                 cl._qsize,
                 p,
