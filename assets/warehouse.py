@@ -40,8 +40,8 @@ def create_aliases(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None
         kind = conn.execute(
             "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
             [alias],
-        ).fetchone()
-        if kind and kind[0] == "BASE TABLE":
+        ).fetchall()
+        if kind and kind[0][0] == "BASE TABLE":
             conn.execute(f"DROP TABLE {alias}")
         conn.execute(f"CREATE OR REPLACE VIEW {alias} AS SELECT * FROM {schema.name}")
 
@@ -161,6 +161,8 @@ def write_tables(
             conn.execute(schema.ddl())
             conn.execute(f"INSERT INTO {schema.name} SELECT {cols} FROM _new_{i}")
             conn.unregister(f"_new_{i}")
+        # after every insert: a check leaves a query result open, which a later register() refuses
+        for schema, _ in frames:
             failed = [o for o in (check_key(conn, schema), check_ranges(conn, schema)) if not o.passed]
             if failed:
                 raise CheckFailed(

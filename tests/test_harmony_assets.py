@@ -33,7 +33,7 @@ def _core_jobs(n: int = 1500, seed: int = 0) -> pl.DataFrame:
             "censored": [False] * n,
             "left_truncated": [False] * n,
             "source_file": ["synthetic"] * n,
-            "line": np.arange(n),
+            "line": np.arange(1, n + 1),  # 1-based (core_jobs rule line_positive)
         }
     )
 
