@@ -257,6 +257,13 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("repro-zhang-chien",),
     ),
     Chapter(
+        "harmony",
+        "Seed 004 — Harmony: heterogeneity-aware capacity provisioning",
+        "Figs. 10–33: task classes, ARIMA forecast vs actual arrivals, energy cost of CBS/CBP vs the "
+        "baseline, machines on, cost/delay over ω (varcap sweep harmony).",
+        ("harmony_task_classes", "harmony_demand", "harmony_results"),
+    ),
+    Chapter(
         "reproduction",
         "Reproduction — every seed headline next to varcap's",
         "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",

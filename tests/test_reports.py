@@ -139,6 +139,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg
             "out_workload_stats",
         ]
         run(first, {"out_capacity_traces": {"config": SMALL_CAPACITY}})
+        # Harmony's chapter reads the harmony_* tables (`varcap sweep harmony`, minutes): tiny ones here
+        import duckdb
+
+        from assets.warehouse import write_tables
+        from tests.test_analysis_harmony import warehouse_tables
+
+        with duckdb.connect(str(home / "data" / "warehouse.duckdb")) as con:
+            write_tables(con, warehouse_tables())
         # SlackSched with waiting is the slowest loop by far: its chapter draws the other schedulers
         _simulate([s for s in repro.profile_scenarios(tiny) if s.policy != "slacksched"])
         reports = [k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(graph)]
