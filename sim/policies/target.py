@@ -154,6 +154,103 @@ def earliest_start(m, t, w, c, cap, pt, pu, pk, plen):
         y += 1
 
 
+# Block index over a machine's step function (``BLOCK`` breakpoints per block): ``bmax`` the largest usage
+# in the block, ``bmink`` the smallest usage at a breakpoint holding an end (``inf`` if none), valid for the
+# blocks before ``bfrom[m]``; a plan change marks blocks dirty from the first breakpoint it touched and the
+# next query recomputes them. Plans grow at their tail, so this is usually one block. Skipping a block is
+# exact: float addition is monotone, so ``bmax + c <= lim`` means every ``u + c <= lim`` in it.
+BLOCK = 16
+INDEX_FROM = 4 * BLOCK  # shorter plans are scanned (the same result, less overhead)
+NEVER = 2**62
+
+
+@njit(cache=True)
+def _blocks(m, pu, pk, plen, bmax, bmink, bfrom):
+    n = plen[m]
+    nb = (n + BLOCK - 1) // BLOCK
+    for b in range(bfrom[m], nb):
+        mx = -np.inf
+        mn = np.inf
+        for y in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
+            v = pu[m, y]
+            if v > mx:
+                mx = v
+            if pk[m, y] != 0 and v < mn:
+                mn = v
+        bmax[m, b] = mx
+        bmink[m, b] = mn
+    bfrom[m] = nb
+
+
+@njit(cache=True)
+def _first_over(m, y, n, c, lim, e, pt, pu, bmax):
+    """First breakpoint index ≥ y at or after time ``e`` or whose usage plus ``c`` exceeds ``lim`` (n if
+    none): whole blocks that fit and end before ``e`` are skipped."""
+    while y < n:
+        if y % BLOCK == 0 and bmax[m, y // BLOCK] + c <= lim:
+            z = min(y + BLOCK, n) - 1
+            if pt[m, z] < e:
+                y = z + 1
+                continue
+        if pt[m, y] >= e or pu[m, y] + c > lim:
+            return y
+        y += 1
+    return n
+
+
+@njit(cache=True)
+def _first_cand(m, y, n, c, lim, pu, pk, bmink):
+    """First breakpoint index ≥ y holding an end where usage plus ``c`` fits under ``lim`` (n if none)."""
+    while y < n and y % BLOCK != 0:
+        if pk[m, y] != 0 and pu[m, y] + c <= lim:
+            return y
+        y += 1
+    while y < n and bmink[m, y // BLOCK] + c > lim:
+        y += BLOCK
+    while y < n:
+        if pk[m, y] != 0 and pu[m, y] + c <= lim:
+            return y
+        y += 1
+    return n
+
+
+@njit(cache=True)
+def earliest_start_indexed(m, t, w, c, cap, pt, pu, pk, plen, bmax, bmink, bfrom):
+    """:func:`earliest_start` (same result, bit for bit) with the scans skipping whole blocks: from a
+    fitting candidate to the first overfull breakpoint, and from there to the next fitting end."""
+    _blocks(m, pu, pk, plen, bmax, bmink, bfrom)
+    n = plen[m]
+    t_ = pt[m]
+    lim = cap + 1e-9
+    i = np.searchsorted(t_[:n], t, side="right") - 1
+    s0 = t
+    val = pu[m, i] if i >= 0 else 0.0
+    y = i + 1
+    last = t
+    fits = val + c <= lim
+    while True:
+        if fits:
+            z = _first_over(m, y, n, c, lim, s0 + w, pt, pu, bmax)
+            if z == n or t_[z] >= s0 + w:
+                return s0
+            y = z + 1
+        z = _first_cand(m, y, n, c, lim, pu, pk, bmink)
+        if z == n:  # the plain scan visits every remaining end and returns the last one
+            for x in range(n - 1, y - 1, -1):
+                if pk[m, x] != 0:
+                    return t_[x]
+            return last
+        s0 = t_[z]
+        last = s0
+        y = z + 1
+        fits = True
+
+
+def _new_blocks(machines: int, width: int) -> tuple:
+    nb = width // BLOCK + 1
+    return np.zeros((machines, nb)), np.zeros((machines, nb)), np.zeros(machines, np.int64)
+
+
 def _new_profiles(machines: int, size: int = 16) -> tuple:
     return (
         np.zeros((machines, size)),
@@ -181,13 +278,17 @@ def _grow(profiles: tuple, need: int) -> tuple:
 
 
 def plan_earliest_start(
-    plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float
+    plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float, indexed: bool = False
 ) -> float:
-    """:func:`earliest_start` on a plan given as ``(start, end, cores)`` tuples (tests, exploration)."""
+    """:func:`earliest_start` (or, ``indexed``, :func:`earliest_start_indexed`) on a plan given as
+    ``(start, end, cores)`` tuples (tests, exploration)."""
     pt, pu, pn, pk, plen = _grow(_new_profiles(1), 2 * len(plan) + 2)
     for s, e, k in plan:
         if e > t:  # what a plan holds at a query: every planned job ends after now
             _profile_add(pt, pu, pn, pk, plen, 0, float(s), float(e), float(k))
+    if indexed:
+        bmax, bmink, bfrom = _new_blocks(1, pt.shape[1])
+        return float(earliest_start_indexed(0, t, w, c, cap, pt, pu, pk, plen, bmax, bmink, bfrom))
     return float(earliest_start(0, t, w, c, cap, pt, pu, pk, plen))
 
 
@@ -310,16 +411,30 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 
 
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
-# ist = [variant, D⁺, pack, M_use, alive, M⁻]; fst = [S⁺, cores per machine, reference s, grow, shrink]
+# ist = [variant, D⁺, pack, M_use, alive, M⁻, plans longer than this use the block index]; fst = [S⁺, cores per machine, reference s, grow, shrink]
+@njit(cache=True)
+def _dirty(m, s, pt, plen, bfrom):
+    """Mark machine ``m``'s blocks stale from the breakpoint of time ``s`` on (before changing it)."""
+    b = np.searchsorted(pt[m, : plen[m]], s) // BLOCK
+    if b < bfrom[m]:
+        bfrom[m] = b
+
+
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty,
+    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
-    cat = _category(w[j], t, ref_s, kptr, wsort, cptr, cum)
+    k = int(t // ref_s)
+    if catk[j] == k:  # the category of j in reference window k, computed once
+        cat = catv[j]
+    else:
+        cat = _category(w[j], t, ref_s, kptr, wsort, cptr, cum)
+        catk[j] = k
+        catv[j] = cat
     tgt = int(np.floor(cat * m_use)) if cat < 1 else m_use - 1
     if variant == 2:
         tgt = int(np.rint(tgt / pack) * pack)
@@ -342,7 +457,12 @@ def _assign(
                 break
     starts = np.empty(nn)
     for k in range(nn):
-        starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
+        if plen[near[k]] > ist[6]:
+            starts[k] = earliest_start_indexed(
+                near[k], t, w[j], c[j], cap, pt, pu, pk, plen, bmax, bmink, bfrom
+            )
+        else:
+            starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
     stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
     best = 0
     for k in range(1, nn):
@@ -367,6 +487,7 @@ def _assign(
     udirty[m] = True
     ps[j] = s
     pe[j] = s + w[j]
+    _dirty(m, s, pt, plen, bfrom)
     _profile_add(pt, pu, pn, pk, plen, m, s, s + w[j], c[j])
     mach[j] = m
     version[j] += 1
@@ -375,10 +496,13 @@ def _assign(
 
 
 @njit(cache=True)
-def _unplan(j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty):
+def _unplan(
+    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty, bfrom
+):  # fmt: skip
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
     udirty[m] = True
+    _dirty(m, ps[j], pt, plen, bfrom)
     _profile_remove(pt, pu, pn, pk, plen, m, ps[j], pe[j], c[j])
     if pending:
         npend[m] -= 1
@@ -401,14 +525,14 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
 @njit(cache=True)
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty,
+    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
 ):  # fmt: skip
     """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
     m = -1
     if ist[4] > 0:
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-            npend, pt, pu, pn, pk, plen, ubusy, udirty,
+            npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
@@ -417,9 +541,11 @@ def _on_arrival(
 @njit(cache=True)
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty,
+    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
 ):  # fmt: skip
-    _unplan(j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty)
+    _unplan(
+        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty, bfrom
+    )  # fmt: skip
     fst[0] = max(fst[0], (t - r[j]) / w[j])
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
 
@@ -427,7 +553,7 @@ def _on_end(
 @njit(cache=True)
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-    version, npend, pt, pu, pn, pk, plen, ubusy, udirty,
+    version, npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
 ):  # fmt: skip
     """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
     order (= engine order: jobs are sorted by submit time)."""
@@ -457,6 +583,7 @@ def _unplan_pending(
         if had:  # the step function again, from the running jobs only
             udirty[m] = True
             plen[m] = 0
+            bfrom[m] = 0
             q = head[m]
             while q >= 0:
                 _profile_add(pt, pu, pn, pk, plen, m, ps[q], pe[q], c[q])
@@ -482,7 +609,7 @@ def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v)
 @njit(cache=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-    npend, pt, pu, pn, pk, plen, ubusy, udirty,
+    npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
 ):  # fmt: skip
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
     room left for two more breakpoints."""
@@ -490,12 +617,54 @@ def _assign_from(
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-            version, npend, pt, pu, pn, pk, plen, ubusy, udirty,
+            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > width:
             break
     return i
+
+
+@njit(cache=True)
+def _settle(todo, old_m, old_s, old_v, mach, ps, version):
+    """After a re-allocation: a job planned again at its old machine and start gets its old version back
+    (its START event stays valid); returns the others, in ``todo`` order, and clears the snapshot."""
+    out = np.empty(todo.size, np.int64)
+    k = 0
+    for j in todo:
+        if old_m[j] >= 0 and mach[j] == old_m[j] and ps[j] == old_s[j]:
+            version[j] = old_v[j]
+        else:
+            out[k] = j
+            k += 1
+        old_m[j] = -1
+    return out[:k]
+
+
+@njit(cache=True)
+def _min_pending(m, status, head, nxt, ps):
+    """Machine ``m``'s planned-but-not-started job with the smallest (start, job), −1 if none."""
+    best = -1
+    q = head[m]
+    while q >= 0:
+        if status[q] != RUNNING and (best < 0 or ps[q] < ps[best] or (ps[q] == ps[best] and q < best)):
+            best = q
+        q = nxt[q]
+    return best
+
+
+@njit(cache=True)
+def _heads_to_push(status, head, nxt, ps, version, evv):
+    """Per machine, its first pending job if it has no valid START event yet (marked as pushed)."""
+    out = np.empty(head.size, np.int64)
+    k = 0
+    for m in range(head.size):
+        q = _min_pending(m, status, head, nxt, ps)
+        if q >= 0 and evv[q] != version[q]:
+            evv[q] = version[q]
+            out[k] = q
+            k += 1
+    return out[:k]
 
 
 @njit(cache=True)
@@ -524,8 +693,9 @@ class _TargetHooks:
     tick_s = float("inf")
     stale_slack = 4096  # stale events tolerated in the heap before a sweep
 
-    def __init__(self, problem: Problem, p: TargetParams, variant: str) -> None:
+    def __init__(self, problem: Problem, p: TargetParams, variant: str, indexed: bool = True) -> None:
         self.p = p
+        self.indexed = indexed
         self.loop = loop = Loop(problem)
         self.r, self.w, self.c, self.n = loop.submit, loop.duration, loop.cores, loop.n
         M = self.M = problem.platform.machines
@@ -535,7 +705,18 @@ class _TargetHooks:
         self.cap_n = np.minimum(tr.machines_alive, M)
         m_minus = max(1, int(self.cap_n.min()))
         n = self.n
-        self.ist = np.array([VARIANTS[variant], p.search_distance, p.pack, m_minus, 0, m_minus], np.int64)
+        self.ist = np.array(
+            [
+                VARIANTS[variant],
+                p.search_distance,
+                p.pack,
+                m_minus,
+                0,
+                m_minus,
+                INDEX_FROM if indexed else NEVER,
+            ],
+            np.int64,
+        )
         self.ref_s = p.reference_days * 86400.0
         self.fst = np.array([1.0, self.cap, self.ref_s, p.grow_above, p.shrink_below])
         self.head = np.full(M, -1, np.int64)
@@ -553,7 +734,11 @@ class _TargetHooks:
         self.old_m = np.full(n, -1, np.int64)  # plans before a re-allocation (pending jobs only)
         self.old_s = np.zeros(n)
         self.old_v = np.zeros(n, np.int64)
+        self.evv = np.full(n, -1, np.int64)  # version of the last START event pushed per job
+        self.catk = np.full(n, -1, np.int64)  # category of job j in reference window catk[j]: catv[j]
+        self.catv = np.zeros(n)
         self.profiles = _new_profiles(M)
+        self.blocks = _new_blocks(M, self.profiles[0].shape[1])
         self._reference_sets(problem.horizon_s)
         self._state()
 
@@ -561,7 +746,7 @@ class _TargetHooks:
         self.state = (
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
             self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
-            self.npend, *self.profiles, self.ubusy, self.udirty,
+            self.npend, *self.profiles, self.ubusy, self.udirty, *self.blocks, self.catk, self.catv,
         )  # fmt: skip
 
     def _room(self, jobs: int) -> None:
@@ -569,6 +754,7 @@ class _TargetHooks:
         need = int(self.profiles[4].max()) + 2 * jobs
         if need > self.profiles[0].shape[1]:
             self.profiles = _grow(self.profiles, need)
+            self.blocks = _new_blocks(self.M, self.profiles[0].shape[1])
             self._state()
 
     def _reference_sets(self, horizon: float) -> None:
@@ -618,12 +804,11 @@ class _TargetHooks:
             i = _assign_from(todo, i, t, *self.state)
         # a job planned again at its old machine and start keeps its START event (and version); the others
         # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
-        om = old_m[todo]
-        same = (om >= 0) & (self.mach[todo] == om) & (self.ps[todo] == old_s[todo])
-        self.version[todo[same]] = old_v[todo[same]]
-        old_m[todo] = -1
+        moved = _settle(todo, old_m, old_s, old_v, self.mach, self.ps, self.version)
         ps, version, push = self.ps, self.version, loop.push
-        for j in todo[~same].tolist():
+        if self.indexed:  # only each machine's first pending job needs a valid START event (class doc)
+            moved = _heads_to_push(loop.status, self.head, self.nxt, ps, version, self.evv)
+        for j in moved.tolist():
             push(ps[j], START, j, int(version[j]), j)
         live = int(self.npend.sum()) + int(np.count_nonzero(loop.status == RUNNING))
         if len(loop.heap) > 2 * live + self.stale_slack:
@@ -643,13 +828,15 @@ class _TargetHooks:
             self.npend,
             *s[18:23],
             self.udirty,
+            self.blocks[2],
         )
 
     # hooks of sim.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
         m = _on_arrival(j, t, *self.state)
         if m >= 0:
-            loop.push(self.ps[j], START, j, int(self.version[j]), j)
+            v = self.evv[j] = self.version[j]
+            loop.push(self.ps[j], START, j, int(v), j)
             if self.profiles[4][m] + 2 > self.profiles[0].shape[1]:
                 self._room(1)  # every machine keeps room for one more planned job
         else:
@@ -661,6 +848,11 @@ class _TargetHooks:
         m = int(self.mach[j])
         self.npend[m] -= 1
         loop.start(j, m, t)
+        if self.indexed:
+            q = _min_pending(m, loop.status, self.head, self.nxt, self.ps)
+            if q >= 0 and self.evv[q] != self.version[q]:
+                v = self.evv[q] = self.version[q]
+                loop.push(self.ps[q], START, q, int(v), q)
 
     def on_end(self, loop: Loop, j: int, t: float) -> None:
         _on_end(j, t, *self.state)
