@@ -92,9 +92,17 @@ def classes_chart(classes: pl.DataFrame) -> alt.TopLevelMixin:
     """Figs. 10/14/18 and 13/17/21: class centroids (cpu, memory; area = tasks) and each class's container
     against its largest task (points below the diagonal: the container is smaller)."""
     df = classes.with_columns(pl.col("length").alias("class length")).to_pandas()
+    # a size cluster's short and long classes share its centroid: one point per cluster, all its tasks
+    clusters = classes.group_by("size_cluster", "priority_group", "centroid_cpu", "centroid_mem").agg(
+        pl.col("tasks").sum(),
+        pl.col("class_id").min(),
+        pl.lit("both").alias("length"),
+        pl.col("mean_cpu").mean(),
+        pl.col("mean_mem").mean(),
+    )
     color = alt.Color("priority_group:N", sort=list(GROUPS), title="priority group")
     cent = (
-        alt.Chart(df)
+        alt.Chart(clusters.to_pandas())
         .mark_circle(opacity=0.7)
         .encode(
             x=alt.X("centroid_cpu:Q", title="centroid cpu request (fraction of largest machine)"),
