@@ -1,6 +1,8 @@
-"""Target*'s fast path (block-indexed earliest start, one valid START event per machine) equals the plain
-compiled path (linear scan, every re-planned job re-pushed) and the plain Python reference, job for job,
-on random instances with queues long enough for the block index to skip."""
+"""Target*'s fast path equals the plain compiled path and the plain Python reference, job for job, on
+random instances with queues of tens of planned jobs per machine. Fast: the target's earliest start first,
+the other near machines asked only "fits now?" (all earliest starts only when the rule needs the best),
+one valid START event per machine's first pending job, categories cached per job. Plain: every near
+machine's earliest start, a START event per re-planned job."""
 
 from __future__ import annotations
 
@@ -12,12 +14,11 @@ from hypothesis import strategies as st
 from sim import CapacityTrace
 from sim.metrics import EngineOutput
 from sim.policies.target import (
-    BLOCK,
-    INDEX_FROM,
     Target,
     TargetParams,
     _TargetHooks,
     plan_earliest_start,
+    plan_starts_now,
 )
 from sim.problem import Platform, Problem
 from tests.reference_target import earliest_start, run_reference
@@ -30,19 +31,17 @@ CORES = [0.25, 0.5, 1.0, 1.5, 2.5, 3.0]
 @given(
     plan=st.lists(
         st.tuples(st.integers(0, 60), st.integers(1, 25), st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])),
-        min_size=BLOCK,
-        max_size=80,
+        max_size=40,
     ),
     t=st.integers(0, 60),
     w=st.integers(1, 30),
     c=st.sampled_from([0.25, 0.5, 1.0, 2.5, 4.0]),
 )
-def test_indexed_earliest_start_equals_the_linear_scan(plan, t, w, c) -> None:
-    """Plans of 16-80 jobs (2-10 blocks of breakpoints): same start as the scan and the numpy reference."""
+def test_starts_now_says_whether_the_earliest_start_is_now(plan, t, w, c) -> None:
     p = [(float(s), float(s + d), float(k)) for s, d, k in plan]
-    fast = plan_earliest_start(p, float(t), float(w), c, 4.0, indexed=True)
-    assert fast == plan_earliest_start(p, float(t), float(w), c, 4.0)
-    assert fast == earliest_start(p, float(t), float(w), c, 4.0)
+    now = plan_starts_now(p, float(t), float(w), c, 4.0)
+    assert now == (plan_earliest_start(p, float(t), float(w), c, 4.0) <= t)
+    assert now == (earliest_start(p, float(t), float(w), c, 4.0) <= t)
 
 
 @st.composite
@@ -68,12 +67,8 @@ def instances(draw):
 FIELDS = ("first_start_s", "end_s", "attempts", "terminations", "status", "att_job", "att_start_s")
 
 
-def _run(
-    problem: Problem, params: TargetParams, policy: str, indexed: bool, index_from: int = INDEX_FROM
-) -> EngineOutput:
-    hooks = _TargetHooks(problem, params, policy, indexed=indexed)
-    if indexed:
-        hooks.ist[6] = index_from  # 0: every plan through the block index, however short
+def _run(problem: Problem, params: TargetParams, policy: str, fast: bool) -> EngineOutput:
+    hooks = _TargetHooks(problem, params, policy, fast=fast)
     return hooks.loop.run(hooks)
 
 
@@ -84,12 +79,11 @@ def _run(
     ref=st.sampled_from([30.0, 150.0, 1e7]),
     d=st.integers(0, 4),
     pack=st.integers(1, 3),
-    index_from=st.sampled_from([0, 2 * BLOCK, INDEX_FROM]),
 )
-def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack, index_from) -> None:
+def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack) -> None:
     params = TargetParams(search_distance=d, reference_days=ref / 86400, pack=pack)
-    fast = _run(problem, params, policy, indexed=True, index_from=index_from)
-    plain = _run(problem, params, policy, indexed=False)
+    fast = _run(problem, params, policy, fast=True)
+    plain = _run(problem, params, policy, fast=False)
     slow = run_reference(problem, params, policy)
     for f in FIELDS:
         assert np.array_equal(getattr(fast, f), getattr(plain, f)), f
@@ -103,4 +97,4 @@ def test_the_dispatcher_runs_the_fast_path() -> None:
     jobs = pl.DataFrame({"job_id": [0], "submit_s": [0.0], "duration_s": [5.0], "cores": [1.0]})
     problem = Problem.build(jobs, Platform(1, 1.0), trace, 100.0)
     hooks = Target("target-asap").declare(problem, TargetParams(), 0)
-    assert isinstance(hooks, _TargetHooks) and hooks.indexed and hooks.ist[6] == INDEX_FROM
+    assert isinstance(hooks, _TargetHooks) and hooks.fast and hooks.ist[6] == 1

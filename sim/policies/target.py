@@ -31,9 +31,20 @@ no machine alive) waits in a global list that is retried on every machine event.
 Runs in the shared Python event loop (:mod:`sim.loop`); the plans are indexed and compiled: one linked list
 of planned jobs per machine (insertion order) and its usage as a sorted step function updated per planned
 job, ``earliest_start`` a forward scan of that step function from t; assignment, re-allocation and
-utilization run in numba. The plain version (numpy
-``earliest_start`` on Python lists) is kept in ``tests/reference_target.py``; a property test holds this
-one to it job for job.
+utilization run in numba. The default fast path (``_TargetHooks(..., fast=True)``) does the same with less
+work, all of it exact:
+
+* an assignment computes the target's earliest start, then asks the other near machines only whether the
+  job fits now (:func:`starts_now`: the scan's first candidate); every near machine's earliest start is
+  computed only when the rule needs the best of them (no machine now, stretch above ``S⁺``);
+* only each machine's first pending job (smallest start, then job) needs a valid ``START`` event: the
+  earliest pending start of all is always one of them, so events run in the order a push per re-planned
+  job gives; after a start the machine's next pending job gets its event if it has none;
+* a job's category is computed once per reference window.
+
+``fast=False`` is the plain compiled path (every earliest start, a push per re-planned job); the plain
+Python version (numpy ``earliest_start`` on lists) is ``tests/reference_target.py``. Property tests hold
+the three equal job for job (``tests/test_target_fast.py``, ``tests/test_policies.py``).
 """
 
 from __future__ import annotations
@@ -154,101 +165,28 @@ def earliest_start(m, t, w, c, cap, pt, pu, pk, plen):
         y += 1
 
 
-# Block index over a machine's step function (``BLOCK`` breakpoints per block): ``bmax`` the largest usage
-# in the block, ``bmink`` the smallest usage at a breakpoint holding an end (``inf`` if none), valid for the
-# blocks before ``bfrom[m]``; a plan change marks blocks dirty from the first breakpoint it touched and the
-# next query recomputes them. Plans grow at their tail, so this is usually one block. Skipping a block is
-# exact: float addition is monotone, so ``bmax + c <= lim`` means every ``u + c <= lim`` in it.
-BLOCK = 16
-INDEX_FROM = 4 * BLOCK  # shorter plans are scanned (the same result, less overhead)
-NEVER = 2**62
-
-
 @njit(cache=True)
-def _blocks(m, pu, pk, plen, bmax, bmink, bfrom):
+def starts_now(m, t, w, c, cap, pt, pu, pk, plen):
+    """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
+    that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
+    full scan is asked)."""
     n = plen[m]
-    nb = (n + BLOCK - 1) // BLOCK
-    for b in range(bfrom[m], nb):
-        mx = -np.inf
-        mn = np.inf
-        for y in range(b * BLOCK, min(b * BLOCK + BLOCK, n)):
-            v = pu[m, y]
-            if v > mx:
-                mx = v
-            if pk[m, y] != 0 and v < mn:
-                mn = v
-        bmax[m, b] = mx
-        bmink[m, b] = mn
-    bfrom[m] = nb
-
-
-@njit(cache=True)
-def _first_over(m, y, n, c, lim, e, pt, pu, bmax):
-    """First breakpoint index ≥ y at or after time ``e`` or whose usage plus ``c`` exceeds ``lim`` (n if
-    none): whole blocks that fit and end before ``e`` are skipped."""
-    while y < n:
-        if y % BLOCK == 0 and bmax[m, y // BLOCK] + c <= lim:
-            z = min(y + BLOCK, n) - 1
-            if pt[m, z] < e:
-                y = z + 1
-                continue
-        if pt[m, y] >= e or pu[m, y] + c > lim:
-            return y
-        y += 1
-    return n
-
-
-@njit(cache=True)
-def _first_cand(m, y, n, c, lim, pu, pk, bmink):
-    """First breakpoint index ≥ y holding an end where usage plus ``c`` fits under ``lim`` (n if none)."""
-    while y < n and y % BLOCK != 0:
-        if pk[m, y] != 0 and pu[m, y] + c <= lim:
-            return y
-        y += 1
-    while y < n and bmink[m, y // BLOCK] + c > lim:
-        y += BLOCK
-    while y < n:
-        if pk[m, y] != 0 and pu[m, y] + c <= lim:
-            return y
-        y += 1
-    return n
-
-
-@njit(cache=True)
-def earliest_start_indexed(m, t, w, c, cap, pt, pu, pk, plen, bmax, bmink, bfrom):
-    """:func:`earliest_start` (same result, bit for bit) with the scans skipping whole blocks: from a
-    fitting candidate to the first overfull breakpoint, and from there to the next fitting end."""
-    _blocks(m, pu, pk, plen, bmax, bmink, bfrom)
-    n = plen[m]
-    t_ = pt[m]
+    t_, u_ = pt[m], pu[m]
     lim = cap + 1e-9
     i = np.searchsorted(t_[:n], t, side="right") - 1
-    s0 = t
-    val = pu[m, i] if i >= 0 else 0.0
+    val = u_[i] if i >= 0 else 0.0
     y = i + 1
-    last = t
-    fits = val + c <= lim
-    while True:
-        if fits:
-            z = _first_over(m, y, n, c, lim, s0 + w, pt, pu, bmax)
-            if z == n or t_[z] >= s0 + w:
-                return s0
-            y = z + 1
-        z = _first_cand(m, y, n, c, lim, pu, pk, bmink)
-        if z == n:  # the plain scan visits every remaining end and returns the last one
-            for x in range(n - 1, y - 1, -1):
-                if pk[m, x] != 0:
-                    return t_[x]
-            return last
-        s0 = t_[z]
-        last = s0
+    if val + c <= lim:
+        z = y
+        while z < n and t_[z] < t + w and u_[z] + c <= lim:
+            z += 1
+        if z == n or t_[z] >= t + w:
+            return True
         y = z + 1
-        fits = True
-
-
-def _new_blocks(machines: int, width: int) -> tuple:
-    nb = width // BLOCK + 1
-    return np.zeros((machines, nb)), np.zeros((machines, nb)), np.zeros(machines, np.int64)
+    for x in range(n - 1, y - 1, -1):  # the last breakpoint is an end: usually one step
+        if pk[m, x] != 0:
+            return False
+    return earliest_start(m, t, w, c, cap, pt, pu, pk, plen) <= t
 
 
 def _new_profiles(machines: int, size: int = 16) -> tuple:
@@ -277,19 +215,24 @@ def _grow(profiles: tuple, need: int) -> tuple:
     return (*out, plen)
 
 
-def plan_earliest_start(
-    plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float, indexed: bool = False
-) -> float:
-    """:func:`earliest_start` (or, ``indexed``, :func:`earliest_start_indexed`) on a plan given as
-    ``(start, end, cores)`` tuples (tests, exploration)."""
+def _plan_profile(plan: list[tuple[float, float, float]], t: float) -> tuple:
     pt, pu, pn, pk, plen = _grow(_new_profiles(1), 2 * len(plan) + 2)
     for s, e, k in plan:
         if e > t:  # what a plan holds at a query: every planned job ends after now
             _profile_add(pt, pu, pn, pk, plen, 0, float(s), float(e), float(k))
-    if indexed:
-        bmax, bmink, bfrom = _new_blocks(1, pt.shape[1])
-        return float(earliest_start_indexed(0, t, w, c, cap, pt, pu, pk, plen, bmax, bmink, bfrom))
-    return float(earliest_start(0, t, w, c, cap, pt, pu, pk, plen))
+    return pt, pu, pk, plen
+
+
+def plan_earliest_start(
+    plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float
+) -> float:
+    """:func:`earliest_start` on a plan given as ``(start, end, cores)`` tuples (tests, exploration)."""
+    return float(earliest_start(0, t, w, c, cap, *_plan_profile(plan, t)))
+
+
+def plan_starts_now(plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float) -> bool:
+    """:func:`starts_now` on a plan given as ``(start, end, cores)`` tuples (tests)."""
+    return bool(starts_now(0, t, w, c, cap, *_plan_profile(plan, t)))
 
 
 @njit(cache=True)
@@ -411,19 +354,11 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 
 
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
-# ist = [variant, D⁺, pack, M_use, alive, M⁻, plans longer than this use the block index]; fst = [S⁺, cores per machine, reference s, grow, shrink]
-@njit(cache=True)
-def _dirty(m, s, pt, plen, bfrom):
-    """Mark machine ``m``'s blocks stale from the breakpoint of time ``s`` on (before changing it)."""
-    b = np.searchsorted(pt[m, : plen[m]], s) // BLOCK
-    if b < bfrom[m]:
-        bfrom[m] = b
-
-
+# ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
@@ -456,38 +391,54 @@ def _assign(
             if dd == 0:
                 break
     starts = np.empty(nn)
-    for k in range(nn):
-        if plen[near[k]] > ist[6]:
-            starts[k] = earliest_start_indexed(
-                near[k], t, w[j], c[j], cap, pt, pu, pk, plen, bmax, bmink, bfrom
-            )
-        else:
-            starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
-    stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
-    best = 0
-    for k in range(1, nn):
-        if starts[k] < starts[best]:
-            best = k
-    if variant == 0:
-        pick = 0 if (starts[0] <= t or stretch_ok) else best
-    else:
+    if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
+        starts[0] = earliest_start(near[0], t, w[j], c[j], cap, pt, pu, pk, plen)
+        stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         pick = -1
-        if starts[0] <= t:
+        if starts[0] <= t or (variant == 0 and stretch_ok):
             pick = 0
-        else:
-            for k in range(nn):
-                if starts[k] <= t:
+        elif variant != 0:
+            for k in range(1, nn):
+                if starts_now(near[k], t, w[j], c[j], cap, pt, pu, pk, plen):
                     pick = k
+                    starts[k] = t
                     break
-            if pick < 0:
-                pick = 0 if stretch_ok else best
+            if pick < 0 and stretch_ok:
+                pick = 0
+        if pick < 0:
+            for k in range(1, nn):
+                starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
+            pick = 0
+            for k in range(1, nn):
+                if starts[k] < starts[pick]:
+                    pick = k
+    else:  # plain: every machine's earliest start
+        for k in range(nn):
+            starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
+        stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
+        best = 0
+        for k in range(1, nn):
+            if starts[k] < starts[best]:
+                best = k
+        if variant == 0:
+            pick = 0 if (starts[0] <= t or stretch_ok) else best
+        else:
+            pick = -1
+            if starts[0] <= t:
+                pick = 0
+            else:
+                for k in range(nn):
+                    if starts[k] <= t:
+                        pick = k
+                        break
+                if pick < 0:
+                    pick = 0 if stretch_ok else best
     m = near[pick]
     s = starts[pick]
     _link(m, j, head, tail, nxt, prv)
     udirty[m] = True
     ps[j] = s
     pe[j] = s + w[j]
-    _dirty(m, s, pt, plen, bfrom)
     _profile_add(pt, pu, pn, pk, plen, m, s, s + w[j], c[j])
     mach[j] = m
     version[j] += 1
@@ -497,12 +448,11 @@ def _assign(
 
 @njit(cache=True)
 def _unplan(
-    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty, bfrom
+    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty
 ):  # fmt: skip
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
     udirty[m] = True
-    _dirty(m, ps[j], pt, plen, bfrom)
     _profile_remove(pt, pu, pn, pk, plen, m, ps[j], pe[j], c[j])
     if pending:
         npend[m] -= 1
@@ -525,14 +475,14 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
 @njit(cache=True)
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
     m = -1
     if ist[4] > 0:
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-            npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+            npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
@@ -541,10 +491,10 @@ def _on_arrival(
 @njit(cache=True)
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     _unplan(
-        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty, bfrom
+        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty
     )  # fmt: skip
     fst[0] = max(fst[0], (t - r[j]) / w[j])
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
@@ -553,7 +503,7 @@ def _on_end(
 @njit(cache=True)
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-    version, npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+    version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
     order (= engine order: jobs are sorted by submit time)."""
@@ -583,7 +533,6 @@ def _unplan_pending(
         if had:  # the step function again, from the running jobs only
             udirty[m] = True
             plen[m] = 0
-            bfrom[m] = 0
             q = head[m]
             while q >= 0:
                 _profile_add(pt, pu, pn, pk, plen, m, ps[q], pe[q], c[q])
@@ -609,7 +558,7 @@ def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v)
 @njit(cache=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-    npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+    npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
     room left for two more breakpoints."""
@@ -617,7 +566,7 @@ def _assign_from(
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, bmax, bmink, bfrom, catk, catv,
+            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > width:
@@ -693,9 +642,9 @@ class _TargetHooks:
     tick_s = float("inf")
     stale_slack = 4096  # stale events tolerated in the heap before a sweep
 
-    def __init__(self, problem: Problem, p: TargetParams, variant: str, indexed: bool = True) -> None:
+    def __init__(self, problem: Problem, p: TargetParams, variant: str, fast: bool = True) -> None:
         self.p = p
-        self.indexed = indexed
+        self.fast = fast
         self.loop = loop = Loop(problem)
         self.r, self.w, self.c, self.n = loop.submit, loop.duration, loop.cores, loop.n
         M = self.M = problem.platform.machines
@@ -713,7 +662,7 @@ class _TargetHooks:
                 m_minus,
                 0,
                 m_minus,
-                INDEX_FROM if indexed else NEVER,
+                int(fast),
             ],
             np.int64,
         )
@@ -738,7 +687,6 @@ class _TargetHooks:
         self.catk = np.full(n, -1, np.int64)  # category of job j in reference window catk[j]: catv[j]
         self.catv = np.zeros(n)
         self.profiles = _new_profiles(M)
-        self.blocks = _new_blocks(M, self.profiles[0].shape[1])
         self._reference_sets(problem.horizon_s)
         self._state()
 
@@ -746,7 +694,7 @@ class _TargetHooks:
         self.state = (
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
             self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
-            self.npend, *self.profiles, self.ubusy, self.udirty, *self.blocks, self.catk, self.catv,
+            self.npend, *self.profiles, self.ubusy, self.udirty, self.catk, self.catv,
         )  # fmt: skip
 
     def _room(self, jobs: int) -> None:
@@ -754,7 +702,6 @@ class _TargetHooks:
         need = int(self.profiles[4].max()) + 2 * jobs
         if need > self.profiles[0].shape[1]:
             self.profiles = _grow(self.profiles, need)
-            self.blocks = _new_blocks(self.M, self.profiles[0].shape[1])
             self._state()
 
     def _reference_sets(self, horizon: float) -> None:
@@ -806,7 +753,7 @@ class _TargetHooks:
         # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
         moved = _settle(todo, old_m, old_s, old_v, self.mach, self.ps, self.version)
         ps, version, push = self.ps, self.version, loop.push
-        if self.indexed:  # only each machine's first pending job needs a valid START event (class doc)
+        if self.fast:  # only each machine's first pending job needs a valid START event (module doc)
             moved = _heads_to_push(loop.status, self.head, self.nxt, ps, version, self.evv)
         for j in moved.tolist():
             push(ps[j], START, j, int(version[j]), j)
@@ -828,7 +775,6 @@ class _TargetHooks:
             self.npend,
             *s[18:23],
             self.udirty,
-            self.blocks[2],
         )
 
     # hooks of sim.loop.Loop
@@ -848,7 +794,7 @@ class _TargetHooks:
         m = int(self.mach[j])
         self.npend[m] -= 1
         loop.start(j, m, t)
-        if self.indexed:
+        if self.fast:
             q = _min_pending(m, loop.status, self.head, self.nxt, self.ps)
             if q >= 0 and self.evv[q] != self.version[q]:
                 v = self.evv[q] = self.version[q]
