@@ -280,9 +280,10 @@ def harmony_results(
     intervals = pl.concat(ivs)
     with duckdb.get_connection() as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS harmony_results AS SELECT * FROM res WHERE false")
+        # rows are per (study, scenario): other studies keep theirs, also for a scenario they share with
+        # this one (harmony-headline ⊂ harmony); a scenario's intervals are the same in every study
         old = conn.sql("SELECT * FROM harmony_results WHERE study <> ?", params=[config.study]).pl()
         keep_ids = set(old["scenario_id"].to_list()) - set(res["scenario_id"].to_list())
-        old = old.filter(pl.col("scenario_id").is_in(list(keep_ids)))
         conn.execute("CREATE TABLE IF NOT EXISTS harmony_intervals AS SELECT * FROM intervals WHERE false")
         old_iv = (
             conn.sql("SELECT * FROM harmony_intervals")

@@ -576,7 +576,7 @@ HARMONY_RESULTS = TableSchema(
     "(tasks still waiting at the end count with their wait so far), utilization.",
     (
         Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters", False),
-        Col("study", "VARCHAR", "-", "harmony, harmony-7d, harmony-smoke", False),
+        Col("study", "VARCHAR", "-", "harmony, harmony-7d, harmony-headline, harmony-smoke", False),
         Col("workload", "VARCHAR", "-", "borg2011-sample or borg2011-7d", False),
         Col("scheme", "VARCHAR", "-", "baseline, cbp, cbs", False),
         Col("omega", "DOUBLE", "-", "over-provisioning factor ω (unused by the baseline)", False),
@@ -598,7 +598,7 @@ HARMONY_RESULTS = TableSchema(
         Col("wall_s", "DOUBLE", "s", "simulation wall time", False),
         Col("lp_seconds", "DOUBLE", "s", "time in DCP-RELAX", False),
     ),
-    ("scenario_id",),
+    ("study", "scenario_id"),  # a scenario may belong to two studies (harmony-headline ⊂ harmony)
     (Range("energy_positive", "energy_kwh <= 0 OR energy_cost_usd <= 0"),),
 )
 HARMONY_INTERVALS = TableSchema(

@@ -221,7 +221,7 @@ def run_study(
         try:
             row = json.loads((d / "run.json").read_text())
             if row.get("version") == version and (d / "intervals.parquet").is_file():
-                rows.append({**row, "cache_hit": True})
+                rows.append({**row, "study": name, "cache_hit": True})  # shared with another study
                 continue
         except (OSError, ValueError):
             pass

@@ -73,3 +73,25 @@ def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch
         selection=["harmony_results"],
     )
     assert res2.asset_materializations_for_node("harmony_results")[0].metadata["cache_hits"].value == 3
+    # a study sharing those scenarios (as harmony-headline shares harmony's) adds its rows, keeps the others'
+    import studies.harmony as hs
+
+    orig = hs.harmony_scenarios
+    monkeypatch.setattr(hs, "HARMONY_STUDIES", (*hs.HARMONY_STUDIES, "smoke-copy"))
+    monkeypatch.setattr(
+        hs, "harmony_scenarios", lambda n="harmony": orig("harmony-smoke" if n == "smoke-copy" else n)
+    )
+    res3 = dg.materialize(
+        [*harmony_assets, *harmony_checks],
+        resources=default_resources(),
+        run_config={"ops": {"harmony_results": {"config": {"study": "smoke-copy"}}}},
+        selection=["harmony_results"],
+    )
+    assert all(c.passed for c in res3.get_asset_check_evaluations())
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        by = dict(con.execute("SELECT study, count(*) FROM harmony_results GROUP BY study").fetchall())
+        assert by == {"harmony-smoke": 3, "smoke-copy": 3}
+        dup = con.execute(
+            "SELECT count(*) FROM (SELECT scenario_id, interval FROM harmony_intervals GROUP BY ALL HAVING count(*) > 1)"
+        ).fetchone()[0]
+        assert dup == 0
