@@ -309,6 +309,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from pipelines.guard import write_outputs
     from sim import simulate
+    from sim.engine import choose_engine
     from sim.validate import check_inputs
     from sim.warmup import ensure_warm
 
@@ -326,7 +327,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             None if args.jobs.startswith("warehouse:") else args.jobs,
         )
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
-    ensure_warm(console.print)
+    if choose_engine(jobs.height, args.seed) == "compiled":  # small instances run interpreted: no numba
+        ensure_warm(console.print)
     t0 = time.perf_counter()
     with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # jobs after the horizon: reported below

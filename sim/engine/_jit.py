@@ -2,9 +2,9 @@
 
 Every engine function is marked with :func:`kernel_fn` and stays a plain Python function in its module, so
 ``import sim.engine`` does not import numba. :func:`compiled` imports numba once, wraps every marked
-function in ``njit(cache=True)`` and rebinds the engine modules' globals to the compiled versions, so the
-compiled kernel calls compiled phase functions. The plain functions (:func:`plain`) run the very same code
-in the interpreter: the Python engine of small instances.
+function in ``njit(cache=True)`` over a copy of its module's namespace in which the engine functions are the
+compiled ones, so the compiled kernel calls compiled phase functions while the modules keep the plain
+functions (:func:`plain`): the very same code run by the interpreter, the engine of small instances.
 
 numba's on-disk cache checks only the source file of the function it loads, not the files of the functions
 it calls; :func:`compiled` therefore keeps a hash of every engine source beside numba's cache files and
@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,24 @@ from typing import Any
 ENGINE_DIR = Path(__file__).resolve().parent
 MODULES = ("trees", "queue", "log", "admission", "kernel")
 _PLAIN: dict[str, Callable[..., Any]] = {}
+_INLINE: set[str] = set()
 _COMPILED: dict[str, Any] = {}
 
 
-def kernel_fn(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``fn`` as part of the compiled engine (compiled by :func:`compiled`); returns it unchanged."""
-    if fn.__name__ in _PLAIN:
-        raise ValueError(f"engine function {fn.__name__} defined twice")
-    _PLAIN[fn.__name__] = fn
-    return fn
+def kernel_fn(fn: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
+    """Mark ``fn`` as part of the compiled engine (compiled by :func:`compiled`); returns it unchanged.
+    ``inline=True``: numba inlines it into its callers (per-job helpers that take the state bundles, whose
+    call would otherwise cost a reference-count update per array)."""
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        if f.__name__ in _PLAIN:
+            raise ValueError(f"engine function {f.__name__} defined twice")
+        _PLAIN[f.__name__] = f
+        if inline:
+            _INLINE.add(f.__name__)
+        return f
+
+    return mark if fn is None else mark(fn)
 
 
 def plain(name: str) -> Callable[..., Any]:
@@ -92,12 +102,21 @@ def compiled() -> dict[str, Any]:
 
     mods = _load_modules()
     _invalidate_stale_cache()
-    disp = {name: njit(cache=True)(fn) for name, fn in _PLAIN.items()}
+    # each compiled function gets a copy of its module's namespace in which the engine functions are the
+    # compiled ones; the modules themselves keep the plain functions (the interpreted engine stays pure)
+    spaces = {mod.__name__: dict(vars(mod)) for mod in mods}
+    disp = {}
+    for name, fn in _PLAIN.items():
+        twin = types.FunctionType(
+            fn.__code__, spaces[fn.__module__], fn.__name__, fn.__defaults__, fn.__closure__
+        )
+        twin.__qualname__, twin.__module__, twin.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+        disp[name] = njit(cache=True, inline="always" if name in _INLINE else "never")(twin)
     by_fn = {id(fn): disp[name] for name, fn in _PLAIN.items()}
-    for mod in mods:
-        for k, v in list(vars(mod).items()):
+    for space in spaces.values():
+        for k, v in list(space.items()):
             if callable(v) and id(v) in by_fn:
-                setattr(mod, k, by_fn[id(v)])
+                space[k] = by_fn[id(v)]
     _COMPILED.update(disp)
     return _COMPILED
 

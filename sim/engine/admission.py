@@ -185,7 +185,7 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
     return cu, c2, c4, g4
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _mark_dirty(m, dirty, is_dirty, nd):
     """Add machine m to the dirty list (machines whose state improved this instant); returns the count."""
     if not is_dirty[m]:

@@ -4,7 +4,8 @@ Each instant ``t``: :func:`_complete` (jobs ending at t), :func:`_set_machines_a
 :func:`_machine_events` (the capacity change; killed jobs collected), :func:`_terminate` (killed jobs back
 to the queue, or failed), :func:`_append` of submissions, :func:`~sim.engine.admission._wakeups` for timed
 admission rules, then the scheduling pass (:func:`_dirty_pass` for old entries when only some machines
-changed, :func:`_pass`). State travels in a few bundles: ``jobs`` (per-job arrays), ``mach`` (per-machine
+changed, then the pass over the queue: :func:`_next_pos`, :func:`_find_machine`, :func:`_start_job`, which
+numba inlines). State travels in a few bundles: ``jobs`` (per-job arrays), ``mach`` (per-machine
 arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names), ``cnt`` (int
 counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
 """
@@ -46,7 +47,7 @@ N_ACC = 11
 C_N_ALIVE, C_NK = 0, 1
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _unlink(j, m, head, nxt, prv):
     """Remove job j from machine m's list of running jobs."""
     if prv[j] >= 0:
@@ -57,7 +58,7 @@ def _unlink(j, m, head, nxt, prv):
         prv[nxt[j]] = prv[j]
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _complete(
     t, ht, hj, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd
 ):
@@ -245,7 +246,7 @@ def _machine_events(
     return pi, freed, nd
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls):
     """Append job j to the queue (compacting first if the tail is at the end). Returns the queue and
     whether positions moved (then the whole queue must be rescanned)."""
@@ -307,7 +308,7 @@ def _terminate(
     return qjob, qt, qsize, qhead, qtail, moved
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
                acc, horizon):  # fmt: skip
     """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
@@ -380,7 +381,7 @@ def _dirty_pass(
     return heap, hn, alog, an
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2, slack, t,
               stk):  # fmt: skip
     """The next queue position >= pos the pass should look at, or -1."""
@@ -394,7 +395,7 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, m
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach, msize,
                   pred, adm, stk):  # fmt: skip
     """The lowest-index machine in job j's range that can run it now, or -1."""
@@ -427,31 +428,6 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
         else:
             m = _mt_first_ge(mtree, msize, m + 1, cores[j])
     return -1
-
-
-@kernel_fn
-def _pass(
-    t, lo, qjob, qt, qsize, qtail, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach, msize, pred,
-    use_bound, full_rescan, adm, cls_lo, cls_hi, r2, slack, stk, heap, hn, alog, an, acc, horizon,
-):  # fmt: skip
-    """Phase 4: walk the queue from ``lo`` front to back and start each job on the lowest-index machine
-    that can run it (jobs that do not fit keep their place)."""
-    mtree = mach[4]
-    ma4 = mach[7]
-    pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
-                    slack, t, stk)  # fmt: skip
-    while pos >= 0:
-        j = qjob[pos]
-        m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach,
-                          msize, pred, adm, stk)  # fmt: skip
-        if m >= 0:
-            heap, hn, alog, an = _start_job(
-                j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-                acc, horizon,
-            )  # fmt: skip
-        pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi,
-                        r2, slack, t, stk)  # fmt: skip
-    return heap, hn, alog, an
 
 
 @kernel_fn
@@ -637,10 +613,20 @@ def _kernel(
                     an, acc, horizon,
                 )  # fmt: skip
             lo = new_from
-        heap, hn, alog, an = _pass(
-            t, lo, qjob, qt, qsize, qtail, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach, msize,
-            pred, use_bound, full_rescan, adm, cls_lo, cls_hi, r2, slack, stk, heap, hn, alog, an, acc, horizon,
-        )  # fmt: skip
+        # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
+        # it (jobs that do not fit keep their place)
+        mtree, ma4 = mach[4], mach[7]
+        pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
+                        slack, t, stk)  # fmt: skip
+        while pos >= 0:
+            j = qjob[pos]
+            m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
+                              mach, msize, pred, adm, stk)  # fmt: skip
+            if m >= 0:
+                heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
+                                                mach, msize, heap, hn, alog, an, acc, horizon)  # fmt: skip
+            pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo,
+                            cls_hi, r2, slack, t, stk)  # fmt: skip
         for x in range(nd):
             is_dirty[dirty[x]] = False
         while qhead < qtail and qjob[qhead] < 0:

@@ -63,6 +63,11 @@ def available() -> list[str]:
 
 def get_policy(name: str) -> Policy:
     """The policy registered as ``name``. Raises KeyError listing the known names."""
+    own = name.replace("-", "_")  # a policy's own module first: importing every one loads numba
+    if name not in _REGISTRY and own in _MODULES:
+        importlib.import_module(f"sim.policies.{own}")
+    if name in _REGISTRY:
+        return _REGISTRY[name]
     _load()
     if name in _REGISTRY:
         return _REGISTRY[name]
