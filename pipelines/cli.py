@@ -327,7 +327,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             None if args.jobs.startswith("warehouse:") else args.jobs,
         )
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
-    if choose_engine(jobs.height, args.seed) == "compiled":  # small instances run interpreted: no numba
+    if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
         ensure_warm(console.print)
     t0 = time.perf_counter()
     with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"), warnings.catch_warnings():

@@ -11,6 +11,10 @@ read-only, the simulator itself never touches DuckDB.
 
 ``python -m sim.bench targets`` runs each target of issue #11 in a fresh process (so peak RSS is its own)
 and prints one table: target, measured figure (wall and CPU seconds: the machine is shared), limit, met.
+
+``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
+a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
+First-Fit instances of growing size (``sim.engine.PYTHON_MAX_JOBS`` is the crossover).
 """
 
 from __future__ import annotations
@@ -251,13 +255,48 @@ def targets(only: list[str] | None = None) -> None:
         print(f"{name:46s} {fig:36s} {lim:>6s} {'' if ok is None else ('yes' if ok else 'NO'):>4s}")
 
 
+def engines(sizes: tuple[int, ...] = (10, 50, 100, 200, 400, 1000)) -> None:
+    """CPU seconds: numba's start in a fresh process, then each engine on FF instances of ``sizes`` jobs
+    (8 machines × 8 cores, a random walk at 2 changes/h, Pareto(1.5) durations, offered load ≈ 80 %)."""
+    import numpy as np
+
+    from sim.engine import PYTHON_MAX_JOBS, run_kernel
+
+    code = (
+        "import time; c = time.process_time(); import numpy as np; from sim.engine import run_kernel; "
+        "run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, "
+        "0.0, 10.0, engine='compiled'); print(time.process_time() - c)"
+    )
+    run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, 0.0, 10.0,
+               engine="compiled")  # fmt: skip
+    start = float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    )
+    print(f"numba start in a fresh process (import, CPU target, cache load): {start:.2f} s CPU")
+    print(f"{'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s}  (PYTHON_MAX_JOBS = {PYTHON_MAX_JOBS})")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        horizon = max(86400.0, 350.0 * n)  # offered load ≈ 80 % of the walk's mean capacity
+        cap = random_walk(8, horizon, changes_per_hour=2.0, step=0.25, seed=0)
+        sub = np.sort(rng.uniform(0, 0.8 * horizon, n)).round()
+        dur = np.minimum((rng.pareto(1.5, n) + 1) * 1800, horizon).round()
+        cores = rng.choice([1.0, 2.0, 4.0], n)
+        args = (sub, dur, cores, None, cap.time_s, cap.machines_alive, 8, 8.0, 0.0, horizon)
+        row = []
+        for kind in ("python", "compiled"):
+            c = time.process_time()
+            run_kernel(*args, engine=kind)
+            row.append(time.process_time() - c)
+        print(f"{n:>6d} {row[0]:>14.3f} {row[1]:>11.4f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="simulator benchmarks")
     ap.add_argument(
         "what",
         nargs="?",
         default="engine",
-        choices=["engine", "intervals", "evidence", "harvest", "riskaware", "targets", "one"],
+        choices=["engine", "intervals", "evidence", "harvest", "riskaware", "targets", "one", "engines"],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
     ap.add_argument("--skip-azure", action="store_true")
@@ -266,6 +305,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.what == "targets":
         targets(a.only)
+        return
+    if a.what == "engines":
+        engines()
         return
     if a.what == "one":
         print(json.dumps(one(a.case, a.policies[0])))

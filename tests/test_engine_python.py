@@ -5,6 +5,7 @@ dropped, and a small ``varcap simulate`` never imports numba (its start-up is wh
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -18,8 +19,17 @@ from hypothesis import strategies as st
 
 import sim.engine as engine
 from sim import simulate
-from sim.engine import PYTHON_MAX_JOBS, KernelResult, _jit, choose_engine, run_kernel, use_engine
+from sim.engine import (
+    PYTHON_MAX_JOBS,
+    PYTHON_MAX_MACHINES,
+    KernelResult,
+    _jit,
+    choose_engine,
+    run_kernel,
+    use_engine,
+)
 from sim.generators import random_walk
+from tests.test_golden import CASES, GOLDEN, SEEDS, _key, run_case
 from tests.test_sim_engine import frame, per_machine_scenarios, scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,18 +136,35 @@ def test_queue_growth_from_a_tiny_queue_changes_nothing(monkeypatch) -> None:
 
 
 def test_engine_choice_by_size_and_override() -> None:
-    assert choose_engine(PYTHON_MAX_JOBS, 0) == "python"
-    assert choose_engine(PYTHON_MAX_JOBS + 1, 0) == "compiled"
-    assert choose_engine(10, 2**32) == "compiled"  # outside numba's 32-bit seed: stay compiled
+    assert choose_engine(PYTHON_MAX_JOBS, 0, 8, loaded=False) == "python"
+    assert choose_engine(PYTHON_MAX_JOBS + 1, 0, 8, loaded=False) == "compiled"
+    assert choose_engine(10, 0, PYTHON_MAX_MACHINES + 1, loaded=False) == "compiled"
+    assert choose_engine(10, 2**32, 8, loaded=False) == "compiled"  # outside numba's 32-bit seed
+    assert choose_engine(10, 0, 8, loaded=True) == "compiled"  # loaded already: the faster one
     with use_engine("compiled"):
-        assert choose_engine(10, 0) == "compiled"
+        assert choose_engine(10, 0, loaded=False) == "compiled"
         with use_engine("python"):
             assert choose_engine(10**6, 0) == "python"
     with pytest.raises(ValueError, match="engine must be"):
         use_engine("gpu").__enter__()
     sc = (2, 4, 30, [(0, 5, 2), (1, 8, 4), (3, 2, 1)], {0: 2, 4: 1, 9: 2})
     r = run_kernel(*_kernel_args(*[sc[i] for i in (3, 4, 0, 1, 2)]))
-    assert r.engine == "python"
+    assert r.engine == choose_engine(3, 0, 2)
+
+
+COMPILED_CASES = [c for c in CASES if c[1] in ("ff", "ff-unaware", "oracle") or c[1].startswith("ias")]
+
+
+@pytest.mark.parametrize("case", [c for c in COMPILED_CASES if "acq" not in c[0]], ids=lambda c: c[0])
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+def test_golden_results_from_either_engine(case, kind) -> None:
+    """tests/golden_sim.json, bit for bit, from each engine forced (sizes would pick one of them)."""
+    want = json.loads(GOLDEN.read_text())
+    for s in SEEDS:
+        with use_engine(kind):
+            got = json.loads(json.dumps(run_case(*case, seed=s)))
+        assert got["metrics"] == want[_key(case[0], s)]["metrics"], _key(case[0], s)
+        assert got["jobs_sha256"] == want[_key(case[0], s)]["jobs_sha256"], _key(case[0], s)
 
 
 def test_interpreted_engine_leaves_numpys_global_generator_alone() -> None:

@@ -27,7 +27,7 @@ compaction), ``log`` (attempt log), ``admission`` (admission predicates, the :da
 declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
 compilation). Two ways to run the same code: compiled (numba, ``cache=True``) or interpreted (the plain
 functions, for small instances: no numba import, no cache load). :func:`run_kernel` picks by size
-(:data:`PYTHON_MAX_JOBS`); both give identical results (``tests/test_engine_python.py``).
+(:func:`choose_engine`); both give identical results (``tests/test_engine_python.py``).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ __all__ = [
     "PRED_NONE",
     "PRED_ORACLE",
     "PYTHON_MAX_JOBS",
+    "PYTHON_MAX_MACHINES",
     "RULES",
     "TERMINATION_CODES",
     "Admission",
@@ -103,9 +104,12 @@ TERMINATION_CODES = {
     "lfd-fail": 7,
 }
 
-# instances up to this many jobs run interpreted: below it numba's start (import, CPU target, cache load:
-# ~1 s of CPU) costs more than interpreting the kernel (measured: `python -m sim.bench engines`)
-PYTHON_MAX_JOBS = 200
+# instances up to this many jobs on up to PYTHON_MAX_MACHINES machines run interpreted when the compiled
+# engine is not loaded yet: numba's start (import, CPU target, cache load) is ~0.75 s of CPU, the interpreted
+# kernel ~35 µs per job on FF (`python -m sim.bench engines`: 2,000 jobs in 0.07 s); per-instant loops over
+# machines (terminations, IAS wake-ups) are why machines are bounded too
+PYTHON_MAX_JOBS = 2000
+PYTHON_MAX_MACHINES = 64
 _FORCED: list[str] = []  # use_engine() stack
 
 
@@ -121,12 +125,16 @@ def use_engine(kind: str) -> Iterator[None]:
         _FORCED.pop()
 
 
-def choose_engine(n_jobs: int, seed: int) -> str:
-    """``python`` for instances of at most :data:`PYTHON_MAX_JOBS` jobs (seed within numba's 32-bit seed
-    range), else ``compiled``; :func:`use_engine` overrides."""
+def choose_engine(n_jobs: int, seed: int, machines: int = 1, loaded: bool | None = None) -> str:
+    """``compiled`` once it is loaded in this process (``loaded``; default: whether it is), else ``python``
+    for at most :data:`PYTHON_MAX_JOBS` jobs on :data:`PYTHON_MAX_MACHINES` machines (seed within numba's
+    32-bit range), else ``compiled``; :func:`use_engine` overrides. Both give identical results."""
     if _FORCED:
         return _FORCED[-1]
-    return "python" if n_jobs <= PYTHON_MAX_JOBS and 0 <= seed < 2**32 else "compiled"
+    if loaded is None:
+        loaded = _jit.is_compiled()
+    small = n_jobs <= PYTHON_MAX_JOBS and machines <= PYTHON_MAX_MACHINES and 0 <= seed < 2**32
+    return "python" if small and not loaded else "compiled"
 
 
 @dataclass(frozen=True)
@@ -183,7 +191,7 @@ def run_kernel(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
         )
     n = len(submit)
-    kind = engine or choose_engine(n, int(seed))
+    kind = engine or choose_engine(n, int(seed), int(n_machines))
     if kind not in ("compiled", "python"):
         raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
     adm = admission or Admission()
