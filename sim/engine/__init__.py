@@ -54,6 +54,7 @@ from sim.engine.admission import (
     RULES,
     Admission,
     Rule,
+    _arr,
 )
 from sim.engine.kernel import N_ACC
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START
@@ -197,19 +198,19 @@ def run_kernel(
     adm = admission or Admission()
     rule = adm.rule
     use_mem = mem is not None
-    dur = np.ascontiguousarray(duration, dtype=np.float64)
+    dur = _arr(duration, np.float64)
     job_lo, job_hi = adm.job_ranges(n, int(n_machines))
     inputs = adm.inputs(int(n_machines))
     adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:])
     args = (
-        np.ascontiguousarray(row if row is not None else np.arange(n), dtype=np.int64),
-        np.ascontiguousarray(submit, dtype=np.float64),
+        _arr(row if row is not None else np.arange(n), np.int64),
+        _arr(submit, np.float64),
         dur,
-        np.ascontiguousarray(cores, dtype=np.float64),
-        np.ascontiguousarray(mem if use_mem else np.zeros(n), dtype=np.float64),
+        _arr(cores, np.float64),
+        _arr(mem if use_mem else np.zeros(n), np.float64),
         use_mem,
-        np.ascontiguousarray(cap_t, dtype=np.float64),
-        np.ascontiguousarray(cap_n, dtype=np.int64),
+        _arr(cap_t, np.float64),
+        _arr(cap_n, np.int64),
         int(n_machines),
         pow2(int(n_machines)),
         float(machine_cores),
@@ -269,9 +270,9 @@ def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.
     t, m, c = (np.asarray(x) for x in ev)
     order = np.lexsort((m, t))  # time, then machine index
     return (
-        np.ascontiguousarray(t[order], np.float64),
-        np.ascontiguousarray(m[order], np.int64),
-        np.ascontiguousarray(c[order], np.float64),
+        _arr(t[order], np.float64),
+        _arr(m[order], np.int64),
+        _arr(c[order], np.float64),
     )
 
 

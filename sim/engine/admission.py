@@ -264,6 +264,12 @@ def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirt
     return freed, global_wake, nd
 
 
+def _arr(x: object, dtype: type) -> np.ndarray:
+    """A C-contiguous, writable array (a read-only one, e.g. from polars, would make numba compile the
+    kernel a second time for its own type)."""
+    return np.require(x, dtype, ["C_CONTIGUOUS", "WRITEABLE"])
+
+
 @dataclass
 class Admission:
     """Per-(job, machine) admission rules for the scheduling pass (engine index order).
@@ -307,19 +313,15 @@ class Admission:
         """Band index per machine, checked (ValueError naming the expected shape and range)."""
         if self.band_of_machine is None:
             return np.zeros(machines, np.int64)
-        b = np.ascontiguousarray(self.band_of_machine, np.int64)
+        b = _arr(self.band_of_machine, np.int64)
         if b.shape != (machines,) or (b.size and (b.min() < 0 or b.max() >= n_bands)):
             raise ValueError(f"band_of_machine needs {machines} band indices in [0, {n_bands})")
         return b
 
     def job_ranges(self, n: int, machines: int) -> tuple[np.ndarray, np.ndarray]:
         """Allowed machine range [lo, hi) per job."""
-        lo = np.zeros(n, np.int64) if self.job_lo is None else np.ascontiguousarray(self.job_lo, np.int64)
-        hi = (
-            np.full(n, machines, np.int64)
-            if self.job_hi is None
-            else np.ascontiguousarray(self.job_hi, np.int64)
-        )
+        lo = np.zeros(n, np.int64) if self.job_lo is None else _arr(self.job_lo, np.int64)
+        hi = np.full(n, machines, np.int64) if self.job_hi is None else _arr(self.job_hi, np.int64)
         return lo, hi
 
     def inputs(self, machines: int) -> tuple:
@@ -344,12 +346,8 @@ class Admission:
                 knots, tail = m._tail_area()
                 mk[i, b, : len(knots)], mtl[i, b, : len(tail)], mkn[i, b] = knots, tail, len(knots)
                 mmax[i, b] = m.max_time
-        ptr = (
-            np.zeros(machines + 1, np.int64)
-            if self.iv_ptr is None
-            else np.ascontiguousarray(self.iv_ptr, np.int64)
-        )
-        end = np.zeros(1) if self.iv_end is None else np.ascontiguousarray(self.iv_end, np.float64)
+        ptr = np.zeros(machines + 1, np.int64) if self.iv_ptr is None else _arr(self.iv_ptr, np.int64)
+        end = np.zeros(1) if self.iv_end is None else _arr(self.iv_end, np.float64)
         return (
             float(self.period_s),
             float(self.a_thresh),
@@ -369,7 +367,7 @@ class Admission:
 
     def flags(self, n: int) -> np.ndarray:
         """H2/H3/H4 bits per job (zeros if none)."""
-        return np.zeros(n, np.int8) if self.jflag is None else np.ascontiguousarray(self.jflag, np.int8)
+        return np.zeros(n, np.int8) if self.jflag is None else _arr(self.jflag, np.int8)
 
     def classes(self, duration: np.ndarray, machines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pruning class per job (engine order) and each class's machine range (min lo, max hi)."""
