@@ -152,6 +152,20 @@ def test_engine_choice_by_size_and_override() -> None:
     assert r.engine == choose_engine(3, 0, 2)
 
 
+def test_engine_choice_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("VARCAP_ENGINE", "compiled")
+    assert choose_engine(10, 0, 2, loaded=False) == "compiled"
+    monkeypatch.setenv("VARCAP_ENGINE", "python")
+    assert choose_engine(10**6, 0, 500, loaded=True) == "python"
+    monkeypatch.setenv("VARCAP_ENGINE", "auto")
+    assert choose_engine(10, 0, 2, loaded=False) == "python"
+    monkeypatch.setenv("VARCAP_ENGINE", "gpu")
+    with pytest.raises(ValueError, match="VARCAP_ENGINE"):
+        choose_engine(10, 0)
+    with use_engine("python"):  # the block wins over the environment
+        assert choose_engine(10, 0) == "python"
+
+
 COMPILED_CASES = [c for c in CASES if c[1] in ("ff", "ff-unaware", "oracle") or c[1].startswith("ias")]
 
 

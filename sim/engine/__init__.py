@@ -32,6 +32,7 @@ functions, for small instances: no numba import, no cache load). :func:`run_kern
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,9 +130,16 @@ def use_engine(kind: str) -> Iterator[None]:
 def choose_engine(n_jobs: int, seed: int, machines: int = 1, loaded: bool | None = None) -> str:
     """``compiled`` once it is loaded in this process (``loaded``; default: whether it is), else ``python``
     for at most :data:`PYTHON_MAX_JOBS` jobs on :data:`PYTHON_MAX_MACHINES` machines (seed within numba's
-    32-bit range), else ``compiled``; :func:`use_engine` overrides. Both give identical results."""
+    32-bit range), else ``compiled``; :func:`use_engine`, then ``$VARCAP_ENGINE`` (``auto``, ``compiled``,
+    ``python``) override — a long-lived process running many small instances (a sweep worker) is faster
+    compiled, since numba's start is paid once. Both give identical results."""
     if _FORCED:
         return _FORCED[-1]
+    env = os.environ.get("VARCAP_ENGINE", "auto")
+    if env in ("compiled", "python"):
+        return env
+    if env != "auto":
+        raise ValueError(f"VARCAP_ENGINE must be auto, compiled or python, got {env!r}")
     if loaded is None:
         loaded = _jit.is_compiled()
     small = n_jobs <= PYTHON_MAX_JOBS and machines <= PYTHON_MAX_MACHINES and 0 <= seed < 2**32
