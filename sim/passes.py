@@ -77,11 +77,12 @@ def cost_scan(
     ptr,
     t,
 ):
-    """Waiting ``slacksched``'s schedule pass, compiled: from queue position ``p`` on (jobs needing ≤ ``top``
-    cores), the first job whose smallest-``E`` node has room now, as ``(position, node)``; ``(-1, -1)`` if
-    every such job waits. Per job the same arithmetic, in the same order, as :func:`sim.policies.slacksched.expected_completion` with
-    ``a`` from :meth:`sim.harvest.Cluster.next_avail` (``ends``/``freed``: per-node sorted planned ends and the cores
-    they free, cumulated, in CSR layout ``ptr``), so the same choices as the Python placement."""
+    """Waiting ``slacksched``'s schedule pass, compiled: from queue position ``p`` on (jobs needing
+    ≤ ``top`` cores), the first job whose smallest-``E`` node has room now, as ``(position, node)``;
+    ``(-1, -1)`` if every such job waits. Per job the arithmetic, in the same order, of
+    :func:`sim.policies.slacksched.expected_completion` with ``a`` from :meth:`sim.harvest.Cluster.next_avail`
+    (``ends``/``freed``: per-node sorted planned ends and the cores they free, cumulated, in CSR layout
+    ``ptr``), so the choices of the Python placement."""
     n = xs.size
     while True:
         p = _qt_first_le(tree, size, p, top)
@@ -135,8 +136,9 @@ def cost_scan(
 
 @njit(cache=True)
 def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
-    """:func:`sim.harvest.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores), compiled:
-    the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the same order."""
+    """:func:`sim.harvest.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores),
+    compiled: the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the
+    same order."""
     while True:
         p = _qt_first_le(tree, size, p, top)
         if p < 0:
