@@ -227,3 +227,22 @@ def test_small_simulate_does_not_import_numba(tmp_path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "NO-NUMBA"
     assert "goodput" in out.stdout
+
+
+def test_lazy_engine_function_rebinds_its_caller_to_the_compiled_one() -> None:
+    """``from sim.engine import _qt_set`` (sim.harvest does this) costs no numba import; the first call
+    compiles and rebinds the caller's name, so later calls go straight to numba."""
+    mod = type(sys)("lazy_user")
+    exec(
+        "import sim.engine\n_qt_set = sim.engine._Lazy('_qt_set')\n"
+        "def put(tree, i, v):\n    _qt_set(tree, 4, i, v)\n",
+        mod.__dict__,
+    )
+    assert type(mod._qt_set).__name__ == "_Lazy"
+    a, b = np.full(8, np.inf), np.full(8, np.inf)
+    mod.put(a, 2, 3.0)
+    mod.put(a, 1, 5.0)
+    assert mod._qt_set is _jit.compiled()["_qt_set"]
+    _jit.plain("_qt_set")(b, 4, 2, 3.0)
+    _jit.plain("_qt_set")(b, 4, 1, 5.0)
+    assert np.array_equal(a, b) and a[1] == 3.0
