@@ -189,6 +189,44 @@ def starts_now(m, t, w, c, cap, pt, pu, pk, plen):
     return earliest_start(m, t, w, c, cap, pt, pu, pk, plen) <= t
 
 
+@njit(cache=True)
+def _scan(m, t, w, c, cap, pt, pu, pk, plen, a):
+    """:func:`earliest_start` from t (``a`` < 0), or knowing that every candidate before breakpoint ``a``
+    fails: the scan then resumes at the first end from ``a``. Returns (start, index of its end or −1 for t,
+    ok); ok is False when the scan runs out of ends (the caller then asks :func:`earliest_start`)."""
+    n = plen[m]
+    t_, u_, k_ = pt[m], pu[m], pk[m]
+    lim = cap + 1e-9
+    s0 = t
+    idx = -1
+    if a < 0:
+        i = np.searchsorted(t_[:n], t, side="right") - 1
+        val = u_[i] if i >= 0 else 0.0
+        y = i + 1
+    else:
+        val = np.inf  # go straight to the next end
+        y = a
+    while True:
+        if val + c <= lim:
+            z = y
+            while z < n and t_[z] < s0 + w and u_[z] + c <= lim:
+                z += 1
+            if z == n or t_[z] >= s0 + w:
+                return s0, idx, True
+            y = z + 1
+        while y < n and k_[y] == 0:
+            y += 1
+        if y >= n:
+            return t, -1, False
+        s0 = t_[y]
+        idx = y
+        val = u_[y]
+        y += 1
+
+
+HINTS = 4  # per machine, within one re-allocation
+
+
 def _new_profiles(machines: int, size: int = 16) -> tuple:
     return (
         np.zeros((machines, size)),
@@ -358,9 +396,11 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, hint, hn, use_h,
 ):  # fmt: skip
-    """Plan job ``j`` at time ``t`` (module doc); returns its machine."""
+    """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``use_h`` (within one
+    re-allocation, where plans only grow): ``hint[m, h] = (c, w, a)`` says every candidate before breakpoint
+    a of machine m fails for a job of c cores and w seconds, hence for any job at least as large and long."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
     k = int(t // ref_s)
@@ -392,7 +432,28 @@ def _assign(
                 break
     starts = np.empty(nn)
     if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
-        starts[0] = earliest_start(near[0], t, w[j], c[j], cap, pt, pu, pk, plen)
+        m0 = near[0]
+        a = -1
+        if use_h:
+            for h in range(hn[m0]):
+                if hint[m0, h, 0] <= c[j] and hint[m0, h, 1] <= w[j] and hint[m0, h, 2] > a:
+                    a = int(hint[m0, h, 2])
+        s_, idx, ok = _scan(m0, t, w[j], c[j], cap, pt, pu, pk, plen, a)
+        if not ok:
+            s_ = earliest_start(m0, t, w[j], c[j], cap, pt, pu, pk, plen)
+        elif use_h and idx > a:
+            h = hn[m0]
+            if h == HINTS:  # replace the hint that skips least
+                h = 0
+                for x in range(1, HINTS):
+                    if hint[m0, x, 2] < hint[m0, h, 2]:
+                        h = x
+            else:
+                hn[m0] += 1
+            hint[m0, h, 0] = c[j]
+            hint[m0, h, 1] = w[j]
+            hint[m0, h, 2] = idx
+        starts[0] = s_
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         pick = -1
         if starts[0] <= t or (variant == 0 and stretch_ok):
@@ -435,6 +496,17 @@ def _assign(
                     pick = 0 if stretch_ok else best
     m = near[pick]
     s = starts[pick]
+    if use_h and hn[m] > 0:  # the plan changes from breakpoint i0 on: hints past it no longer hold
+        i0 = np.searchsorted(pt[m, : plen[m]], s)
+        h = 0
+        while h < hn[m]:
+            if hint[m, h, 2] > i0:
+                hn[m] -= 1
+                hint[m, h, 0] = hint[m, hn[m], 0]
+                hint[m, h, 1] = hint[m, hn[m], 1]
+                hint[m, h, 2] = hint[m, hn[m], 2]
+            else:
+                h += 1
     _link(m, j, head, tail, nxt, prv)
     udirty[m] = True
     ps[j] = s
@@ -482,7 +554,8 @@ def _on_arrival(
     if ist[4] > 0:
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-            npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+            npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
+            np.zeros(1, np.int64), False,
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
@@ -563,10 +636,12 @@ def _assign_from(
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
     room left for two more breakpoints."""
     width = pt.shape[1]
+    hint = np.zeros((head.size, HINTS, 3))
+    hn = np.zeros(head.size, np.int64)
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, hint, hn, True,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > width:
