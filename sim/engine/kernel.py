@@ -595,7 +595,10 @@ def _kernel(
                 global_wake = True
             si += 1
         # ------------------------------------------------------------- 4. scheduling pass
-        if timed:  # admission depends on time: wake (rescan the whole queue) when it may have become true
+        # timed admission: wake (rescan the whole queue) when it may have become true. Before the next wake-up
+        # time (less a margin for rounding) and with no machine to look at, _wakeups would change nothing
+        nw = wake[W_NEXT_WAKE]
+        if timed and (wake[W_NEED_EVAL] != 0.0 or t >= nw - (abs(nw) * 1e-9 + 1e-6)):
             f, g, nd = _wakeups(t, adm, any_h2, mach[0], wake, next_cross, knot_idx, mach[7], msize, dirty,
                                 is_dirty, nd)  # fmt: skip
             freed = freed or f
@@ -606,7 +609,7 @@ def _kernel(
         r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
         if pred != PRED_NONE and not full_rescan and not global_wake:
             # old queue entries: only the dirty machines can take them now
-            if nd > 0:
+            if nd > 0 and new_from > qhead:  # dirty machines and old entries to offer them
                 heap, hn, alog, an = _dirty_pass(
                     t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
                     mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog,
