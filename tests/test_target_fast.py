@@ -64,6 +64,27 @@ def instances(draw):
     return Problem.build(jobs, Platform(machines, float(cores)), trace, float(horizon))
 
 
+@st.composite
+def loaded(draw):
+    """Overloaded instances: up to 200 jobs submitted in the first quarter, frequent capacity drops, so
+    each re-allocation re-plans tens of jobs onto the same few machines (hints made, used, invalidated)."""
+    machines = draw(st.integers(1, 3))
+    cores = draw(st.integers(2, 4))
+    horizon = draw(st.integers(200, 600))
+    n = draw(st.integers(60, 200))
+    submit = sorted(draw(st.lists(st.integers(0, horizon // 4), min_size=n, max_size=n)))
+    dur = draw(st.lists(st.integers(1, 80), min_size=n, max_size=n))
+    cpu = draw(st.lists(st.sampled_from([c for c in CORES if c <= cores]), min_size=n, max_size=n))
+    jobs = pl.DataFrame(
+        {"job_id": np.arange(n), "submit_s": submit, "duration_s": dur, "cores": cpu},
+        schema={"job_id": pl.Int64, "submit_s": pl.Float64, "duration_s": pl.Float64, "cores": pl.Float64},
+    )
+    times = sorted(set(draw(st.lists(st.integers(1, horizon), min_size=5, max_size=30))))
+    alive = [draw(st.integers(1, machines)) for _ in range(len(times) + 1)]
+    trace = CapacityTrace(np.array([0, *times], float), np.array(alive), machines, float(horizon))
+    return Problem.build(jobs, Platform(machines, float(cores)), trace, float(horizon))
+
+
 FIELDS = ("first_start_s", "end_s", "attempts", "terminations", "status", "att_job", "att_start_s")
 
 
@@ -90,6 +111,17 @@ def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack) ->
         assert np.array_equal(getattr(fast, f), getattr(slow, f)), f
     assert fast.completed_cs == plain.completed_cs == slow.completed_cs
     assert fast.wasted_cs == plain.wasted_cs == slow.wasted_cs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problem=loaded(), policy=st.sampled_from(VARIANTS), d=st.integers(0, 2), pack=st.integers(1, 3))
+def test_fast_target_equals_the_plain_one_under_overload(problem, policy, d, pack) -> None:
+    params = TargetParams(search_distance=d, reference_days=1e7 / 86400, pack=pack)
+    fast = _run(problem, params, policy, fast=True)
+    plain = _run(problem, params, policy, fast=False)
+    for f in FIELDS:
+        assert np.array_equal(getattr(fast, f), getattr(plain, f)), f
+    assert fast.completed_cs == plain.completed_cs and fast.wasted_cs == plain.wasted_cs
 
 
 def test_the_dispatcher_runs_the_fast_path() -> None:
