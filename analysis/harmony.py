@@ -19,19 +19,19 @@ SCHEME_NAMES = {"baseline": "baseline (oblivious)", "cbp": "CBP", "cbs": "CBS"}
 GROUPS = ("production", "other", "gratis")
 PAPER_CBS_REDUCTION_PCT = 28.0  # §9.2: "a 28 percent reduction in energy cost compared to the baseline"
 HEADLINE_OMEGA = 1.2  # §9.2: "In our first experiment, we use an over-provisioning factor of 1.2"
-TABLES = ("harmony_task_classes", "harmony_demand", "harmony_results", "harmony_intervals")
+TABLES = ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals")
 
 
 STUDIES = ("harmony", "harmony-7d", "harmony-smoke")
 
 
 def pick_study(con: Any, preferred: str = "harmony") -> str:
-    """``preferred`` if ``harmony_results`` has rows of it, else the first Harmony study that has rows
+    """``preferred`` if ``out_harmony_results`` has rows of it, else the first Harmony study that has rows
     (:data:`STUDIES` order), else ``preferred`` (then :func:`load` says what to run)."""
     have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if "harmony_results" not in have:
+    if "out_harmony_results" not in have:
         return preferred
-    ran = {r[0] for r in con.execute("SELECT DISTINCT study FROM harmony_results").fetchall()}
+    ran = {r[0] for r in con.execute("SELECT DISTINCT study FROM out_harmony_results").fetchall()}
     return next((s for s in (preferred, *STUDIES) if s in ran), preferred)
 
 
@@ -42,20 +42,20 @@ def load(con: Any, study: str = "harmony") -> dict[str, pl.DataFrame]:
     missing = [t for t in TABLES if t not in have]
     if missing:
         raise LookupError(f"tables {', '.join(missing)} missing: run `varcap sweep {study}`")
-    res = con.sql("SELECT * FROM harmony_results WHERE study = ?", params=[study]).pl()
+    res = con.sql("SELECT * FROM out_harmony_results WHERE study = ?", params=[study]).pl()
     if res.height == 0:
-        raise LookupError(f"harmony_results has no rows of study {study!r}: run `varcap sweep {study}`")
+        raise LookupError(f"out_harmony_results has no rows of study {study!r}: run `varcap sweep {study}`")
     workloads = sorted(set(res["workload"]))
     ids = res["scenario_id"].to_list()
     return {
-        "classes": con.sql("SELECT * FROM harmony_task_classes ORDER BY class_id").pl(),
+        "classes": con.sql("SELECT * FROM out_harmony_task_classes ORDER BY class_id").pl(),
         "demand": con.sql(
-            "SELECT * FROM harmony_demand WHERE list_contains(?, workload) ORDER BY interval, size_cluster",
+            "SELECT * FROM out_harmony_demand WHERE list_contains(?, workload) ORDER BY interval, size_cluster",
             params=[workloads],
         ).pl(),
         "results": res,
         "intervals": con.sql(
-            "SELECT * FROM harmony_intervals WHERE list_contains(?, scenario_id) ORDER BY scenario_id, interval",
+            "SELECT * FROM out_harmony_intervals WHERE list_contains(?, scenario_id) ORDER BY scenario_id, interval",
             params=[ids],
         ).pl(),
     }

@@ -1,21 +1,21 @@
 """Seed 004 Harmony as assets (group ``harmony``); every computation lives in ``sim.harmony`` and
 ``studies.harmony``.
 
-* ``harmony_task_classes`` — §5.1 classes fitted on the borg2011 rows of ``core_jobs`` (seeded K-means),
-  table ``harmony_task_classes``, with the elbow scores and a chart of centroids and container sizes;
-* ``harmony_demand`` — §5.2 per-interval arrivals, ARIMA forecasts and required containers of the study
-  workload, table ``harmony_demand``, MAPE per class in the metadata;
-* ``harmony_results`` — the ``harmony`` study (baseline / CBP / CBS at ω = 1.2 and the ω sweep 0.6–2.2),
-  tables ``harmony_results`` and ``harmony_intervals``; energy change of CBP and CBS against the
+* ``out_harmony_task_classes`` — §5.1 classes fitted on the borg2011 rows of ``core_jobs`` (seeded K-means),
+  table ``out_harmony_task_classes``, with the elbow scores and a chart of centroids and container sizes;
+* ``out_harmony_demand`` — §5.2 per-interval arrivals, ARIMA forecasts and required containers of the study
+  workload, table ``out_harmony_demand``, MAPE per class in the metadata;
+* ``out_harmony_results`` — the ``harmony`` study (baseline / CBP / CBS at ω = 1.2 and the ω sweep 0.6–2.2),
+  tables ``out_harmony_results`` and ``out_harmony_intervals``; energy change of CBP and CBS against the
   baseline and an energy-vs-delay chart (Figs. 32–33) in the metadata. Runs are cached under
   ``data/sim/harmony``.
 
 Harmony results stay in these ``harmony_…`` tables (``out_sim_results`` holds ``sim.simulate`` scenarios).
 """
 
-
 import base64
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -67,9 +67,9 @@ def _borg(conn) -> pl.DataFrame:
 
 
 def _classes(conn):
-    df = conn.sql("SELECT * FROM harmony_task_classes").pl()
+    df = conn.sql("SELECT * FROM out_harmony_task_classes").pl()
     if df.height == 0:
-        raise dg.Failure("harmony_task_classes is empty: materialize it first")
+        raise dg.Failure("out_harmony_task_classes is empty: materialize it first")
     return hs.classes_from_frame(df)
 
 
@@ -93,7 +93,7 @@ def _png_md(chart, name: str) -> dg.MetadataValue:
     description="Seed 004 §5.1 task classes of the Borg 2011 sample (K-means per priority group, elbow "
     "rule, short/long split) with Theorem 1 container sizes.",
 )
-def harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
     import altair as alt
 
     t0 = time.perf_counter()
@@ -150,7 +150,7 @@ def harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResource) -
                 )
             ),
             "k_by_elbow": md_table(scores),
-            "chart": _png_md(chart, "harmony_task_classes"),
+            "chart": _png_md(chart, "out_harmony_task_classes"),
             "seconds": round(time.perf_counter() - t0, 2),
         }
     )
@@ -160,12 +160,12 @@ def harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResource) -
     group_name=GROUP,
     pool=POOL,
     kinds={"duckdb", "python"},
-    deps=[harmony_task_classes],
+    deps=[out_harmony_task_classes],
     code_version="1",
     description="Seed 004 §5.2 per-interval arrivals, one-step ARIMA forecasts (trailing windows only) and "
     "required containers (M/G/N) per class of the study workload; MAPE per class.",
 )
-def harmony_demand(config: HarmonyDemandConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_harmony_demand(config: HarmonyDemandConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
     with duckdb.get_connection() as conn:
         b = _borg(conn)
         tc = _classes(conn)
@@ -177,8 +177,8 @@ def harmony_demand(config: HarmonyDemandConfig, duckdb: DuckDBResource) -> dg.Ma
     dem = predict_demand(jobs, tc, n_iv, HarmonyConfig(), fc)
     df = hs.demand_frame(dem, tc).with_columns(pl.lit(config.workload).alias("workload"))
     with duckdb.get_connection() as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS harmony_demand AS SELECT * FROM df WHERE false")
-        old = conn.sql("SELECT * FROM harmony_demand WHERE workload <> ?", params=[config.workload]).pl()
+        conn.execute("CREATE TABLE IF NOT EXISTS out_harmony_demand AS SELECT * FROM df WHERE false")
+        old = conn.sql("SELECT * FROM out_harmony_demand WHERE workload <> ?", params=[config.workload]).pl()
         write_tables(
             conn,
             [
@@ -235,18 +235,38 @@ def _prices(conn, spec: str, n_iv: int) -> np.ndarray | None:
     return np.resize(np.repeat(hourly, 12), n_iv)
 
 
-@dg.asset(
-    group_name=GROUP,
+_RESULTS_DEPS = [out_harmony_task_classes.key, out_harmony_demand.key, dg.AssetKey("core_power_price")]
+
+
+@dg.multi_asset(
+    name="out_harmony_results",
     pool=POOL,
-    kinds={"duckdb", "python"},
-    deps=[harmony_task_classes, harmony_demand, "core_power_price"],
-    code_version=hs.code_version(),
-    description="Seed 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample over "
-    "Table 2's 10,000 machines: energy, cost, delay per priority group, machines on per type.",
+    specs=[
+        dg.AssetSpec(
+            HARMONY_RESULTS.name,
+            group_name=GROUP,
+            deps=_RESULTS_DEPS,
+            kinds={"duckdb", "python"},
+            code_version=hs.code_version(),
+            description="Seed 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample "
+            "over Table 2's 10,000 machines: energy, cost, delay per priority group, machines on per type "
+            "(former name `harmony_results`, a view).",
+        ),
+        dg.AssetSpec(
+            HARMONY_INTERVALS.name,
+            group_name=GROUP,
+            deps=_RESULTS_DEPS,
+            kinds={"duckdb", "python"},
+            code_version=hs.code_version(),
+            description="Seed 004 §9 per control interval and scenario: machines on per type, energy, cost, "
+            "utilization, queue; written in the same transaction as out_harmony_results (former name "
+            "`harmony_intervals`, a view).",
+        ),
+    ],
 )
-def harmony_results(
+def out_harmony_results(
     context: dg.AssetExecutionContext, config: HarmonyRunConfig, duckdb: DuckDBResource
-) -> dg.MaterializeResult:
+) -> Iterator[dg.MaterializeResult]:
     import altair as alt
 
     with duckdb.get_connection() as conn:
@@ -279,14 +299,16 @@ def harmony_results(
         )
     intervals = pl.concat(ivs)
     with duckdb.get_connection() as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS harmony_results AS SELECT * FROM res WHERE false")
+        conn.execute("CREATE TABLE IF NOT EXISTS out_harmony_results AS SELECT * FROM res WHERE false")
         # rows are per (study, scenario): other studies keep theirs, also for a scenario they share with
         # this one (harmony-headline ⊂ harmony); a scenario's intervals are the same in every study
-        old = conn.sql("SELECT * FROM harmony_results WHERE study <> ?", params=[config.study]).pl()
+        old = conn.sql("SELECT * FROM out_harmony_results WHERE study <> ?", params=[config.study]).pl()
         keep_ids = set(old["scenario_id"].to_list()) - set(res["scenario_id"].to_list())
-        conn.execute("CREATE TABLE IF NOT EXISTS harmony_intervals AS SELECT * FROM intervals WHERE false")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS out_harmony_intervals AS SELECT * FROM intervals WHERE false"
+        )
         old_iv = (
-            conn.sql("SELECT * FROM harmony_intervals")
+            conn.sql("SELECT * FROM out_harmony_intervals")
             .pl()
             .filter(pl.col("scenario_id").is_in(list(keep_ids)))
         )
@@ -339,7 +361,12 @@ def harmony_results(
         "cpu_util",
         "mem_util",
     ).sort("scheme", "omega")
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
+        asset_key=HARMONY_INTERVALS.name,
+        metadata={"dagster/row_count": intervals.height, "scenarios": res.height},
+    )
+    yield dg.MaterializeResult(
+        asset_key=HARMONY_RESULTS.name,
         metadata={
             "dagster/row_count": res.height,
             "scenarios": res.height,
@@ -347,12 +374,12 @@ def harmony_results(
             "results": md_table(show.with_columns(pl.col(pl.Float64).round(3))),
             **change,
             "chart": _png_md(chart, f"harmony_energy_delay_{config.study}"),
-        }
+        },
     )
 
 
 @dg.asset_check(
-    asset=harmony_results,
+    asset=HARMONY_RESULTS.name,
     name="harmony_three_schemes",
     blocking=True,
     description="every study workload has baseline, CBP and CBS rows with energy and delay",
@@ -361,7 +388,7 @@ def harmony_three_schemes(duckdb: DuckDBResource) -> dg.AssetCheckResult:
     with duckdb.get_connection() as conn:
         df = conn.sql(
             "SELECT workload, study, count(DISTINCT scheme) AS schemes, min(energy_kwh) AS e, "
-            "count(delay_p50_s_all) AS d, count(*) AS n FROM harmony_results GROUP BY ALL"
+            "count(delay_p50_s_all) AS d, count(*) AS n FROM out_harmony_results GROUP BY ALL"
         ).pl()
     bad = df.filter((pl.col("schemes") < 3) | (pl.col("e") <= 0) | (pl.col("d") < pl.col("n")))
     return dg.AssetCheckResult(
@@ -370,7 +397,7 @@ def harmony_three_schemes(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
-    asset=harmony_task_classes,
+    asset=out_harmony_task_classes,
     name="harmony_classes_cover_tasks",
     blocking=True,
     description="class counts add up to the borg2011 rows; every priority group has a class",
@@ -379,7 +406,7 @@ def harmony_classes_cover_tasks(duckdb: DuckDBResource) -> dg.AssetCheckResult:
     with duckdb.get_connection() as conn:
         n = conn.execute("SELECT count(*) FROM core_jobs WHERE workload = 'borg2011'").fetchone()[0]
         got, groups = conn.execute(
-            "SELECT sum(tasks), count(DISTINCT priority_group) FROM harmony_task_classes"
+            "SELECT sum(tasks), count(DISTINCT priority_group) FROM out_harmony_task_classes"
         ).fetchone()
     return dg.AssetCheckResult(
         passed=int(got) == int(n) and groups >= 1,
@@ -387,12 +414,12 @@ def harmony_classes_cover_tasks(duckdb: DuckDBResource) -> dg.AssetCheckResult:
     )
 
 
-harmony_assets = [harmony_task_classes, harmony_demand, harmony_results]
+harmony_assets = [out_harmony_task_classes, out_harmony_demand, out_harmony_results]
 harmony_checks = [
-    *table_checks(HARMONY_TASK_CLASSES, harmony_task_classes, prefixed=True, with_schema=False),
-    *table_checks(HARMONY_DEMAND, harmony_demand, prefixed=True, with_schema=False),
-    *table_checks(HARMONY_RESULTS, harmony_results, prefixed=True, with_schema=False),
-    *table_checks(HARMONY_INTERVALS, harmony_results, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_TASK_CLASSES, out_harmony_task_classes, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_DEMAND, out_harmony_demand, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_RESULTS, HARMONY_RESULTS.name, prefixed=True, with_schema=False),
+    *table_checks(HARMONY_INTERVALS, HARMONY_INTERVALS.name, prefixed=True, with_schema=False),
     harmony_three_schemes,
     harmony_classes_cover_tasks,
 ]

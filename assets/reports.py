@@ -261,7 +261,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Seed 004 — Harmony: heterogeneity-aware capacity provisioning",
         "Figs. 10–33: task classes, ARIMA forecast vs actual arrivals, energy cost of CBS/CBP vs the "
         "baseline, machines on, cost/delay over ω (varcap sweep harmony).",
-        ("harmony_task_classes", "harmony_demand", "harmony_results"),
+        ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
     ),
     Chapter(
         "reproduction",

@@ -29,7 +29,7 @@ class ReproductionConfig(dg.Config):
     group_name="reproduction",
     pool=POOL,
     kinds={"duckdb"},
-    deps=["out_sim_inputs", "harmony_results", *(study_asset_name(n) for n in repro.studies())],
+    deps=["out_sim_inputs", "out_harmony_results", *(study_asset_name(n) for n in repro.studies())],
     code_version="1",
     description="One row per seed headline (and reading): paper value, varcap mean ± 95 % CI over "
     "replicates, acceptance band, within_band, explanation. `varcap reproduce [--quick]`.",

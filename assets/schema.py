@@ -514,7 +514,7 @@ ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
 # ------------------------------------------------------------------------------------- harmony (seed 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
 HARMONY_TASK_CLASSES = TableSchema(
-    "harmony_task_classes",
+    "out_harmony_task_classes",
     "Seed 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
     "split into short/long by a K = 2 K-means on log duration; member statistics and the Theorem 1 "
     "container size (ε = 0.001, |R| = 2, M^k = 100). cpu and memory are fractions of the largest machine.",
@@ -545,9 +545,10 @@ HARMONY_TASK_CLASSES = TableSchema(
         ),
         Range("tasks_nonnegative", "tasks < 0"),
     ),
+    aliases=("harmony_task_classes",),
 )
 HARMONY_DEMAND = TableSchema(
-    "harmony_demand",
+    "out_harmony_demand",
     "Seed 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
     "and forecast arrivals (ARIMA on a trailing window; a forecast reads only earlier intervals), "
     "long-running tasks, and the containers required (short: M/G/N eq. 1–2 for the group's target delay; "
@@ -567,9 +568,10 @@ HARMONY_DEMAND = TableSchema(
     ),
     ("workload", "interval", "size_cluster"),
     (Range("forecasts_nonnegative", "arrivals_forecast < 0 OR long_running_forecast < 0"),),
+    aliases=("harmony_demand",),
 )
 HARMONY_RESULTS = TableSchema(
-    "harmony_results",
+    "out_harmony_results",
     "Seed 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
     "energy (eq. 6, SPECpower-based idle/peak power, see sim/harmony/machines.py), energy cost incl. "
     "cooling (× 1.8) and switching (0.5 ¢ per power-on), scheduling delay percentiles per priority group "
@@ -600,9 +602,10 @@ HARMONY_RESULTS = TableSchema(
     ),
     ("study", "scenario_id"),  # a scenario may belong to two studies (harmony-headline ⊂ harmony)
     (Range("energy_positive", "energy_kwh <= 0 OR energy_cost_usd <= 0"),),
+    aliases=("harmony_results",),
 )
 HARMONY_INTERVALS = TableSchema(
-    "harmony_intervals",
+    "out_harmony_intervals",
     "Seed 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
     "R210, R515, DL385, DL585), energy and cost, utilization, queue and containers.",
     (
@@ -623,6 +626,7 @@ HARMONY_INTERVALS = TableSchema(
         ),
     ),
     ("scenario_id", "interval"),
+    aliases=("harmony_intervals",),
 )
 HARMONY_TABLES = {
     s.name: s for s in (HARMONY_TASK_CLASSES, HARMONY_DEMAND, HARMONY_RESULTS, HARMONY_INTERVALS)

@@ -164,7 +164,12 @@ def simulate_quick(workers: int, everything: bool = False) -> dict[str, float]:
 
 
 #: what Harmony's chapter (report_harmony) reads; `varcap sweep harmony` writes them
-HARMONY_REPORT_TABLES = ("harmony_task_classes", "harmony_demand", "harmony_results", "harmony_intervals")
+HARMONY_REPORT_TABLES = (
+    "out_harmony_task_classes",
+    "out_harmony_demand",
+    "out_harmony_results",
+    "out_harmony_intervals",
+)
 
 
 def run_reports(
@@ -750,12 +755,15 @@ def run_harmony(study: str, show: bool = True) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
-    keys = ["harmony_task_classes", "harmony_demand", "harmony_results"]
+    keys = ["out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"]
     wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
     ok = _materialize(
         keys,
         console,
-        {"harmony_demand": {"config": {"workload": wl}}, "harmony_results": {"config": {"study": study}}},
+        {
+            "out_harmony_demand": {"config": {"workload": wl}},
+            "out_harmony_results": {"config": {"study": study}},
+        },
     )
     if ok and study not in ("harmony-smoke", "harmony-headline"):  # the chapter and the index
         ok = _materialize(["report_harmony", "report_index"], console)
@@ -770,7 +778,7 @@ def run_harmony(study: str, show: bool = True) -> bool:
             df = con.sql(
                 "SELECT scheme, omega, round(energy_kwh, 1) kwh, round(energy_cost_usd, 2) usd, "
                 "round(delay_p50_s_all, 1) p50_s, round(delay_p90_s_all, 1) p90_s, round(delay_p99_s_all, 1) "
-                "p99_s, unscheduled FROM harmony_results WHERE study = ? ORDER BY scheme, omega",
+                "p99_s, unscheduled FROM out_harmony_results WHERE study = ? ORDER BY scheme, omega",
                 params=[study],
             ).pl()
         console.print(df)

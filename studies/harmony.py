@@ -95,7 +95,7 @@ HARMONY_STUDIES = ("harmony", "harmony-7d", "harmony-headline", "harmony-smoke")
 # ------------------------------------------------------------------------------------------------ inputs
 # ------------------------------------------------------------------------------------------- classes IO
 def classes_frame(tc: TaskClasses, cfg: HarmonyConfig | None = None) -> pl.DataFrame:
-    """One row per class (``harmony_task_classes``): group, size cluster, short/long, centroid, member
+    """One row per class (``out_harmony_task_classes``): group, size cluster, short/long, centroid, member
     statistics, Theorem 1 container size, split threshold, count."""
     from sim.harmony.classify import GROUPS
 
@@ -178,7 +178,7 @@ def frame_version(*frames: pl.DataFrame) -> str:
 
 
 def demand_frame(dem: Demand, classes: TaskClasses) -> pl.DataFrame:
-    """Long table of ``harmony_demand``: one row per interval and size class."""
+    """Long table of ``out_harmony_demand``: one row per interval and size class."""
     from sim.harmony.classify import GROUPS
 
     T, Q = dem.arrivals.shape
@@ -276,7 +276,7 @@ def energy_change_pct(
 
 
 def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """``harmony_results``: one row per scenario with energy, cost, delays per priority group, utilization."""
+    """``out_harmony_results``: one row per scenario with energy, cost, delays per priority group, utilization."""
     recs = []
     for r in rows:
         p, m = r["params"], r["metrics"]

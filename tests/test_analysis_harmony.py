@@ -135,9 +135,11 @@ def test_load_filters_by_study_and_names_missing_tables() -> None:
     with pytest.raises(LookupError, match="varcap sweep harmony"):
         h.load(con)
     frames = {
-        "harmony_task_classes": _classes(),
-        "harmony_demand": pl.concat([_demand(), _demand().with_columns(pl.lit("other").alias("workload"))]),
-        "harmony_results": pl.concat(
+        "out_harmony_task_classes": _classes(),
+        "out_harmony_demand": pl.concat(
+            [_demand(), _demand().with_columns(pl.lit("other").alias("workload"))]
+        ),
+        "out_harmony_results": pl.concat(
             [
                 _results(),
                 _results().with_columns(
@@ -146,7 +148,7 @@ def test_load_filters_by_study_and_names_missing_tables() -> None:
                 ),
             ]
         ),
-        "harmony_intervals": _intervals(),
+        "out_harmony_intervals": _intervals(),
     }
     for name, df in frames.items():
         con.register(f"_{name}", df.to_arrow())

@@ -18,10 +18,6 @@ from assets.schema import ALL_TABLES, CAPACITY_POINTS, CAPACITY_TRACES
 from assets.warehouse import CheckFailed, write_tables
 
 PREFIXES = ("raw_", "core_", "out_")
-# seed 004's tables (assets/harmony.py) are not renamed yet, and harmony_intervals is written by the
-# harmony_results asset without an asset of its own: known exceptions, listed so that nothing else slips
-HARMONY = {"harmony_task_classes", "harmony_demand", "harmony_results", "harmony_intervals"}
-NOT_AN_ASSET_YET = {"harmony_intervals"}
 
 
 def test_every_dictionary_table_is_an_asset_with_a_layer_prefix() -> None:
@@ -29,9 +25,8 @@ def test_every_dictionary_table_is_an_asset_with_a_layer_prefix() -> None:
 
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     for name, schema in ALL_TABLES.items():
-        assert name in keys or name in NOT_AN_ASSET_YET, f"table {name} is not an asset"
-        if name not in HARMONY:
-            assert name.startswith(PREFIXES), name
+        assert name in keys, f"table {name} is not an asset"
+        assert name.startswith(PREFIXES), name
         for alias in schema.aliases:
             assert alias not in ALL_TABLES and alias not in keys, alias
 

@@ -38,6 +38,16 @@ def _core_jobs(n: int = 1500, seed: int = 0) -> pl.DataFrame:
     )
 
 
+def _results_meta(res: dg.ExecuteInProcessResult) -> dict:
+    """Metadata of the out_harmony_results table's materialization (its op also writes the intervals)."""
+    (m,) = [
+        m
+        for m in res.asset_materializations_for_node("out_harmony_results")
+        if m.asset_key.to_user_string() == "out_harmony_results"
+    ]
+    return m.metadata
+
+
 @pytest.mark.slow  # ~30 s on 2 busy cores: K-means, ARIMA fits and three simulations (numba compiled once)
 def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
@@ -48,8 +58,8 @@ def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch
         resources=default_resources(),
         run_config={
             "ops": {
-                "harmony_task_classes": {"config": {"k_max": 3}},
-                "harmony_results": {"config": {"study": "harmony-smoke"}},
+                "out_harmony_task_classes": {"config": {"k_max": 3}},
+                "out_harmony_results": {"config": {"study": "harmony-smoke"}},
             }
         },
         raise_on_error=False,
@@ -58,21 +68,29 @@ def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch
     checks = res.get_asset_check_evaluations()
     assert checks and all(c.passed for c in checks), [c.check_name for c in checks if not c.passed]
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        r = con.sql("SELECT scheme, energy_kwh, delay_p90_s_all FROM harmony_results ORDER BY scheme").pl()
+        r = con.sql(
+            "SELECT scheme, energy_kwh, delay_p90_s_all FROM out_harmony_results ORDER BY scheme"
+        ).pl()
         assert r["scheme"].to_list() == ["baseline", "cbp", "cbs"]
         assert (r["energy_kwh"] > 0).all()
-        n_iv = con.execute("SELECT count(DISTINCT interval) FROM harmony_intervals").fetchone()[0]
+        n_iv = con.execute("SELECT count(DISTINCT interval) FROM out_harmony_intervals").fetchone()[0]
         assert n_iv == 23  # 2 h of submissions -> the window ends at the last submit (< 7200 s)
-    meta = res.asset_materializations_for_node("harmony_results")[0].metadata
+    meta = _results_meta(res)
+    assert {
+        m.asset_key.to_user_string() for m in res.asset_materializations_for_node("out_harmony_results")
+    } == {
+        "out_harmony_results",
+        "out_harmony_intervals",
+    }
     assert "cbs_energy_cost_usd_change_pct_vs_baseline" in meta
     # a second materialization reuses the cached runs
     res2 = dg.materialize(
         [*harmony_assets, *harmony_checks],
         resources=default_resources(),
-        run_config={"ops": {"harmony_results": {"config": {"study": "harmony-smoke"}}}},
-        selection=["harmony_results"],
+        run_config={"ops": {"out_harmony_results": {"config": {"study": "harmony-smoke"}}}},
+        selection=["out_harmony_results", "out_harmony_intervals"],
     )
-    assert res2.asset_materializations_for_node("harmony_results")[0].metadata["cache_hits"].value == 3
+    assert _results_meta(res2)["cache_hits"].value == 3
     # a study sharing those scenarios (as harmony-headline shares harmony's) adds its rows, keeps the others'
     import studies.harmony as hs
 
@@ -84,14 +102,14 @@ def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch
     res3 = dg.materialize(
         [*harmony_assets, *harmony_checks],
         resources=default_resources(),
-        run_config={"ops": {"harmony_results": {"config": {"study": "smoke-copy"}}}},
-        selection=["harmony_results"],
+        run_config={"ops": {"out_harmony_results": {"config": {"study": "smoke-copy"}}}},
+        selection=["out_harmony_results", "out_harmony_intervals"],
     )
     assert all(c.passed for c in res3.get_asset_check_evaluations())
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        by = dict(con.execute("SELECT study, count(*) FROM harmony_results GROUP BY study").fetchall())
+        by = dict(con.execute("SELECT study, count(*) FROM out_harmony_results GROUP BY study").fetchall())
         assert by == {"harmony-smoke": 3, "smoke-copy": 3}
         dup = con.execute(
-            "SELECT count(*) FROM (SELECT scenario_id, interval FROM harmony_intervals GROUP BY ALL HAVING count(*) > 1)"
+            "SELECT count(*) FROM (SELECT scenario_id, interval FROM out_harmony_intervals GROUP BY ALL HAVING count(*) > 1)"
         ).fetchone()[0]
         assert dup == 0
