@@ -179,6 +179,8 @@ def bench_sweep(tree: Path, study: str, workers: int) -> dict[str, float]:
     of the scenarios' ``wall_s`` and their share of the wall time."""
     with tempfile.TemporaryDirectory(prefix="varcap-sweep-") as home:
         env = _env(tree, VARCAP_HOME=home, DAGSTER_HOME=str(Path(home) / ".dagster_home"))
+        (Path(home) / "data").mkdir()
+        (Path(home) / "data" / "samples").symlink_to(tree / "data" / "samples")  # the committed samples
         jobs = write_jobs_csv(Path(home) / "jobs10.csv")
         warm = ("--jobs", str(jobs), "--capacity", "random-walk:seed=0", "--machines", "4", "--cores", "8")
         timed_process(_cli("simulate", *warm, "--horizon-s", "7200"), tree, env)  # compiles if cold
