@@ -139,7 +139,7 @@ def evidence(policies: list[str]) -> None:
 
 
 def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.6) -> None:
-    """SlackSched vs FF vs Oracle on a synthetic harvest-VM pool (1 h mean inter-change, heterogeneous
+    """SlackSched vs FF, the CapacityScheduler (random matching) and the Oracle on a synthetic harvest-VM pool (1 h mean inter-change, heterogeneous
     stability), with and without the Acquirer (cluster of ``nodes`` HVMs out of ``pool``)."""
     import numpy as np
 
@@ -156,7 +156,7 @@ def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.
         f"{'p90_wait_s':>10s} {'completed':>9s} {'wall_s':>6s}"
     )
     for acq in (False, True):
-        for p in ("ff", "slacksched-nodelay", "slacksched", "oracle"):
+        for p in ("ff", "capsched", "slacksched-nodelay", "slacksched", "oracle"):
             st = {"nodes": str(nodes), "acquirer": str(acq)}
             t = time.perf_counter()
             m = simulate(jobs, tr, pool, 48, horizon, policy=p, settings=st, seed=0).metrics
