@@ -40,9 +40,13 @@ def job_jct(tasks: pl.DataFrame) -> pl.DataFrame:
 
 
 def jct_frame(res: pl.DataFrame) -> pl.DataFrame:
-    """JCT of every complete job of every run: ``scheduler, replicate, group, jct_s``."""
+    """JCT of every complete job of every run of the main reading (study key ``(policy, replicate)``; the
+    explaining readings — load 0.3, independent tasks — are left out): ``scheduler, replicate, group,
+    jct_s``."""
     out = []
     for r in res.iter_rows(named=True):
+        if r.get("key") is not None and len(r["key"]) != 2:
+            continue
         j = job_jct(jobs_table(r["jobs_path"])).filter(pl.col("complete"))
         out.append(
             j.select("group", "jct_s").with_columns(
