@@ -36,6 +36,7 @@ from assets.warehouse import (
     Consistency,
     replace_table,
 )
+from sim.capacity import DAY
 
 GAIA_WORKLOADS = {"azure-100k": "azure", "pai-100k": "pai", "mustang-trace-2015-100k": "mustang"}
 
@@ -140,7 +141,7 @@ def build_jobs(
     gaia: Sequence[nz.RawFile], vmtable: Sequence[nz.RawFile], borg: Sequence[nz.RawFile], cfg: JobsConfig
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """All four workloads as one ``core_jobs`` frame plus rejects (pure; used by the asset and tests)."""
-    window = cfg.azure_window_days * 86400.0
+    window = cfg.azure_window_days * DAY
     frames, rejects = [], []
     for f in gaia:
         stem = f.name.split("/")[-1].split(".")[0]
