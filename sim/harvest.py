@@ -376,32 +376,31 @@ class Cluster:
             self._cap_dirty = True
             self._deallocate_if_idle(int(m))
 
+    def _placement_scan(self, t: float, p: int, top: float) -> tuple[int, int]:
+        """The pass's search in Python: from queue position ``p`` on (jobs needing ≤ ``top`` cores), the first
+        job the placement gives a node, as ``(position, node)``, or ``(-1, -1)``."""
+        p = _qt_first_le(self._qtree, self._qsize, p, top)
+        while p >= 0:
+            m = self.placement(self, int(self._qjob[p]), t)
+            if m >= 0:
+                return p, m
+            p = _qt_first_le(self._qtree, self._qsize, p + 1, top)
+        return -1, -1
+
     def on_instant_end(self, loop: Loop, t: float) -> None:
         """One pass over the queue front to back; then the capacity step and the invariant check."""
         if self._qlen:
-            tree, size, qjob = self._qtree, self._qsize, self._qjob
             free = self.free()
             top = 1e300 if self.full_pass else float(free.max())
-            if self.scan is not None and not self.full_pass:
-                p, m = self.scan(self, t, 0, top)
-                while p >= 0:
-                    self._start(int(qjob[p]), m, t)
-                    _qt_set(tree, size, p, INF)
-                    self._qlen -= 1
-                    p, m = self.scan(self, t, p + 1, float(self.free().max()))
-                p = -1
-            else:
-                p = _qt_first_le(tree, size, 0, top)
+            scan = self.scan if self.scan is not None and not self.full_pass else Cluster._placement_scan
+            p, m = scan(self, t, 0, top)
             while p >= 0:
-                j = int(qjob[p])
-                m = self.placement(self, j, t)
-                if m >= 0:
-                    self._start(j, m, t)
-                    _qt_set(tree, size, p, INF)
-                    self._qlen -= 1
-                    if not self.full_pass:
-                        top = float(self.free().max())
-                p = _qt_first_le(tree, size, p + 1, top)
+                self._start(int(self._qjob[p]), m, t)
+                _qt_set(self._qtree, self._qsize, p, INF)
+                self._qlen -= 1
+                if not self.full_pass:
+                    top = float(self.free().max())
+                p, m = scan(self, t, p + 1, top)
         if self._cap_dirty:
             loop.record_capacity(t, float(self.cap[self.allocated].sum()))
             self._accept = self.allocated & ~self.decom & (self.cap > 0)

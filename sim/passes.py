@@ -14,25 +14,34 @@ _qt_first_le = compiled()["_qt_first_le"]
 
 
 @njit(cache=True)
-def _survival_at(xs, x):
-    return (xs.size - np.searchsorted(xs, x, side="right")) / xs.size
+def _eq1(xs, cum, e, d, ps_m):
+    """Eq. 1 for a node of elapsed time ``e`` and a job of duration ``d``: completion probability ``p`` and
+    expected waste ``w`` (``d/2`` if no sample falls in ``(e, e + d]``), from sorted samples ``xs`` (non-empty)
+    and their prefix sums ``cum``; :func:`sim.policies.slacksched.completion_probability` and
+    :func:`~sim.policies.slacksched.expected_waste`'s arithmetic, in the same order."""
+    n = xs.size
+    lo = np.searchsorted(xs, e, side="right")
+    hi = np.searchsorted(xs, e + d, side="right")
+    se = (n - lo) / n
+    sed = (n - hi) / n
+    change = 1.0 - sed / se if se > 0 else 0.0
+    p = 1.0 - ps_m * change
+    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e if hi > lo else d / 2.0
+    return p, w
 
 
 @njit(cache=True)
-def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs):
+def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
     """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
     probability is highest (first on ties), −1 if none has room; the same arithmetic as
-    :func:`completion_probability`, so the same node."""
+    :func:`sim.policies.slacksched.completion_probability`, so the same node."""
     best, best_p = -1, -np.inf
     for m in range(free.size):
         if free[m] < c or free[m] < 0:
             continue
         if xs.size == 0:
             return m
-        se = _survival_at(xs, elapsed[m])
-        sed = _survival_at(xs, elapsed[m] + d)
-        change = 1.0 - sed / se if se > 0 else 0.0
-        p = 1.0 - p_shrink[m] * change
+        p, _ = _eq1(xs, cum, elapsed[m], d, p_shrink[m])
         if p > best_p:
             best, best_p = m, p
     return best
@@ -43,15 +52,7 @@ def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
     """Eq. 2 for one node (finite waiting ``a``, elapsed ``e``): :func:`expected_completion`'s arithmetic."""
     if not modelled:
         return a + d
-    n = xs.size
-    e2 = e + a
-    lo = np.searchsorted(xs, e2, side="right")
-    hi = np.searchsorted(xs, e2 + d, side="right")
-    se = (n - lo) / n
-    sed = (n - hi) / n
-    change = 1.0 - sed / se if se > 0 else 0.0
-    pc = 1.0 - ps_m * change
-    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e2 if hi > lo else d / 2.0
+    pc, w = _eq1(xs, cum, e + a, d, ps_m)
     return a + pc * d + (1.0 - pc) * (w + e0)
 
 
@@ -83,7 +84,6 @@ def cost_scan(
     :func:`sim.policies.slacksched.expected_completion` with ``a`` from :meth:`sim.harvest.Cluster.next_avail`
     (``ends``/``freed``: per-node sorted planned ends and the cores they free, cumulated, in CSR layout
     ``ptr``), so the choices of the Python placement."""
-    n = xs.size
     while True:
         p = _qt_first_le(tree, size, p, top)
         if p < 0:
@@ -91,17 +91,7 @@ def cost_scan(
         j = qjob[p]
         c, d = cores[j], duration[j]
         # E₀ of a fresh node (depends on d only)
-        p0 = 1.0
-        w0 = d / 2.0
-        if modelled:
-            lo0 = np.searchsorted(xs, 0.0, side="right")
-            hi0 = np.searchsorted(xs, d, side="right")
-            se0 = (n - lo0) / n
-            sed0 = (n - hi0) / n
-            ch0 = 1.0 - sed0 / se0 if se0 > 0 else 0.0
-            p0 = 1.0 - ps_grow * ch0
-            if hi0 > lo0:
-                w0 = (cum[hi0] - cum[lo0]) / max(hi0 - lo0, 1) - 0.0
+        p0, w0 = _eq1(xs, cum, 0.0, d, ps_grow) if modelled else (1.0, d / 2.0)
         e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
         # the best node with room now (first smallest E); none: the job waits
         best, best_cost = -1, np.inf

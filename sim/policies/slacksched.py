@@ -95,7 +95,7 @@ class SlackSched(Dispatched):
                 ps = cl.history.p_shrink(cl.last_dir)
                 from sim.passes import most_likely_to_complete
 
-                return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs))
+                return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs, cum))
             a = np.where(free[nodes] >= c, 0.0, INF)
             for k in np.flatnonzero((free[nodes] < c) & (cl.cap[nodes] >= c)):
                 a[k] = cl.next_avail(int(nodes[k]), c, t)
