@@ -17,7 +17,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from assets.checks import table_checks
+from assets.checks import table_checks, table_spec
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import (
@@ -29,7 +29,6 @@ from assets.schema import (
     INTERVAL_SURVIVAL,
     MACHINE_INTER_CHANGE,
     MACHINE_INTERVALS,
-    TableSchema,
 )
 from assets.warehouse import write_tables
 from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace
@@ -173,17 +172,6 @@ def load_traces(conn) -> dict[str, CapacityTrace]:
     return out
 
 
-def _spec(schema: TableSchema, group: str, deps: list[str], kinds: set[str], what: str) -> dg.AssetSpec:
-    return dg.AssetSpec(
-        schema.name,
-        group_name=group,
-        deps=deps,
-        kinds=kinds,
-        code_version="1",
-        description=f"{what} Table `{schema.name}` (former name `{schema.aliases[0]}`, a view).",
-    )
-
-
 _GRID = ["core_grid_carbon", "core_power_price"]
 _TRACES = [CAPACITY_TRACES.name, CAPACITY_POINTS.name]
 
@@ -192,7 +180,7 @@ _TRACES = [CAPACITY_TRACES.name, CAPACITY_POINTS.name]
     name="out_capacity_traces",
     pool=POOL,
     specs=[
-        _spec(
+        table_spec(
             CAPACITY_TRACES,
             "capacity",
             _GRID,
@@ -201,7 +189,7 @@ _TRACES = [CAPACITY_TRACES.name, CAPACITY_POINTS.name]
             "risk-aware walk, constant carbon/cost budgets and stranded-power traces from grid data; "
             "one row per trace.",
         ),
-        _spec(
+        table_spec(
             CAPACITY_POINTS,
             "capacity",
             _GRID,
@@ -291,14 +279,14 @@ def out_capacity_characterization(duckdb: DuckDBResource) -> dg.MaterializeResul
     name="out_machine_intervals",
     pool=POOL,
     specs=[
-        _spec(
+        table_spec(
             MACHINE_INTERVALS,
             "intervals",
             _TRACES,
             {"duckdb"},
             "Machine intervals under LIFO termination, per trace.",
         ),
-        _spec(
+        table_spec(
             MACHINE_INTER_CHANGE,
             "intervals",
             _TRACES,
@@ -347,14 +335,14 @@ class SurvivalConfig(dg.Config):
     name="out_interval_survival",
     pool=POOL,
     specs=[
-        _spec(
+        table_spec(
             INTERVAL_SURVIVAL,
             "intervals",
             [CAPACITY_TRACES.name, MACHINE_INTERVALS.name],
             {"duckdb", "statsmodels"},
             "Kaplan–Meier survival of interval length (all machines and per index band), per trace.",
         ),
-        _spec(
+        table_spec(
             INTERVAL_CONDITIONAL,
             "intervals",
             [CAPACITY_TRACES.name, MACHINE_INTERVALS.name],

@@ -8,6 +8,8 @@ the queries of :mod:`assets.warehouse` on the ``duckdb`` resource.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import dagster as dg
 from dagster_duckdb import DuckDBResource
 
@@ -90,3 +92,23 @@ def table_checks(
 
         out.append(_gaps)
     return out
+
+
+def table_spec(
+    schema: TableSchema,
+    group: str,
+    deps: Sequence[str | dg.AssetKey],
+    kinds: set[str],
+    what: str,
+    code_version: str = "1",
+) -> dg.AssetSpec:
+    """The asset spec of ``schema``'s table for a multi-asset that writes several tables: description
+    ``what`` plus the table name and its former name (a view; ``schema.aliases[0]``)."""
+    return dg.AssetSpec(
+        schema.name,
+        group_name=group,
+        deps=list(deps),
+        kinds=kinds,
+        code_version=code_version,
+        description=f"{what} Table `{schema.name}` (former name `{schema.aliases[0]}`, a view).",
+    )

@@ -24,7 +24,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
-from assets.checks import table_checks
+from assets.checks import table_checks, table_spec
 from assets.core import md_table
 from assets.raw import POOL
 from assets.schema import HARMONY_DEMAND, HARMONY_INTERVALS, HARMONY_RESULTS, HARMONY_TASK_CLASSES
@@ -236,31 +236,30 @@ def _prices(conn, spec: str, n_iv: int) -> np.ndarray | None:
 
 
 _RESULTS_DEPS = [out_harmony_task_classes.key, out_harmony_demand.key, dg.AssetKey("core_power_price")]
+_RESULTS_VERSION = hs.code_version()  # the simulator and study sources the results come from
 
 
 @dg.multi_asset(
     name="out_harmony_results",
     pool=POOL,
     specs=[
-        dg.AssetSpec(
-            HARMONY_RESULTS.name,
-            group_name=GROUP,
-            deps=_RESULTS_DEPS,
-            kinds={"duckdb", "python"},
-            code_version=hs.code_version(),
-            description="Seed 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample "
-            "over Table 2's 10,000 machines: energy, cost, delay per priority group, machines on per type "
-            "(former name `harmony_results`, a view).",
+        table_spec(
+            HARMONY_RESULTS,
+            GROUP,
+            _RESULTS_DEPS,
+            {"duckdb", "python"},
+            "Seed 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample over Table "
+            "2's 10,000 machines: energy, cost, delay per priority group, machines on per type.",
+            _RESULTS_VERSION,
         ),
-        dg.AssetSpec(
-            HARMONY_INTERVALS.name,
-            group_name=GROUP,
-            deps=_RESULTS_DEPS,
-            kinds={"duckdb", "python"},
-            code_version=hs.code_version(),
-            description="Seed 004 §9 per control interval and scenario: machines on per type, energy, cost, "
-            "utilization, queue; written in the same transaction as out_harmony_results (former name "
-            "`harmony_intervals`, a view).",
+        table_spec(
+            HARMONY_INTERVALS,
+            GROUP,
+            _RESULTS_DEPS,
+            {"duckdb", "python"},
+            "Seed 004 §9 per control interval and scenario: machines on per type, energy, cost, utilization, "
+            "queue; written in the same transaction as out_harmony_results.",
+            _RESULTS_VERSION,
         ),
     ],
 )
