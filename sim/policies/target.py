@@ -692,6 +692,24 @@ def _heads_to_push(status, head, nxt, ps, version, evv):
 
 
 @njit(cache=True)
+def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, plen, udirty):
+    """Unplan every job on machines ``[lo, hi)`` (turned off); returns them machine by machine in insertion
+    order. Their plans empty, so the step functions are cleared at once, not breakpoint by breakpoint."""
+    out = _machine_jobs(lo, hi, head, nxt)
+    for j in out:
+        m = mach[j]
+        _unlink(m, j, head, tail, nxt, prv)
+        if status[j] != RUNNING:
+            npend[m] -= 1
+        mach[j] = -1
+        version[j] += 1
+    for m in range(lo, hi):
+        plen[m] = 0
+        udirty[m] = True
+    return out
+
+
+@njit(cache=True)
 def _machine_jobs(lo, hi, head, nxt):
     """Jobs planned on machines ``[lo, hi)``, machine by machine in insertion order."""
     n = 0
@@ -836,22 +854,6 @@ class _TargetHooks:
         if len(loop.heap) > 2 * live + self.stale_slack:
             loop.drop_stale(self.version)
 
-    def _unplan(self, j: int, pending: bool) -> None:
-        s = self.state
-        _unplan(
-            j,
-            pending,
-            *s[9:13],
-            self.ps,
-            self.pe,
-            self.c,
-            self.mach,
-            self.version,
-            self.npend,
-            *s[18:23],
-            self.udirty,
-        )
-
     # hooks of sim.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
         m = _on_arrival(j, t, *self.state)
@@ -893,21 +895,20 @@ class _TargetHooks:
                 elif self.waiting.size:
                     self._reallocate(loop, t, self.waiting[:0])
             elif target < alive:
-                killed, parked = [], []
-                for jj in _machine_jobs(target, alive, self.head, self.nxt).tolist():
-                    running = loop.status[jj] == RUNNING
-                    if running:
-                        loop.kill(jj, t)
-                        killed.append(jj)
-                    self._unplan(jj, not running)
-                    if not running:
-                        parked.append(jj)
-                if parked:
-                    self.waiting = np.concatenate((self.waiting, np.asarray(parked, np.int64)))
+                gone = _drop_machines(
+                    target, alive, loop.status, self.head, self.tail, self.nxt, self.prv, self.mach,
+                    self.version, self.npend, self.profiles[4], self.udirty,
+                )  # fmt: skip
+                run = loop.status[gone] == RUNNING
+                killed = gone[run]
+                for jj in killed.tolist():
+                    loop.kill(jj, t)
+                if killed.size < gone.size:
+                    self.waiting = np.concatenate((self.waiting, gone[~run]))
                 ist[4] = target
                 ist[3] = max(min(ist[3], target), 1)
                 _adapt(ist, self.fst, self.npend, self.head, self.nxt, self.c, self.ubusy, self.udirty)
-                self._reallocate(loop, t, np.asarray(killed, np.int64))
+                self._reallocate(loop, t, killed)
 
     def on_tick(self, loop: Loop, t: float) -> None:
         pass
