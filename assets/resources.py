@@ -37,5 +37,11 @@ def warehouse_resource() -> DuckDBResource:
     return DuckDBResource(database=str(path))
 
 
+def warehouse_run_config() -> dict[str, object]:
+    """Run config pointing the ``duckdb`` resource at the current ``$VARCAP_WAREHOUSE`` (for a job of a
+    ``Definitions`` whose resources were built earlier, e.g. at import, under another ``VARCAP_HOME``)."""
+    return {"duckdb": {"config": {"database": warehouse_resource().database}}}
+
+
 def default_resources() -> dict[str, object]:
     return {"duckdb": warehouse_resource(), "downloader": DownloaderResource()}

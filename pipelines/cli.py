@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from sim import paths
@@ -421,13 +422,13 @@ def cmd_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
-    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config; print
-    failures. True on success."""
+@contextlib.contextmanager
+def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
+    """Around one in-process Dagster run: frees the pool slots of dead runs first, watches for a step
+    waiting on a slot meanwhile; yields (instance, tags for the run)."""
     import dagster as dg
 
     from pipelines import guard
-    from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
 
     instance = dg.DagsterInstance.get()
     for r in guard.free_dead_slots(instance):
@@ -435,22 +436,39 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:
+        yield instance, guard.run_tags()
+    finally:
+        watcher.stop()
+
+
+def _print_failures(events, console) -> None:
+    from pipelines import guard
+
+    for line in guard.failure_lines(events):
+        console.print(line, style="red", markup=False, highlight=False)
+
+
+def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
+    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config; print
+    failures. True on success."""
+    import dagster as dg
+
+    from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
+
+    with _guarded_run(console) as (instance, tags):
         result = dg.materialize(
             [*ALL_ASSETS, *ALL_CHECKS],
             selection=[dg.AssetKey(k) for k in keys],
             instance=instance,
             resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
-            tags=guard.run_tags(),
+            tags=tags,
             run_config={
                 "loggers": {"console": {"config": {"log_level": "WARNING"}}},
                 **({"ops": ops_config} if ops_config else {}),
             },
             raise_on_error=False,
         )
-    finally:
-        watcher.stop()
-    for line in guard.failure_lines(result.all_events):
-        console.print(line, style="red", markup=False, highlight=False)
+    _print_failures(result.all_events, console)
     return result.success
 
 
@@ -554,19 +572,23 @@ def sweep_run_config(
 
 
 def local_sweep_job(study_name: str):
-    """The study's sweep job as ``varcap sweep`` runs it by default: in this process."""
+    """The study's sweep job as ``varcap sweep`` runs it by default: in this process (run it with
+    :func:`local_sweep_run_config`)."""
     from pipelines.definitions import SWEEP_JOBS, defs
 
     return defs.resolve_job_def(SWEEP_JOBS[study_name].name)
 
 
 def local_sweep_run_config(study_name: str, workers: int) -> dict:
-    """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes."""
+    """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes; the
+    results go to the current ``VARCAP_HOME``'s warehouse."""
+    from assets.resources import warehouse_run_config
     from assets.sim import study_asset_name
 
     plan = f"plan_{study_name.replace('-', '_')}"
     return {
         "ops": {study_asset_name(study_name): {"ops": {plan: {"config": {"local_workers": workers}}}}},
+        "resources": warehouse_run_config(),
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
     }
 
@@ -578,8 +600,8 @@ def run_sweep(
     dask_address: str | None = None,
     progress: bool = True,
 ) -> bool:
-    """Materialize the study's sweep asset over all its partitions (one Dagster run; scenarios run in
-    parallel on the executor), then ``out_sim_results``. Returns success."""
+    """Materialize the study's sweep asset over all its partitions and then ``out_sim_results``, in one
+    Dagster run (scenarios run in parallel on the executor). Returns success."""
     from rich.console import Console
 
     from studies import sweep
@@ -587,8 +609,9 @@ def run_sweep(
 
     console = Console()
     scs = study(study_name)
-    if executor == "multiprocess" and not all(sweep.is_cached(s) for s in scs):
-        sweep.start_pool(max_workers)  # the workers import the simulator while Dagster loads here
+    todo = [s for s in scs if not sweep.is_cached(s)]
+    if executor == "multiprocess" and todo:
+        sweep.start_pool(max_workers, todo)  # they import the simulator (and its needs) while Dagster loads
     try:
         return _run_sweep(study_name, scs, max_workers, executor, dask_address, progress, console)
     finally:
@@ -633,24 +656,26 @@ def _run_sweep(
     t0 = time.time()
 
     def _go() -> None:
-        if executor == "multiprocess":
-            # one in-process Dagster run; its plan step simulates on max_workers warm processes
-            res = local_sweep_job(study_name).execute_in_process(
-                run_config=local_sweep_run_config(study_name, max_workers),
-                instance=dg.DagsterInstance.get(),
-                tags=tags,
-                raise_on_error=False,
+        with _guarded_run(console) as (instance, guard_tags):
+            if executor == "multiprocess":
+                # one in-process Dagster run: its plan step simulates on max_workers warm processes, then
+                # out_sim_results is rebuilt in the same run
+                res = local_sweep_job(study_name).execute_in_process(
+                    run_config=local_sweep_run_config(study_name, max_workers),
+                    instance=instance,
+                    tags={**guard_tags, **tags},
+                    raise_on_error=False,
+                )
+                box["success"], box["events"] = res.success, res.all_events
+                return
+            # other executors start processes that rebuild the job: a reconstructable target
+            job = dg.build_reconstructable_job(
+                "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
             )
-            box["success"] = res.success
-            box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
-            return
-        # other executors start processes that rebuild the job: a reconstructable target
-        job = dg.build_reconstructable_job(
-            "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
-        )
-        with dg.execute_job(job, instance=dg.DagsterInstance.get(), run_config=run_config, tags=tags) as res:
-            box["success"] = res.success
-            box["failures"] = [(e.step_key, e.message) for e in res.all_events if e.is_failure]
+            with dg.execute_job(
+                job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
+            ) as res:
+                box["success"], box["events"] = res.success, res.all_events
 
     th = threading.Thread(target=_go)
     th.start()
@@ -670,13 +695,18 @@ def _run_sweep(
             bar.update(now - seen)
             seen = now
         bar.update(len(ids) - seen)
-    sweep.stop_pool(wait=False)  # idle now: the workers exit while the results table is built
+    sweep.stop_pool(wait=False)
     if not box.get("success"):
-        for step, msg in box.get("failures", []):
-            console.print(f"[red]{step}: {msg}[/]")
+        _print_failures(box.get("events", []), console)
         return False
+    if executor == "multiprocess":
+        console.print(
+            f"{study_asset_name(study_name)}: {len(ids)} scenarios and out_sim_results in "
+            f"{time.time() - t0:.1f} s"
+        )
+        return True
     console.print(f"{study_asset_name(study_name)}: {len(ids)} scenarios in {time.time() - t0:.1f} s")
-    return _materialize(["out_sim_results"], console)
+    return _materialize(["out_sim_results"], console)  # the dask job leaves it out (sweep_job)
 
 
 def study_results(study_name: str):

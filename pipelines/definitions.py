@@ -23,10 +23,27 @@ def _with_columns(spec: dg.AssetSpec) -> dg.AssetSpec:
     return spec.merge_attributes(metadata=table.dagster_metadata()) if table else spec
 
 
-ALL_ASSETS = dg.map_asset_specs(_with_columns, [
-    *raw_assets, *core_assets, *capacity_assets, *sim_assets, *reproduction_assets, *reports_assets, *harmony_assets
-])
-ALL_CHECKS = [*raw_checks, *core_checks, *capacity_checks, *sim_checks, *reproduction_checks, *reports_checks, *harmony_checks]
+ALL_ASSETS = dg.map_asset_specs(
+    _with_columns,
+    [
+        *raw_assets,
+        *core_assets,
+        *capacity_assets,
+        *sim_assets,
+        *reproduction_assets,
+        *reports_assets,
+        *harmony_assets,
+    ],
+)
+ALL_CHECKS = [
+    *raw_checks,
+    *core_checks,
+    *capacity_checks,
+    *sim_checks,
+    *reproduction_checks,
+    *reports_checks,
+    *harmony_checks,
+]
 
 ingest_job = dg.define_asset_job(
     "ingest",
@@ -41,12 +58,16 @@ capacity_job = dg.define_asset_job(
 )
 
 
-def _sweep_job(study: str, executor: dg.ExecutorDefinition) -> dg.UnresolvedAssetJobDefinition:
+def _sweep_job(
+    study: str, executor: dg.ExecutorDefinition, results: bool = True
+) -> dg.UnresolvedAssetJobDefinition:
+    """The study's partitions, then (``results``) ``out_sim_results`` in the same run."""
+    then = " then rebuild out_sim_results in the same run" if results else ""
     return dg.define_asset_job(
         f"sweep__{study.replace('-', '_')}",
-        selection=[study_asset_name(study)],
+        selection=[study_asset_name(study), *(["out_sim_results"] if results else [])],
         executor_def=executor,
-        description=f"simulate the scenarios of study {study} (launch over a partition range)",
+        description=f"simulate the scenarios of study {study} (launch over a partition range){then}",
     )
 
 
@@ -75,6 +96,14 @@ defs = dg.Definitions(
 )
 
 
+def with_current_resources(job: dg.UnresolvedAssetJobDefinition) -> dg.JobDefinition:
+    """``job`` resolved against resources built now, so it honours the current ``VARCAP_HOME`` /
+    ``VARCAP_WAREHOUSE`` (``defs`` built its resources when this module was imported)."""
+    return dg.Definitions(
+        assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=resources()
+    ).resolve_job_def(job.name)
+
+
 def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
     """The sweep job of ``study`` on the ``multiprocess`` or ``dask`` executor (a reconstructable target:
     ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``)."""
@@ -83,8 +112,7 @@ def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
     if executor == "dask":
         from dagster_dask import dask_executor
 
-        job = _sweep_job(study, dask_executor)
-        return dg.Definitions(
-            assets=ALL_ASSETS, asset_checks=ALL_CHECKS, jobs=[job], resources=resources()
-        ).resolve_job_def(job.name)
+        # without out_sim_results: dagster-dask cannot submit a step that belongs to a pool (its task
+        # spec iterates the step's RunOpConcurrency record); `varcap sweep` materializes it afterwards
+        return with_current_resources(_sweep_job(study, dask_executor, results=False))
     raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")

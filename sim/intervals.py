@@ -21,6 +21,10 @@ import polars as pl
 
 from sim.capacity import CapacityTrace
 
+#: what :meth:`IntervalModel.fit` imports (statsmodels, scipy.stats, pandas: ~1 s): imported only when a
+#: model is fitted, or ahead of time by a warm worker process (``Policy.warm_imports``)
+FIT_MODULES = ("statsmodels.duration.survfunc",)
+
 INTERVAL_COLUMNS = ["machine", "start_s", "end_s", "length_s", "left_censored", "right_censored"]
 
 
@@ -168,7 +172,7 @@ class IntervalModel:
         status = np.asarray(observed, dtype=np.int64)
         if not status.any():
             return cls(np.array([]), np.array([]), int(length_s.size), float(length_s.max()))
-        from statsmodels.duration.survfunc import SurvfuncRight  # ~1 s of imports: only when fitting
+        from statsmodels.duration.survfunc import SurvfuncRight  # ~1 s of imports (FIT_MODULES)
 
         sf = SurvfuncRight(length_s, status, entry=entry_s)
         return cls(

@@ -313,23 +313,27 @@ def _run_params(params: dict[str, Any]) -> dict[str, Any]:
 _POOL: dict[int, Any] = {}  # workers -> a started ProcessPoolExecutor (start_pool)
 
 
-def _ready() -> bool:
+def _ready(policies: tuple[str, ...]) -> bool:
     import sim.api  # noqa: F401 - the simulator stack, loaded while the caller is still starting up
+    from sim.policies import warm_imports
 
+    warm_imports(policies)  # e.g. statsmodels for IAS: loaded now, not inside the first scenario's wall_s
     return True
 
 
-def start_pool(workers: int) -> None:
-    """Start ``workers`` simulation processes now (spawned, importing the simulator in the background), for
-    :func:`run_many` to use later: a caller that starts them first overlaps their start-up with its own.
-    No-op for ``workers`` <= 1. :func:`stop_pool` ends them."""
+def start_pool(workers: int, scenarios: list[Scenario] | None = None) -> None:
+    """Start ``workers`` simulation processes now (spawned, importing the simulator and what the
+    ``scenarios``' policies import on first use, in the background), for :func:`run_many` to use later: a
+    caller that starts them first overlaps their start-up with its own. No-op for ``workers`` <= 1.
+    :func:`stop_pool` ends them."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
     if workers > 1 and workers not in _POOL:
         ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+        policies = tuple(dict.fromkeys(sc.policy for sc in scenarios or []))
         for _ in range(workers):
-            ex.submit(_ready)
+            ex.submit(_ready, policies)
         _POOL[workers] = ex
 
 

@@ -1,9 +1,12 @@
-"""Sweep orchestration without waste: scenario ids computed once and unchanged, jobs built once per run."""
+"""Sweep orchestration without waste: scenario ids computed once and unchanged, jobs built once per run, warm
+workers."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -75,3 +78,17 @@ def test_size_free_workloads_ignore_the_platform_size(inputs: Path) -> None:
             borg = pl.read_parquet(inputs / "workload_azure.parquet")
             borg.write_parquet(inputs / scenarios.workload_needs(wl))
         assert scenarios.build_jobs(sc, inputs, 1).equals(scenarios.build_jobs(sc, inputs, 57))
+
+
+def test_warm_workers_import_what_their_policies_need_first() -> None:
+    """A worker started ahead of its scenarios imports the policies' first-use modules (IAS fits survival
+    models: statsmodels), so that import is not timed as part of the first scenario; FF needs none."""
+    code = (
+        "import sys; from sim.policies import warm_imports; warm_imports({names}); "
+        "print('statsmodels.duration.survfunc' in sys.modules)"
+    )
+    for names, want in ((["ff", "ff"], "False"), (["ff", "ias-h1+h3"], "True")):
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(names=names)], capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == want, (names, out.stderr)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 
 class Policy(Protocol):
     name: str
     Params: type
+    #: modules a run imports on first use (e.g. statsmodels to fit a survival model), which a worker
+    #: process started ahead of its work imports early (:func:`warm_imports`)
+    warm_imports: tuple[str, ...]
 
     def declare(self, problem: Any, params: Any, seed: int) -> Any: ...
 
@@ -26,6 +29,8 @@ class Policy(Protocol):
 
 class Dispatched:
     """Mixin: ``run`` = the dispatcher of :mod:`sim.api` on this policy's declaration."""
+
+    warm_imports: tuple[str, ...] = ()
 
     def run(self, problem: Any, params: Any, seed: int) -> Any:
         from sim.api import run_policy
@@ -93,3 +98,11 @@ def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
         else:
             kwargs[k] = typ(v) if not isinstance(v, typ) else v
     return policy.Params(**kwargs)
+
+
+def warm_imports(names: Iterable[str]) -> None:
+    """Import what the policies ``names`` need on first use (their optional ``warm_imports``), so that a
+    worker process started ahead of its work does not pay it during its first run."""
+    for name in dict.fromkeys(names):
+        for module in get_policy(name).warm_imports:
+            importlib.import_module(module)

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
-from sim.intervals import IntervalModel, extract_intervals
+from sim.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.policies import Dispatched, register_family
 from sim.problem import Compiled, Problem, require_machines_alive
 
@@ -93,6 +93,7 @@ def trailing_models(
 
 class IAS(Dispatched):
     Params = IASParams
+    warm_imports = FIT_MODULES  # it fits survival models
 
     def __init__(self, name: str, heuristics: tuple[str, ...]) -> None:
         self.name = name
