@@ -72,77 +72,88 @@ class TargetParams:
 
 
 # ----------------------------------------------------------------------------- compiled plan operations
-# A machine's plan as a step function, row m of 2-D arrays: breakpoints ``pt`` (sorted times where planned
-# jobs start or end), ``pu`` the cores in use from each breakpoint to the next, ``pn`` how many job
-# starts/ends sit there and ``pk`` how many of them are ends; ``plen[m]`` breakpoints are in use. Callers
-# keep two free columns per job they may add (``_grow``).
+# A machine's plan as a step function in a pool shared by all machines: machine m's row is the segment
+# ``[poff[m], poff[m] + pcap[m])`` of the 1-D arrays, of which ``plen[m]`` breakpoints are in use: times
+# ``pt`` (sorted, where planned jobs start or end), ``pu`` the cores in use from each breakpoint to the next,
+# ``pn`` how many job starts/ends sit there and ``pk`` how many of them are ends. Rows grow one by one
+# (``_Profiles``), so a machine with thousands of planned jobs does not widen the others' rows. The compiled
+# functions take the pool as one tuple ``P``; callers keep two free breakpoints per job they may add.
 @njit(cache=True)
-def _bp_insert(pt, pu, pn, pk, plen, m, i, x):
+def _bp_insert(P, m, i, x):
     """Insert breakpoint ``x`` at index ``i`` of machine ``m`` (usage continues from the one before)."""
+    pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
-    for y in range(n, i, -1):
-        pt[m, y] = pt[m, y - 1]
-        pu[m, y] = pu[m, y - 1]
-        pn[m, y] = pn[m, y - 1]
-        pk[m, y] = pk[m, y - 1]
-    pt[m, i] = x
-    pu[m, i] = pu[m, i - 1] if i > 0 else 0.0
-    pn[m, i] = 0
-    pk[m, i] = 0
+    o = poff[m]
+    for y in range(o + n, o + i, -1):
+        pt[y] = pt[y - 1]
+        pu[y] = pu[y - 1]
+        pn[y] = pn[y - 1]
+        pk[y] = pk[y - 1]
+    pt[o + i] = x
+    pu[o + i] = pu[o + i - 1] if i > 0 else 0.0
+    pn[o + i] = 0
+    pk[o + i] = 0
     plen[m] = n + 1
 
 
 @njit(cache=True)
-def _bp_delete(pt, pu, pn, pk, plen, m, i):
+def _bp_delete(P, m, i):
+    pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
-    for y in range(i, n - 1):
-        pt[m, y] = pt[m, y + 1]
-        pu[m, y] = pu[m, y + 1]
-        pn[m, y] = pn[m, y + 1]
-        pk[m, y] = pk[m, y + 1]
+    o = poff[m]
+    for y in range(o + i, o + n - 1):
+        pt[y] = pt[y + 1]
+        pu[y] = pu[y + 1]
+        pn[y] = pn[y + 1]
+        pk[y] = pk[y + 1]
     plen[m] = n - 1
 
 
 @njit(cache=True)
-def _profile_add(pt, pu, pn, pk, plen, m, s, e, c):
+def _profile_add(P, m, s, e, c):
     """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
-    i = np.searchsorted(pt[m, : plen[m]], s)
-    if i == plen[m] or pt[m, i] != s:
-        _bp_insert(pt, pu, pn, pk, plen, m, i, s)
-    pn[m, i] += 1
-    k = i + np.searchsorted(pt[m, i : plen[m]], e)
-    if k == plen[m] or pt[m, k] != e:
-        _bp_insert(pt, pu, pn, pk, plen, m, k, e)
-    pn[m, k] += 1
-    pk[m, k] += 1
-    for y in range(i, k):
-        pu[m, y] += c
+    pt, pu, pn, pk, plen, poff, pcap = P
+    o = poff[m]
+    i = np.searchsorted(pt[o : o + plen[m]], s)
+    if i == plen[m] or pt[o + i] != s:
+        _bp_insert(P, m, i, s)
+    pn[o + i] += 1
+    k = i + np.searchsorted(pt[o + i : o + plen[m]], e)
+    if k == plen[m] or pt[o + k] != e:
+        _bp_insert(P, m, k, e)
+    pn[o + k] += 1
+    pk[o + k] += 1
+    for y in range(o + i, o + k):
+        pu[y] += c
 
 
 @njit(cache=True)
-def _profile_remove(pt, pu, pn, pk, plen, m, s, e, c):
-    i = np.searchsorted(pt[m, : plen[m]], s)
-    k = i + np.searchsorted(pt[m, i : plen[m]], e)
-    for y in range(i, k):
-        pu[m, y] -= c
-    pn[m, k] -= 1
-    pk[m, k] -= 1
-    if pn[m, k] == 0:
-        _bp_delete(pt, pu, pn, pk, plen, m, k)
-    pn[m, i] -= 1
-    if pn[m, i] == 0:
-        _bp_delete(pt, pu, pn, pk, plen, m, i)
+def _profile_remove(P, m, s, e, c):
+    pt, pu, pn, pk, plen, poff, pcap = P
+    o = poff[m]
+    i = np.searchsorted(pt[o : o + plen[m]], s)
+    k = i + np.searchsorted(pt[o + i : o + plen[m]], e)
+    for y in range(o + i, o + k):
+        pu[y] -= c
+    pn[o + k] -= 1
+    pk[o + k] -= 1
+    if pn[o + k] == 0:
+        _bp_delete(P, m, k)
+    pn[o + i] -= 1
+    if pn[o + i] == 0:
+        _bp_delete(P, m, i)
 
 
 @njit(cache=True)
-def earliest_start(m, t, w, c, cap, pt, pu, pk, plen):
+def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
     an overfull breakpoint b rules out every candidate up to b, so the scan resumes after b."""
-    n = plen[m]
-    t_, u_, k_ = pt[m], pu[m], pk[m]
+    n = P[4][m]
+    o = P[5][m]
+    t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
     lim = cap + 1e-9
-    i = np.searchsorted(t_[:n], t, side="right") - 1  # last breakpoint ≤ t
+    i = np.searchsorted(t_, t, side="right") - 1  # last breakpoint ≤ t
     s0 = t
     val = u_[i] if i >= 0 else 0.0
     y = i + 1
@@ -166,14 +177,15 @@ def earliest_start(m, t, w, c, cap, pt, pu, pk, plen):
 
 
 @njit(cache=True)
-def starts_now(m, t, w, c, cap, pt, pu, pk, plen):
+def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
     full scan is asked)."""
-    n = plen[m]
-    t_, u_ = pt[m], pu[m]
+    n = P[4][m]
+    o = P[5][m]
+    t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
     lim = cap + 1e-9
-    i = np.searchsorted(t_[:n], t, side="right") - 1
+    i = np.searchsorted(t_, t, side="right") - 1
     val = u_[i] if i >= 0 else 0.0
     y = i + 1
     if val + c <= lim:
@@ -184,23 +196,27 @@ def starts_now(m, t, w, c, cap, pt, pu, pk, plen):
             return True
         y = z + 1
     for x in range(n - 1, y - 1, -1):  # the last breakpoint is an end: usually one step
-        if pk[m, x] != 0:
+        if k_[x] != 0:
             return False
-    return earliest_start(m, t, w, c, cap, pt, pu, pk, plen) <= t
+    return earliest_start(m, t, w, c, cap, P) <= t
 
 
 @njit(cache=True)
-def _scan(m, t, w, c, cap, pt, pu, pk, plen, a):
+def _scan(m, t, w, c, cap, P, a):
     """:func:`earliest_start` from t (``a`` < 0), or knowing that every candidate before breakpoint ``a``
     fails: the scan then resumes at the first end from ``a``. Returns (start, index of its end or −1 for t,
-    ok); ok is False when the scan runs out of ends (the caller then asks :func:`earliest_start`)."""
-    n = plen[m]
-    t_, u_, k_ = pt[m], pu[m], pk[m]
+    ok, g); ok is False when the scan runs out of ends (the caller then asks :func:`earliest_start`). ``g``
+    is the longest room the failed candidates had: each failed at an overfull breakpoint b less than g
+    after it (−1 if none had room), so they fail for every job at least as large that is longer than g."""
+    n = P[4][m]
+    o = P[5][m]
+    t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
     lim = cap + 1e-9
     s0 = t
     idx = -1
+    g = -1.0
     if a < 0:
-        i = np.searchsorted(t_[:n], t, side="right") - 1
+        i = np.searchsorted(t_, t, side="right") - 1
         val = u_[i] if i >= 0 else 0.0
         y = i + 1
     else:
@@ -212,65 +228,103 @@ def _scan(m, t, w, c, cap, pt, pu, pk, plen, a):
             while z < n and t_[z] < s0 + w and u_[z] + c <= lim:
                 z += 1
             if z == n or t_[z] >= s0 + w:
-                return s0, idx, True
+                return s0, idx, True, g
+            g = max(g, t_[z] - s0)
             y = z + 1
         while y < n and k_[y] == 0:
             y += 1
         if y >= n:
-            return t, -1, False
+            return t, -1, False, g
         s0 = t_[y]
         idx = y
         val = u_[y]
         y += 1
 
 
-HINTS = 4  # per machine, within one re-allocation
+HINTS = 16  # per machine, within one re-allocation
+HINT_MARGIN_S = 2e-6  # ≫ the rounding of a time sum (ulp of 1e6 s: 1.2e-10 s)
 
 
-def _new_profiles(machines: int, size: int = 16) -> tuple:
-    return (
-        np.zeros((machines, size)),
-        np.zeros((machines, size)),
-        np.zeros((machines, size), np.int64),
-        np.zeros((machines, size), np.int64),
-        np.zeros(machines, np.int64),
-    )
+class _Profiles:
+    """The step-function pool (``P``) and its growth: a machine whose row is full moves to the pool's end
+    with twice the room; when the pool has no room left it is rebuilt compactly with twice the rows' total."""
+
+    def __init__(self, machines: int, size: int = 32) -> None:
+        self.pcap = np.full(machines, size, np.int64)
+        self.poff = np.arange(machines, dtype=np.int64) * size
+        self.plen = np.zeros(machines, np.int64)
+        self._alloc(machines * size)
+        self.end = machines * size
+
+    def _alloc(self, size: int) -> None:
+        self.pt, self.pu = np.zeros(size), np.zeros(size)
+        self.pn, self.pk = np.zeros(size, np.int64), np.zeros(size, np.int64)
+
+    @property
+    def P(self) -> tuple:
+        return self.pt, self.pu, self.pn, self.pk, self.plen, self.poff, self.pcap
+
+    def fit(self, need: int = 2) -> bool:
+        """Give every row at least ``need`` free breakpoints; True if the pool's arrays were replaced."""
+        full = np.flatnonzero(self.plen + need > self.pcap)
+        if full.size == 0:
+            return False
+        caps = self.pcap.copy()
+        for m in full.tolist():
+            while caps[m] < self.plen[m] + need:
+                caps[m] *= 2
+        grow = int(caps[full].sum())
+        if self.end + grow <= self.pt.size:  # room at the pool's end: move the full rows there
+            for m in full.tolist():
+                self._move(m, self, self.end, int(caps[m]))
+                self.end += int(caps[m])
+            return False
+        old = (self.pt, self.pu, self.pn, self.pk, self.poff.copy())
+        total = int(caps.sum())
+        self._alloc(2 * total)
+        offs = np.concatenate(([0], np.cumsum(caps)[:-1]))
+        src = _Rows(*old)
+        for m in range(caps.size):
+            self._move(m, src, int(offs[m]), int(caps[m]))
+        self.end = total
+        return True
+
+    def _move(self, m: int, src: _Profiles | _Rows, off: int, cap: int) -> None:
+        n, o = int(self.plen[m]), int(src.poff[m])
+        for a, b in ((self.pt, src.pt), (self.pu, src.pu), (self.pn, src.pn), (self.pk, src.pk)):
+            a[off : off + n] = b[o : o + n]
+        self.poff[m] = off
+        self.pcap[m] = cap
 
 
-def _grow(profiles: tuple, need: int) -> tuple:
-    """Profiles with at least ``need`` columns (doubling)."""
-    pt, pu, pn, pk, plen = profiles
-    size = pt.shape[1]
-    if need <= size:
-        return profiles
-    while size < need:
-        size *= 2
-    out = []
-    for a in (pt, pu, pn, pk):
-        b = np.zeros((a.shape[0], size), a.dtype)
-        b[:, : a.shape[1]] = a
-        out.append(b)
-    return (*out, plen)
+class _Rows:
+    """The arrays of a pool being replaced (the source of :meth:`_Profiles.fit`'s copies)."""
+
+    def __init__(self, pt, pu, pn, pk, poff) -> None:  # noqa: ANN001
+        self.pt, self.pu, self.pn, self.pk, self.poff = pt, pu, pn, pk, poff
 
 
 def _plan_profile(plan: list[tuple[float, float, float]], t: float) -> tuple:
-    pt, pu, pn, pk, plen = _grow(_new_profiles(1), 2 * len(plan) + 2)
+    prof = _Profiles(1)
+    P = prof.P
     for s, e, k in plan:
         if e > t:  # what a plan holds at a query: every planned job ends after now
-            _profile_add(pt, pu, pn, pk, plen, 0, float(s), float(e), float(k))
-    return pt, pu, pk, plen
+            if prof.fit():
+                P = prof.P
+            _profile_add(P, 0, float(s), float(e), float(k))
+    return P
 
 
 def plan_earliest_start(
     plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float
 ) -> float:
     """:func:`earliest_start` on a plan given as ``(start, end, cores)`` tuples (tests, exploration)."""
-    return float(earliest_start(0, t, w, c, cap, *_plan_profile(plan, t)))
+    return float(earliest_start(0, t, w, c, cap, _plan_profile(plan, t)))
 
 
 def plan_starts_now(plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float) -> bool:
     """:func:`starts_now` on a plan given as ``(start, end, cores)`` tuples (tests)."""
-    return bool(starts_now(0, t, w, c, cap, *_plan_profile(plan, t)))
+    return bool(starts_now(0, t, w, c, cap, _plan_profile(plan, t)))
 
 
 @njit(cache=True)
@@ -396,11 +450,11 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, hint, hn, use_h,
+    P, ubusy, udirty, catk, catv, hint, hn, use_h,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``use_h`` (within one
     re-allocation, where plans only grow): ``hint[m, h] = (c, w, a)`` says every candidate before breakpoint
-    a of machine m fails for a job of c cores and w seconds, hence for any job at least as large and long."""
+    a of machine m fails for any job of at least c cores and w seconds."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
     k = int(t // ref_s)
@@ -434,24 +488,33 @@ def _assign(
     if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
         m0 = near[0]
         a = -1
+        wa = 0.0
         if use_h:
             for h in range(hn[m0]):
                 if hint[m0, h, 0] <= c[j] and hint[m0, h, 1] <= w[j] and hint[m0, h, 2] > a:
                     a = int(hint[m0, h, 2])
-        s_, idx, ok = _scan(m0, t, w[j], c[j], cap, pt, pu, pk, plen, a)
+                    wa = hint[m0, h, 1]
+        s_, idx, ok, g = _scan(m0, t, w[j], c[j], cap, P, a)
         if not ok:
-            s_ = earliest_start(m0, t, w[j], c[j], cap, pt, pu, pk, plen)
+            s_ = earliest_start(m0, t, w[j], c[j], cap, P)
         elif use_h and idx > a:
+            # candidates before a fail for jobs the used hint covers; those from a to idx for jobs at least
+            # as large that are at least as long as this one or longer than g (a margin over rounding)
+            wn = max(wa, min(w[j], g + HINT_MARGIN_S))
             h = hn[m0]
-            if h == HINTS:  # replace the hint that skips least
+            for x in range(hn[m0]):  # one the new hint makes useless, else the one that skips least
+                if hint[m0, x, 0] >= c[j] and hint[m0, x, 1] >= wn and hint[m0, x, 2] <= idx:
+                    h = x
+                    break
+            if h == HINTS:
                 h = 0
                 for x in range(1, HINTS):
                     if hint[m0, x, 2] < hint[m0, h, 2]:
                         h = x
-            else:
+            elif h == hn[m0]:
                 hn[m0] += 1
             hint[m0, h, 0] = c[j]
-            hint[m0, h, 1] = w[j]
+            hint[m0, h, 1] = wn
             hint[m0, h, 2] = idx
         starts[0] = s_
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
@@ -460,7 +523,7 @@ def _assign(
             pick = 0
         elif variant != 0:
             for k in range(1, nn):
-                if starts_now(near[k], t, w[j], c[j], cap, pt, pu, pk, plen):
+                if starts_now(near[k], t, w[j], c[j], cap, P):
                     pick = k
                     starts[k] = t
                     break
@@ -468,14 +531,14 @@ def _assign(
                 pick = 0
         if pick < 0:
             for k in range(1, nn):
-                starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
+                starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
             pick = 0
             for k in range(1, nn):
                 if starts[k] < starts[pick]:
                     pick = k
     else:  # plain: every machine's earliest start
         for k in range(nn):
-            starts[k] = earliest_start(near[k], t, w[j], c[j], cap, pt, pu, pk, plen)
+            starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         best = 0
         for k in range(1, nn):
@@ -497,7 +560,7 @@ def _assign(
     m = near[pick]
     s = starts[pick]
     if use_h and hn[m] > 0:  # the plan changes from breakpoint i0 on: hints past it no longer hold
-        i0 = np.searchsorted(pt[m, : plen[m]], s)
+        i0 = np.searchsorted(P[0][P[5][m] : P[5][m] + P[4][m]], s)
         h = 0
         while h < hn[m]:
             if hint[m, h, 2] > i0:
@@ -511,7 +574,7 @@ def _assign(
     udirty[m] = True
     ps[j] = s
     pe[j] = s + w[j]
-    _profile_add(pt, pu, pn, pk, plen, m, s, s + w[j], c[j])
+    _profile_add(P, m, s, s + w[j], c[j])
     mach[j] = m
     version[j] += 1
     npend[m] += 1
@@ -520,12 +583,12 @@ def _assign(
 
 @njit(cache=True)
 def _unplan(
-    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty
+    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, P, udirty
 ):  # fmt: skip
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
     udirty[m] = True
-    _profile_remove(pt, pu, pn, pk, plen, m, ps[j], pe[j], c[j])
+    _profile_remove(P, m, ps[j], pe[j], c[j])
     if pending:
         npend[m] -= 1
     mach[j] = -1
@@ -547,14 +610,14 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
 @njit(cache=True)
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+    P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
     m = -1
     if ist[4] > 0:
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-            npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
+            npend, P, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
             np.zeros(1, np.int64), False,
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
@@ -564,10 +627,10 @@ def _on_arrival(
 @njit(cache=True)
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
-    pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+    P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     _unplan(
-        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, pt, pu, pn, pk, plen, udirty
+        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, P, udirty
     )  # fmt: skip
     fst[0] = max(fst[0], (t - r[j]) / w[j])
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
@@ -576,7 +639,7 @@ def _on_end(
 @njit(cache=True)
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-    version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+    version, npend, P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
     order (= engine order: jobs are sorted by submit time)."""
@@ -605,10 +668,10 @@ def _unplan_pending(
             q = nq
         if had:  # the step function again, from the running jobs only
             udirty[m] = True
-            plen[m] = 0
+            P[4][m] = 0
             q = head[m]
             while q >= 0:
-                _profile_add(pt, pu, pn, pk, plen, m, ps[q], pe[q], c[q])
+                _profile_add(P, m, ps[q], pe[q], c[q])
                 q = nxt[q]
     todo[k : k + extra.size] = extra
     todo[k + extra.size :] = waiting
@@ -631,20 +694,20 @@ def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v)
 @njit(cache=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
-    npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv,
+    npend, P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
     room left for two more breakpoints."""
-    width = pt.shape[1]
+    plen, pcap = P[4], P[6]
     hint = np.zeros((head.size, HINTS, 3))
     hn = np.zeros(head.size, np.int64)
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
-            version, npend, pt, pu, pn, pk, plen, ubusy, udirty, catk, catv, hint, hn, True,
+            version, npend, P, ubusy, udirty, catk, catv, hint, hn, True,
         )  # fmt: skip
         i += 1
-        if plen[m] + 2 > width:
+        if plen[m] + 2 > pcap[m]:
             break
     return i
 
@@ -692,7 +755,7 @@ def _heads_to_push(status, head, nxt, ps, version, evv):
 
 
 @njit(cache=True)
-def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, plen, udirty):
+def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, P, udirty):
     """Unplan every job on machines ``[lo, hi)`` (turned off); returns them machine by machine in insertion
     order. Their plans empty, so the step functions are cleared at once, not breakpoint by breakpoint."""
     out = _machine_jobs(lo, hi, head, nxt)
@@ -704,7 +767,7 @@ def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, p
         mach[j] = -1
         version[j] += 1
     for m in range(lo, hi):
-        plen[m] = 0
+        P[4][m] = 0
         udirty[m] = True
     return out
 
@@ -779,7 +842,7 @@ class _TargetHooks:
         self.evv = np.full(n, -1, np.int64)  # version of the last START event pushed per job
         self.catk = np.full(n, -1, np.int64)  # category of job j in reference window catk[j]: catv[j]
         self.catv = np.zeros(n)
-        self.profiles = _new_profiles(M)
+        self.profiles = _Profiles(M)
         self._reference_sets(problem.horizon_s)
         self._state()
 
@@ -787,14 +850,12 @@ class _TargetHooks:
         self.state = (
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
             self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
-            self.npend, *self.profiles, self.ubusy, self.udirty, self.catk, self.catv,
+            self.npend, self.profiles.P, self.ubusy, self.udirty, self.catk, self.catv,
         )  # fmt: skip
 
-    def _room(self, jobs: int) -> None:
-        """Make the profiles wide enough for ``jobs`` more planned jobs on the fullest machine."""
-        need = int(self.profiles[4].max()) + 2 * jobs
-        if need > self.profiles[0].shape[1]:
-            self.profiles = _grow(self.profiles, need)
+    def _room(self) -> None:
+        """Give every machine's step function room for one more planned job."""
+        if self.profiles.fit():
             self._state()
 
     def _reference_sets(self, horizon: float) -> None:
@@ -840,7 +901,7 @@ class _TargetHooks:
             return
         i = 0
         while i < todo.size:
-            self._room(2)
+            self._room()
             i = _assign_from(todo, i, t, *self.state)
         # a job planned again at its old machine and start keeps its START event (and version); the others
         # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
@@ -860,8 +921,8 @@ class _TargetHooks:
         if m >= 0:
             v = self.evv[j] = self.version[j]
             loop.push(self.ps[j], START, j, int(v), j)
-            if self.profiles[4][m] + 2 > self.profiles[0].shape[1]:
-                self._room(1)  # every machine keeps room for one more planned job
+            if self.profiles.plen[m] + 2 > self.profiles.pcap[m]:
+                self._room()  # every machine keeps room for one more planned job
         else:
             self.waiting = np.append(self.waiting, j)
 
@@ -897,7 +958,7 @@ class _TargetHooks:
             elif target < alive:
                 gone = _drop_machines(
                     target, alive, loop.status, self.head, self.tail, self.nxt, self.prv, self.mach,
-                    self.version, self.npend, self.profiles[4], self.udirty,
+                    self.version, self.npend, self.profiles.P, self.udirty,
                 )  # fmt: skip
                 run = loop.status[gone] == RUNNING
                 killed = gone[run]
