@@ -14,10 +14,15 @@ from hypothesis import strategies as st
 from sim import CapacityTrace
 from sim.metrics import EngineOutput
 from sim.policies.target import (
+    HINT_MARGIN_S,
     Target,
     TargetParams,
+    _profile_add,
+    _profile_remove,
+    _Profiles,
     _TargetHooks,
     plan_earliest_start,
+    plan_scan,
     plan_starts_now,
 )
 from sim.problem import Platform, Problem
@@ -42,6 +47,65 @@ def test_starts_now_says_whether_the_earliest_start_is_now(plan, t, w, c) -> Non
     now = plan_starts_now(p, float(t), float(w), c, 4.0)
     assert now == (plan_earliest_start(p, float(t), float(w), c, 4.0) <= t)
     assert now == (earliest_start(p, float(t), float(w), c, 4.0) <= t)
+
+
+PLANS = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(1, 25), st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])),
+    max_size=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    plan=PLANS,
+    t=st.integers(0, 60),
+    job=st.tuples(st.integers(1, 30), st.sampled_from([0.25, 0.5, 1.0, 2.5, 4.0])),
+    other=st.tuples(st.integers(0, 30), st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.5])),
+)
+def test_a_hint_holds_for_every_job_it_covers(plan, t, job, other) -> None:
+    """A re-allocation hint from a scan for (c, w) — every candidate before the start found fails — is used
+    for any job of c' ≥ c cores lasting w' ≥ min(w, g + margin): such a job never starts earlier, and the
+    bound is tight (a job lasting exactly g does fit at the failed candidate where the room was g)."""
+    p = [(float(s), float(s + d), float(k)) for s, d, k in plan]
+    w, c = job
+    s, at, ok, g = plan_scan(p, float(t), float(w), c, 4.0)
+    if not ok:
+        return
+    assert s == earliest_start(p, float(t), float(w), c, 4.0)
+    w2, c2 = min(w, g + HINT_MARGIN_S) + other[0], c + other[1]
+    assert earliest_start(p, float(t), w2, c2, 4.0) >= at
+    if g > 0:  # the candidate with room g takes a job of c cores lasting g: a hint from g alone is wrong
+        assert earliest_start(p, float(t), g, c, 4.0) < s
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.integers(0, 2), st.integers(0, 200), st.integers(1, 40), st.sampled_from([0.5, 1.0, 2.0])
+        ),
+        max_size=120,
+    ),
+    drop=st.lists(st.integers(0, 119), max_size=40),
+)
+def test_rows_grown_apart_hold_the_same_step_functions(ops, drop) -> None:
+    """Three machines' step functions in one pool (rows moved and the pool rebuilt as they grow) equal each
+    machine's built alone."""
+    shared, alone = _Profiles(3, size=2), [_Profiles(1, size=2) for _ in range(3)]
+    gone = set(drop)
+    for m, s, d, c in ops:
+        for prof, row in ((shared, m), (alone[m], 0)):
+            prof.fit()
+            _profile_add(prof.P, row, float(s), float(s + d), c)
+    for step, (m, s, d, c) in enumerate(ops):
+        if step in gone:
+            for prof, row in ((shared, m), (alone[m], 0)):
+                _profile_remove(prof.P, row, float(s), float(s + d), c)
+    for m in range(3):
+        n, o = shared.plen[m], shared.poff[m]
+        assert n == alone[m].plen[0] and shared.pcap[m] >= n
+        for a, b in ((shared.pt, alone[m].pt), (shared.pu, alone[m].pu), (shared.pk, alone[m].pk)):
+            assert np.array_equal(a[o : o + n], b[:n])
 
 
 @st.composite

@@ -322,6 +322,16 @@ def plan_earliest_start(
     return float(earliest_start(0, t, w, c, cap, _plan_profile(plan, t)))
 
 
+def plan_scan(
+    plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float
+) -> tuple[float, float, bool, float]:
+    """:func:`_scan` from t on a plan of ``(start, end, cores)`` tuples (tests): start, the time of the
+    breakpoint it found (−inf for t), ok, and g (the failed candidates' longest room)."""
+    P = _plan_profile(plan, t)
+    s, idx, ok, g = _scan(0, t, w, c, cap, P, -1)
+    return float(s), float(P[0][P[5][0] + idx]) if idx >= 0 else -np.inf, bool(ok), float(g)
+
+
 def plan_starts_now(plan: list[tuple[float, float, float]], t: float, w: float, c: float, cap: float) -> bool:
     """:func:`starts_now` on a plan given as ``(start, end, cores)`` tuples (tests)."""
     return bool(starts_now(0, t, w, c, cap, _plan_profile(plan, t)))
