@@ -23,6 +23,7 @@ Metrics over a measurement window ``[a, b]`` (default ``[0, horizon]``), all fra
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +92,12 @@ class AttemptLog:
 
     def __init__(self, horizon_s: float) -> None:
         self.horizon = horizon_s
-        self.job: list[int] = []
-        self.start: list[float] = []
-        self.end: list[float] = []
-        self.outcome: list[int] = []
-        self.machine: list[int] = []
+        # typed arrays, not lists: 29 bytes an attempt instead of ~120 (boxed floats and ints)
+        self.job = array("q")
+        self.start = array("d")
+        self.end = array("d")
+        self.outcome = array("b")
+        self.machine = array("i")
 
     def open(self, j: int, m: int, t: float) -> int:
         """Record attempt of engine job ``j`` on machine ``m`` from ``t``; returns its log index."""
