@@ -836,21 +836,22 @@ class _TargetHooks:
         self.fst = np.array([1.0, self.cap, self.ref_s, p.grow_above, p.shrink_below])
         self.head = np.full(M, -1, np.int64)
         self.tail = np.full(M, -1, np.int64)
-        self.nxt = np.full(n, -1, np.int64)
-        self.prv = np.full(n, -1, np.int64)
+        # per job: int32 where the values allow it (job and machine indices, versions): 600k jobs × 8 arrays
+        self.nxt = np.full(n, -1, np.int32)
+        self.prv = np.full(n, -1, np.int32)
         self.ps = np.zeros(n)
         self.pe = np.zeros(n)
-        self.mach = np.full(n, -1, np.int64)
-        self.version = np.zeros(n, np.int64)
+        self.mach = np.full(n, -1, np.int32)
+        self.version = np.zeros(n, np.int32)
         self.npend = np.zeros(M, np.int64)
         self.ubusy = np.zeros(M)
         self.udirty = np.ones(M, np.bool_)
         self.waiting = np.zeros(0, np.int64)
-        self.old_m = np.full(n, -1, np.int64)  # plans before a re-allocation (pending jobs only)
+        self.old_m = np.full(n, -1, np.int32)  # plans before a re-allocation (pending jobs only)
         self.old_s = np.zeros(n)
-        self.old_v = np.zeros(n, np.int64)
-        self.evv = np.full(n, -1, np.int64)  # version of the last START event pushed per job
-        self.catk = np.full(n, -1, np.int64)  # category of job j in reference window catk[j]: catv[j]
+        self.old_v = np.zeros(n, np.int32)
+        self.evv = np.full(n, -1, np.int32)  # version of the last START event pushed per job
+        self.catk = np.full(n, -1, np.int32)  # category of job j in reference window catk[j]: catv[j]
         self.catv = np.zeros(n)
         self.profiles = _Profiles(M)
         self._reference_sets(problem.horizon_s)
