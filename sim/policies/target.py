@@ -247,7 +247,7 @@ HINT_MARGIN_S = 2e-6  # ≫ the rounding of a time sum (ulp of 1e6 s: 1.2e-10 s)
 
 class _Profiles:
     """The step-function pool (``P``) and its growth: a machine whose row is full moves to the pool's end
-    with twice the room; when the pool has no room left it is rebuilt compactly with twice the rows' total."""
+    with twice the room; when the pool has no room left it is rebuilt compactly, 1.5 times the rows' total."""
 
     def __init__(self, machines: int, size: int = 32) -> None:
         self.pcap = np.full(machines, size, np.int64)
@@ -258,7 +258,7 @@ class _Profiles:
 
     def _alloc(self, size: int) -> None:
         self.pt, self.pu = np.zeros(size), np.zeros(size)
-        self.pn, self.pk = np.zeros(size, np.int64), np.zeros(size, np.int64)
+        self.pn, self.pk = np.zeros(size, np.int32), np.zeros(size, np.int32)
 
     @property
     def P(self) -> tuple:
@@ -281,7 +281,7 @@ class _Profiles:
             return False
         old = (self.pt, self.pu, self.pn, self.pk, self.poff.copy())
         total = int(caps.sum())
-        self._alloc(2 * total)
+        self._alloc(total + total // 2)
         offs = np.concatenate(([0], np.cumsum(caps)[:-1]))
         src = _Rows(*old)
         for m in range(caps.size):
@@ -445,7 +445,7 @@ def _utilization(m_use, alive, npend, head, nxt, cores, cap, ubusy, udirty):
 @njit(cache=True)
 def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     k = int(t // ref_s)
-    a, b = kptr[k], kptr[k + 1]
+    a, b = kptr[k, 0], kptr[k, 1]
     if b == a:
         return 0.5
     total = cum[cptr[k] + (b - a)]
@@ -459,7 +459,7 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
 def _assign(
-    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv, hint, hn, use_h,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``use_h`` (within one
@@ -583,7 +583,6 @@ def _assign(
     _link(m, j, head, tail, nxt, prv)
     udirty[m] = True
     ps[j] = s
-    pe[j] = s + w[j]
     _profile_add(P, m, s, s + w[j], c[j])
     mach[j] = m
     version[j] += 1
@@ -593,12 +592,12 @@ def _assign(
 
 @njit(cache=True)
 def _unplan(
-    j, pending, head, tail, nxt, prv, ps, pe, c, mach, version, npend, P, udirty
+    j, pending, head, tail, nxt, prv, ps, w, c, mach, version, npend, P, udirty
 ):  # fmt: skip
     m = mach[j]
     _unlink(m, j, head, tail, nxt, prv)
     udirty[m] = True
-    _profile_remove(P, m, ps[j], pe[j], c[j])
+    _profile_remove(P, m, ps[j], ps[j] + w[j], c[j])
     if pending:
         npend[m] -= 1
     mach[j] = -1
@@ -619,14 +618,14 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
 
 @njit(cache=True)
 def _on_arrival(
-    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan an arriving job (−1: no machine alive, it waits) and adapt ``M_use``."""
     m = -1
     if ist[4] > 0:
         m = _assign(
-            j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
+            j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
             npend, P, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
             np.zeros(1, np.int64), False,
         )  # fmt: skip
@@ -636,11 +635,11 @@ def _on_arrival(
 
 @njit(cache=True)
 def _on_end(
-    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version, npend,
+    j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     _unplan(
-        j, False, head, tail, nxt, prv, ps, pe, c, mach, version, npend, P, udirty
+        j, False, head, tail, nxt, prv, ps, w, c, mach, version, npend, P, udirty
     )  # fmt: skip
     fst[0] = max(fst[0], (t - r[j]) / w[j])
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
@@ -648,11 +647,12 @@ def _on_end(
 
 @njit(cache=True)
 def _unplan_pending(
-    extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
+    extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
     version, npend, P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Unplan every planned-but-not-started job; return them with ``extra`` and ``waiting`` in release
-    order (= engine order: jobs are sorted by submit time)."""
+    order (= engine order: jobs are sorted by submit time), and the unplanned jobs with the machine, start
+    and version each had (for :func:`_settle`)."""
     n_m = head.size
     cnt = 0
     for m in range(n_m):
@@ -662,6 +662,9 @@ def _unplan_pending(
                 cnt += 1
             q = nxt[q]
     todo = np.empty(cnt + extra.size + waiting.size, np.int64)
+    old_m = np.empty(cnt, np.int32)
+    old_s = np.empty(cnt)
+    old_v = np.empty(cnt, np.int32)
     k = 0
     for m in range(n_m):
         q = head[m]
@@ -670,6 +673,9 @@ def _unplan_pending(
             nq = nxt[q]
             if status[q] != RUNNING:
                 todo[k] = q
+                old_m[k] = m
+                old_s[k] = ps[q]
+                old_v[k] = version[q]
                 k += 1
                 _unlink(m, q, head, tail, nxt, prv)
                 npend[m] -= 1
@@ -681,29 +687,16 @@ def _unplan_pending(
             P[4][m] = 0
             q = head[m]
             while q >= 0:
-                _profile_add(P, m, ps[q], pe[q], c[q])
+                _profile_add(P, m, ps[q], ps[q] + w[q], c[q])
                 q = nxt[q]
     todo[k : k + extra.size] = extra
     todo[k + extra.size :] = waiting
-    return np.unique(todo)
-
-
-@njit(cache=True)
-def _snapshot_pending(status, head, nxt, mach, ps, version, old_m, old_s, old_v):
-    """Record machine, start and version of every planned-but-not-started job."""
-    for m in range(head.size):
-        q = head[m]
-        while q >= 0:
-            if status[q] != RUNNING:
-                old_m[q] = mach[q]
-                old_s[q] = ps[q]
-                old_v[q] = version[q]
-            q = nxt[q]
+    return np.unique(todo), todo[:cnt].copy(), old_m, old_s, old_v
 
 
 @njit(cache=True)
 def _assign_from(
-    todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach, version,
+    todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
     npend, P, ubusy, udirty, catk, catv,
 ):  # fmt: skip
     """Plan ``todo[i:]`` in order; stops early (returning the next index) when a machine's profile has no
@@ -713,7 +706,7 @@ def _assign_from(
     hn = np.zeros(head.size, np.int64)
     while i < todo.size:
         m = _assign(
-            todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, pe, mach,
+            todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
             version, npend, P, ubusy, udirty, catk, catv, hint, hn, True,
         )  # fmt: skip
         i += 1
@@ -723,18 +716,24 @@ def _assign_from(
 
 
 @njit(cache=True)
-def _settle(todo, old_m, old_s, old_v, mach, ps, version):
-    """After a re-allocation: a job planned again at its old machine and start gets its old version back
-    (its START event stays valid); returns the others, in ``todo`` order, and clears the snapshot."""
+def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
+    """After a re-allocation: a job planned again at its old machine and start (``old_*[k]`` for job
+    ``old_j[k]``) gets its old version back (its START event stays valid); returns the others, in ``todo``
+    order (ascending)."""
     out = np.empty(todo.size, np.int64)
+    by_job = np.argsort(old_j)
     k = 0
+    x = 0
     for j in todo:
-        if old_m[j] >= 0 and mach[j] == old_m[j] and ps[j] == old_s[j]:
-            version[j] = old_v[j]
-        else:
-            out[k] = j
-            k += 1
-        old_m[j] = -1
+        while x < by_job.size and old_j[by_job[x]] < j:
+            x += 1
+        if x < by_job.size and old_j[by_job[x]] == j:
+            y = by_job[x]
+            if mach[j] == old_m[y] and ps[j] == old_s[y]:
+                version[j] = old_v[y]
+                continue
+        out[k] = j
+        k += 1
     return out[:k]
 
 
@@ -840,16 +839,12 @@ class _TargetHooks:
         self.nxt = np.full(n, -1, np.int32)
         self.prv = np.full(n, -1, np.int32)
         self.ps = np.zeros(n)
-        self.pe = np.zeros(n)
         self.mach = np.full(n, -1, np.int32)
         self.version = np.zeros(n, np.int32)
         self.npend = np.zeros(M, np.int64)
         self.ubusy = np.zeros(M)
         self.udirty = np.ones(M, np.bool_)
         self.waiting = np.zeros(0, np.int64)
-        self.old_m = np.full(n, -1, np.int32)  # plans before a re-allocation (pending jobs only)
-        self.old_s = np.zeros(n)
-        self.old_v = np.zeros(n, np.int32)
         self.evv = np.full(n, -1, np.int32)  # version of the last START event pushed per job
         self.catk = np.full(n, -1, np.int32)  # category of job j in reference window catk[j]: catv[j]
         self.catv = np.zeros(n)
@@ -860,7 +855,7 @@ class _TargetHooks:
     def _state(self) -> None:
         self.state = (
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c,
-            self.head, self.tail, self.nxt, self.prv, self.ps, self.pe, self.mach, self.version,
+            self.head, self.tail, self.nxt, self.prv, self.ps, self.mach, self.version,
             self.npend, self.profiles.P, self.ubusy, self.udirty, self.catk, self.catv,
         )  # fmt: skip
 
@@ -871,20 +866,30 @@ class _TargetHooks:
 
     def _reference_sets(self, horizon: float) -> None:
         """Per window k (of ``reference_days``): durations of the jobs released in window k − 1 (k = 0 uses
-        its own), sorted, with prefix sums of their areas, for the category ``C_i``."""
+        its own), sorted, with prefix sums of their areas, for the category ``C_i``: ``wsort[kptr[k, 0]:
+        kptr[k, 1]]``, ``cum[cptr[k]:]``. Windows 0 and 1 share their set (stored once)."""
         r, w, c, ref = self.r, self.w, self.c, self.ref_s
-        ws_all, cum_all, kptr, cptr = [], [], [0], [0]
+        ws_all, cum_all, kptr, cptr = [], [], [], []
+        seen: dict[tuple[int, int], int] = {}
+        nk, nc = 0, 0
         for k in range(int(horizon // ref) + 2):
             lo, hi = (max(k - 1, 0) * ref, max(k, 1) * ref)
-            a, b = np.searchsorted(r, [lo, hi])
+            a, b = (int(x) for x in np.searchsorted(r, [lo, hi]))
+            if (a, b) in seen:
+                kk = seen[(a, b)]
+                kptr.append(kptr[kk])
+                cptr.append(cptr[kk])
+                continue
+            seen[(a, b)] = k
             ws = w[a:b]
             order = np.argsort(ws)
             area = (ws * c[a:b])[order]
             ws_all.append(ws[order])
             cum_all.append(np.concatenate(([0.0], np.cumsum(area))))
-            kptr.append(kptr[-1] + ws.size)
-            cptr.append(cptr[-1] + ws.size + 1)
-        self.kptr = np.asarray(kptr, np.int64)
+            kptr.append((nk, nk + ws.size))
+            cptr.append(nc)
+            nk, nc = nk + ws.size, nc + ws.size + 1
+        self.kptr = np.asarray(kptr, np.int64).reshape(-1, 2)
         self.cptr = np.asarray(cptr, np.int64)
         self.wsort = np.concatenate(ws_all)
         self.cum = np.concatenate(cum_all)
@@ -900,14 +905,9 @@ class _TargetHooks:
         )
 
     def _reallocate(self, loop: Loop, t: float, extra: np.ndarray) -> None:
-        old_m, old_s, old_v = self.old_m, self.old_s, self.old_v
-        _snapshot_pending(
-            loop.status, self.head, self.nxt, self.mach, self.ps, self.version, old_m, old_s, old_v
-        )
-        todo = _unplan_pending(extra, self.waiting, loop.status, *self.state)
+        todo, *old = _unplan_pending(extra, self.waiting, loop.status, *self.state)
         self.waiting = todo[:0]
         if self.alive == 0:
-            self.old_m[todo] = -1
             self.waiting = todo
             return
         i = 0
@@ -916,7 +916,7 @@ class _TargetHooks:
             i = _assign_from(todo, i, t, *self.state)
         # a job planned again at its old machine and start keeps its START event (and version); the others
         # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
-        moved = _settle(todo, old_m, old_s, old_v, self.mach, self.ps, self.version)
+        moved = _settle(todo, *old, self.mach, self.ps, self.version)
         ps, version, push = self.ps, self.version, loop.push
         if self.fast:  # only each machine's first pending job needs a valid START event (module doc)
             moved = _heads_to_push(loop.status, self.head, self.nxt, ps, version, self.evv)
