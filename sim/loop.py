@@ -59,9 +59,12 @@ class Loop:
     def __init__(self, problem: Problem) -> None:
         o = problem.order
         self.row = o
-        self.submit = problem.submit_s[o]
-        self.duration = problem.duration_s[o]
-        self.cores = problem.cores[o]
+        # jobs already in submit order (the usual case): the problem's arrays themselves, not copies
+        self._sorted = bool(np.all(o[1:] > o[:-1])) and (o.size == 0 or o[0] == 0)
+        pick = (lambda a: a) if self._sorted else (lambda a: a[o])
+        self.submit = pick(problem.submit_s)
+        self.duration = pick(problem.duration_s)
+        self.cores = pick(problem.cores)
         self.n = len(o)
         self.horizon = problem.horizon_s
         self.check = problem.check
@@ -214,12 +217,13 @@ class Loop:
         run = np.flatnonzero(self.status == RUNNING)
         inflight = float(np.sum(self.cores[run] * (self.horizon - self.start_s[run])))
         o = self.row
+        un = (lambda a: a) if self._sorted else (lambda a: _unsort(o, a))  # in input order
         return EngineOutput(
-            _unsort(o, self.first),
-            _unsort(o, self.end),
-            _unsort(o, self.att),
-            _unsort(o, self.terms),
-            _unsort(o, self.status),
+            un(self.first),
+            un(self.end),
+            un(self.att),
+            un(self.terms),
+            un(self.status),
             self.completed_cs,
             self.wasted_cs,
             inflight,
