@@ -221,7 +221,7 @@ def compute_metrics(
     }
 
 
-def job_table(out: EngineOutput, job_id: np.ndarray, submit_s: np.ndarray) -> pl.DataFrame:
+def job_table(out: EngineOutput, job_id: pl.Series | np.ndarray, submit_s: np.ndarray) -> pl.DataFrame:
     """Per-job outcomes: first_start_s, end_s, attempts, terminations, status."""
     # a code per job, then its name (nested np.where over strings held 4 arrays of 52 bytes a job)
     code = np.where(out.first_start_s >= 0, 3, 4).astype(np.int8)
