@@ -181,11 +181,17 @@ def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
     full scan is asked)."""
+    o = P[5][m]
+    return _starts_now_at(m, t, w, c, cap, P, np.searchsorted(P[0][o : o + P[4][m]], t, side="right") - 1)
+
+
+@njit(cache=True)
+def _starts_now_at(m, t, w, c, cap, P, i):
+    """:func:`starts_now` given ``i``, the last breakpoint ≤ t (−1 if none)."""
     n = P[4][m]
     o = P[5][m]
     t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
     lim = cap + 1e-9
-    i = np.searchsorted(t_, t, side="right") - 1
     val = u_[i] if i >= 0 else 0.0
     y = i + 1
     if val + c <= lim:
@@ -460,11 +466,12 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
-    P, ubusy, udirty, catk, catv, hint, hn, use_h,
+    P, ubusy, udirty, catk, catv, hint, hn, nowi, use_h,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``use_h`` (within one
     re-allocation, where plans only grow): ``hint[m, h] = (c, w, a)`` says every candidate before breakpoint
-    a of machine m fails for any job of at least c cores and w seconds."""
+    a of machine m fails for any job of at least c cores and w seconds; ``nowi[m]`` caches machine m's last
+    breakpoint ≤ t (−2: not known) until its plan changes."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
     k = int(t // ref_s)
@@ -533,7 +540,15 @@ def _assign(
             pick = 0
         elif variant != 0:
             for k in range(1, nn):
-                if starts_now(near[k], t, w[j], c[j], cap, P):
+                m2 = near[k]
+                if not use_h:
+                    now = starts_now(m2, t, w[j], c[j], cap, P)
+                else:
+                    if nowi[m2] < -1:
+                        o2 = P[5][m2]
+                        nowi[m2] = np.searchsorted(P[0][o2 : o2 + P[4][m2]], t, side="right") - 1
+                    now = _starts_now_at(m2, t, w[j], c[j], cap, P, nowi[m2])
+                if now:
                     pick = k
                     starts[k] = t
                     break
@@ -580,6 +595,7 @@ def _assign(
                 hint[m, h, 2] = hint[m, hn[m], 2]
             else:
                 h += 1
+    nowi[m] = -2
     _link(m, j, head, tail, nxt, prv)
     udirty[m] = True
     ps[j] = s
@@ -627,7 +643,7 @@ def _on_arrival(
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
             npend, P, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
-            np.zeros(1, np.int64), False,
+            np.zeros(1, np.int64), np.full(head.size, -2, np.int64), False,
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
@@ -704,10 +720,11 @@ def _assign_from(
     plen, pcap = P[4], P[6]
     hint = np.zeros((head.size, HINTS, 3))
     hn = np.zeros(head.size, np.int64)
+    nowi = np.full(head.size, -2, np.int64)
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
-            version, npend, P, ubusy, udirty, catk, catv, hint, hn, True,
+            version, npend, P, ubusy, udirty, catk, catv, hint, hn, nowi, True,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > pcap[m]:
