@@ -30,13 +30,20 @@ no machine alive) waits in a global list that is retried on every machine event.
 
 Runs in the shared Python event loop (:mod:`sim.loop`); the plans are indexed and compiled: one linked list
 of planned jobs per machine (insertion order) and its usage as a sorted step function updated per planned
-job, ``earliest_start`` a forward scan of that step function from t; assignment, re-allocation and
-utilization run in numba. The default fast path (``_TargetHooks(..., fast=True)``) does the same with less
-work, all of it exact:
+job (all machines' step functions in one pool, each row grown on its own), ``earliest_start`` a forward
+scan of that step function from t; assignment, re-allocation and utilization run in numba (a machine
+turned off has its plan dropped whole, not job by job). The default
+fast path (``_TargetHooks(..., fast=True)``) does the same with less work, all of it exact:
 
 * an assignment computes the target's earliest start, then asks the other near machines only whether the
   job fits now (:func:`starts_now`: the scan's first candidate); every near machine's earliest start is
   computed only when the rule needs the best of them (no machine now, stretch above ``S⁺``);
+* within one re-allocation (t fixed, plans only grow) each machine keeps up to ``HINTS`` hints ``(c, w,
+  a)``: every candidate start before breakpoint a fails for any job of at least c cores and w seconds. A
+  scan that failed at candidates whose longest room was g (each met an overfull breakpoint less than g
+  later) leaves the hint ``(c, min(w, g + margin), a)``: a longer job at least as large fails there too.
+  The target's scan resumes at the best hint; each near machine's last breakpoint ≤ t is kept until its
+  plan changes;
 * only each machine's first pending job (smallest start, then job) needs a valid ``START`` event: the
   earliest pending start of all is always one of them, so events run in the order a push per re-planned
   job gives; after a start the machine's next pending job gets its event if it has none;
