@@ -59,9 +59,13 @@ class Loop:
     def __init__(self, problem: Problem) -> None:
         o = problem.order
         self.row = o
-        # jobs already in submit order (the usual case): the problem's arrays themselves, not copies
+        # jobs already in submit order (the usual case): the problem's arrays themselves, not copies, when
+        # they are writable C arrays (a read-only one would make numba compile every hook a second time)
         self._sorted = bool(np.all(o[1:] > o[:-1])) and (o.size == 0 or o[0] == 0)
-        pick = (lambda a: a) if self._sorted else (lambda a: a[o])
+
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a if self._sorted and a.flags.writeable and a.flags.c_contiguous else a[o]
+
         self.submit = pick(problem.submit_s)
         self.duration = pick(problem.duration_s)
         self.cores = pick(problem.cores)

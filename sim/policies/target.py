@@ -468,17 +468,23 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     return 1.0 - cum[cptr[k] + shorter] / total
 
 
+@njit(cache=True)
+def _near_size(ist):
+    """Room for the near machines of one assignment: 2 D⁺ + 1 plus a pack."""
+    return 2 * ist[1] + 1 + max(ist[2], 0)
+
+
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
-    P, ubusy, udirty, catk, catv, hint, hn, nowi, use_h,
+    P, ubusy, udirty, catk, catv, hint, hn, nowi, use_h, near, starts,
 ):  # fmt: skip
     """Plan job ``j`` at time ``t`` (module doc); returns its machine. ``use_h`` (within one
     re-allocation, where plans only grow): ``hint[m, h] = (c, w, a)`` says every candidate before breakpoint
     a of machine m fails for any job of at least c cores and w seconds; ``nowi[m]`` caches machine m's last
-    breakpoint ≤ t (−2: not known) until its plan changes."""
+    breakpoint ≤ t (−2: not known) until its plan changes. ``near``/``starts``: scratch of ``_near_size``."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
     k = int(t // ref_s)
@@ -492,7 +498,6 @@ def _assign(
     if variant == 2:
         tgt = int(np.rint(tgt / pack) * pack)
     tgt = min(max(tgt, 0), max(alive - 1, 0))
-    near = np.empty(2 * d + 1 + max(pack, 0), np.int64)
     nn = 0
     plo, phi = 0, 0
     if variant == 2:
@@ -508,7 +513,6 @@ def _assign(
                 nn += 1
             if dd == 0:
                 break
-    starts = np.empty(nn)
     if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
         m0 = near[0]
         a = -1
@@ -650,7 +654,8 @@ def _on_arrival(
         m = _assign(
             j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
             npend, P, ubusy, udirty, catk, catv, np.zeros((1, HINTS, 3)),
-            np.zeros(1, np.int64), np.full(head.size, -2, np.int64), False,
+            np.zeros(1, np.int64), np.full(head.size, -2, np.int64), False, np.empty(_near_size(ist), np.int64),
+            np.empty(_near_size(ist)),
         )  # fmt: skip
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
     return m
@@ -728,10 +733,12 @@ def _assign_from(
     hint = np.zeros((head.size, HINTS, 3))
     hn = np.zeros(head.size, np.int64)
     nowi = np.full(head.size, -2, np.int64)
+    near = np.empty(_near_size(ist), np.int64)
+    starts = np.empty(_near_size(ist))
     while i < todo.size:
         m = _assign(
             todo[i], t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
-            version, npend, P, ubusy, udirty, catk, catv, hint, hn, nowi, True,
+            version, npend, P, ubusy, udirty, catk, catv, hint, hn, nowi, True, near, starts,
         )  # fmt: skip
         i += 1
         if plen[m] + 2 > pcap[m]:
