@@ -78,8 +78,8 @@ class Loop:
         self.att = np.zeros(self.n, np.int64)
         self.terms = np.zeros(self.n, np.int64)
         self.status = np.full(self.n, QUEUED, np.int8)
-        self.machine = np.full(self.n, -1, np.int64)
-        self.cur_att = np.full(self.n, -1, np.int64)
+        self.machine = np.full(self.n, -1, np.int32)  # int32: machine and attempt-log indices
+        self.cur_att = np.full(self.n, -1, np.int32)
         self.log = AttemptLog(self.horizon)
         self.completed_cs = self.wasted_cs = self.aborted = 0.0
         self.available_cs = self.used_cs = 0.0

@@ -93,7 +93,7 @@ class AttemptLog:
     def __init__(self, horizon_s: float) -> None:
         self.horizon = horizon_s
         # typed arrays, not lists: 29 bytes an attempt instead of ~120 (boxed floats and ints)
-        self.job = array("q")
+        self.job = array("i")  # engine job index
         self.start = array("d")
         self.end = array("d")
         self.outcome = array("b")
