@@ -101,8 +101,9 @@ def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
 
 
 def warm_imports(names: Iterable[str]) -> None:
-    """Import what the policies ``names`` need on first use (their optional ``warm_imports``), so that a
-    worker process started ahead of its work does not pay it during its first run."""
+    """Import what the policies ``names`` need on first use (their ``warm_imports``; ``()`` by default
+    through :class:`Dispatched`), so that a worker process started ahead of its work does not pay it during
+    its first run. Raises KeyError for an unknown policy."""
     for name in dict.fromkeys(names):
         for module in get_policy(name).warm_imports:
             importlib.import_module(module)
