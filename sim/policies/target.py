@@ -152,6 +152,16 @@ def _profile_remove(P, m, s, e, c):
 
 
 @njit(cache=True)
+def _window_end(t_, u_, n, y, s, w, c, lim):
+    """The first breakpoint from ``y`` that ends the window ``[s, s + w)`` for a job of ``c`` cores: ``n``
+    or one at or after ``s + w`` (the job fits), else the overfull breakpoint inside the window."""
+    z = y
+    while z < n and t_[z] < s + w and u_[z] + c <= lim:
+        z += 1
+    return z
+
+
+@njit(cache=True)
 def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
@@ -167,9 +177,7 @@ def earliest_start(m, t, w, c, cap, P):
     last = t
     while True:
         if val + c <= lim:
-            z = y
-            while z < n and t_[z] < s0 + w and u_[z] + c <= lim:
-                z += 1
+            z = _window_end(t_, u_, n, y, s0, w, c, lim)
             if z == n or t_[z] >= s0 + w:
                 return s0
             y = z + 1
@@ -202,9 +210,7 @@ def _starts_now_at(m, t, w, c, cap, P, i):
     val = u_[i] if i >= 0 else 0.0
     y = i + 1
     if val + c <= lim:
-        z = y
-        while z < n and t_[z] < t + w and u_[z] + c <= lim:
-            z += 1
+        z = _window_end(t_, u_, n, y, t, w, c, lim)
         if z == n or t_[z] >= t + w:
             return True
         y = z + 1
@@ -237,9 +243,7 @@ def _scan(m, t, w, c, cap, P, a):
         y = a
     while True:
         if val + c <= lim:
-            z = y
-            while z < n and t_[z] < s0 + w and u_[z] + c <= lim:
-                z += 1
+            z = _window_end(t_, u_, n, y, s0, w, c, lim)
             if z == n or t_[z] >= s0 + w:
                 return s0, idx, True, g
             g = max(g, t_[z] - s0)
