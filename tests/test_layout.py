@@ -197,3 +197,28 @@ def test_definitions_load_no_model_or_chart_library() -> None:
     function that uses them."""
     watch = ("sklearn", "statsmodels", "scipy.optimize", "scipy.stats", "pandas", "altair")
     assert _loaded_after("import pipelines.definitions", watch) == set()
+
+
+def test_every_paper_package_is_listed_and_the_table_holds_exactly_their_headlines() -> None:
+    """``studies.PAPERS`` names every paper package on disk; each supplies its scenario sets, headlines,
+    explanations and chart numbers, and the reproduction table is exactly the papers' headlines, each id
+    once (a headline defined anywhere else, or dropped from the table, fails here)."""
+    import importlib
+
+    import studies
+    from assets.reports import CHAPTERS
+    from studies import reproduction
+
+    assert {p.parent.name for p in (ROOT / "studies").glob("*/__init__.py")} == set(studies.PAPERS)
+    heads, builders, explanations, figures = [], {}, {}, {}
+    for name in studies.PAPERS:
+        paper = importlib.import_module(f"studies.{name}")
+        heads += [*paper.HEADLINES, *getattr(paper, "GENERIC_HEADLINES", [])]
+        builders.update(paper.STUDY_BUILDERS)
+        explanations.update(paper.EXPLANATIONS)
+        figures.update(paper.FIGURES)
+    ids = [h.id for h in reproduction.HEADLINES]
+    assert len(set(ids)) == len(ids) and sorted(ids) == sorted(h.id for h in heads)
+    assert builders == reproduction.STUDY_BUILDERS
+    assert explanations == reproduction.EXPLANATIONS and set(explanations) <= set(ids)
+    assert figures == reproduction.FIGURES and set(figures) <= {ch.name for ch in CHAPTERS}
