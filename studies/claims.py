@@ -3,7 +3,7 @@ acceptance-band rules, and helpers that read metrics and per-job tables out of c
 
 The paper packages (:mod:`studies.thesis`, :mod:`studies.riskaware`, :mod:`studies.slacksched`,
 :mod:`studies.zhang_chien`, :mod:`studies.harmony`) import this module; :mod:`studies.reproduction` puts
-their headlines into one table. Nothing here names a paper number.
+their headlines into one table. No paper's claim is written here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Reproduction of the seeds' headline results: seed-faithful scenario sets, replicates, headline rows.
+"""Reproduction of the seeds' headline results: the papers' headlines as one table, replicates, running a
+profile.
 
 Each headline of :data:`HEADLINES` is a claim of a seed paper, the setting it was measured in (quoted by
-section in the study docstrings below), and an **acceptance band written down before any varcap number
+section in the docstrings of its paper's scenario builders), and an **acceptance band written down before any varcap number
 was looked at**, by one rule per kind of claim:
 
 * a relative change or loss with a magnitude (a termination cut, a goodput loss): the same sign and
