@@ -605,7 +605,7 @@ def run_sweep(
     from rich.console import Console
 
     from studies import sweep
-    from studies.scenarios import study
+    from studies.catalogue import study
 
     console = Console()
     scs = study(study_name)
@@ -715,7 +715,7 @@ def study_results(study_name: str):
     import polars as pl
 
     from studies import sweep
-    from studies.scenarios import study
+    from studies.catalogue import study
 
     scs = study(study_name)
     keys = sweep.partition_keys(scs)
@@ -837,7 +837,7 @@ def cmd_studies(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from studies import sweep
-    from studies.scenarios import STUDIES, study
+    from studies.catalogue import STUDIES, study
 
     console = Console(width=max(Console().width, 150))
     if args.study:

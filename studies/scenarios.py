@@ -6,7 +6,8 @@ and the capacity of a scenario (:func:`build_jobs`, :func:`build_capacity`) need
 inputs (``data/sim/inputs``: workloads and grid signals written by the ``out_sim_inputs`` asset) and
 :mod:`sim` — never DuckDB, so many scenario processes can run while the warehouse is being written.
 
-Studies (from the seeds; see the README's sweep section):
+Sweep studies (:data:`SWEEP_STUDIES`; from the seeds, see the README's sweep section; the reproduction
+studies ``repro-*`` are the paper packages', and :mod:`studies.catalogue` lists both):
 
 * ``thesis-ch4-synthetic`` — 6 change frequencies × 4 step sizes × {azure, borg2011} × ff (48).
 * ``thesis-ch6-ias`` — {zipf-1.1 … zipf-1.8, azure} × {ff, ias (A = 0.6)} at 1 change/h, step 0.15 (18).
@@ -199,7 +200,9 @@ def _smoke() -> list[Scenario]:
     ]
 
 
-STUDIES: dict[str, Any] = {
+#: The sweep studies (the reproduction studies, ``repro-*``, are the paper packages'; the whole catalogue,
+#: both together, is :data:`studies.catalogue.STUDIES`).
+SWEEP_STUDIES: dict[str, Any] = {
     "thesis-ch4-synthetic": _ch4,
     "thesis-ch6-ias": lambda: _ch6([("ff", {}), ("ias", {"aggressiveness": "0.6"})]),
     "thesis-ch6-aggressiveness": lambda: _ch6(
@@ -211,17 +214,6 @@ STUDIES: dict[str, Any] = {
     "slacksched": _slacksched,
     "smoke": _smoke,
 }
-
-
-def study(name: str) -> list[Scenario]:
-    """The scenarios of a study, in catalogue order, without duplicates. KeyError lists the studies."""
-    if name not in STUDIES:
-        raise KeyError(f"unknown study {name!r}; studies: {', '.join(STUDIES)}")
-    return list({s.id: s for s in STUDIES[name]()}.values())
-
-
-def all_scenarios() -> dict[str, Scenario]:
-    return {s.id: s for name in STUDIES for s in study(name)}
 
 
 # ---------------------------------------------------------------------- building a scenario's inputs
@@ -347,8 +339,3 @@ def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace |
             raise ValueError(f"{f}: no carbon series {series}")
         signal = sig.sort("hour")["gco2_per_kwh"].to_numpy()
     return spec.build(machines, sc.horizon_s, signal)
-
-
-# the reproduction studies register themselves into STUDIES when their module has loaded (whichever of the
-# two modules is imported first)
-import studies.reproduction  # noqa: E402, F401, I001

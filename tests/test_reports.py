@@ -107,7 +107,7 @@ def _simulate(scenarios: list) -> None:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg.ExecuteInProcessResult]]:
     from studies import reproduction as repro
-    from studies.scenarios import STUDIES
+    from studies.catalogue import STUDIES
 
     home = tmp_path_factory.mktemp("home")
     (home / "data").mkdir()
