@@ -327,7 +327,7 @@ def to_hourly(ts: pl.Series, values: pl.Series, start: datetime, end: datetime) 
     without a value takes the last earlier hour's value, and hours before the first value take the first
     value. Raises ValueError if no value falls in ``[start, end)``."""
     hours = pl.datetime_range(start, end, "1h", closed="left", time_zone="UTC", eager=True).alias("ts")
-    t = ts.cast(pl.Datetime("us", "UTC")) if ts.dtype == pl.Datetime("us") else ts
+    t = ts.dt.replace_time_zone("UTC") if getattr(ts.dtype, "time_zone", None) is None else ts
     df = (
         pl.DataFrame({"ts": t, "v": values.cast(pl.Float64)})
         .with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us").dt.truncate("1h"))
