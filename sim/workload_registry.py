@@ -87,6 +87,11 @@ def concrete_names(predicate: Callable[[WorkloadSpec], bool] = lambda s: True) -
     return tuple(n for n, s in WORKLOADS.items() if not pattern_fields(n) and predicate(s))
 
 
+def templates() -> tuple[str, ...]:
+    """The warehouse workloads some registered workload is built from (what ``out_sim_inputs`` exports)."""
+    return tuple(dict.fromkeys(s.template for _, s in WORKLOADS.items() if s.template))
+
+
 def workload_help() -> str:
     """One line per workload: name (or pattern) and help text, from the registry."""
     return "\n".join(f"{n}: {s.help}" for n, s in WORKLOADS.items())

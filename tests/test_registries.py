@@ -16,7 +16,7 @@ from sim.capacity import DAY, CapacitySpec, CapacityTrace
 from sim.capacity_registry import KINDS, BuildArgs, CapacityKind, Param, capacity_help
 from sim.capacity_registry import register as register_kind
 from sim.metrics import METRIC_NAMES, METRICS
-from sim.workload_registry import WORKLOADS, WorkloadArgs, WorkloadSpec, workload_help
+from sim.workload_registry import WORKLOADS, WorkloadArgs, WorkloadSpec, templates, workload_help
 from sim.workload_registry import register as register_workload
 from studies import sweep
 from studies.scenarios import Scenario, build_jobs, platform_size
@@ -102,6 +102,7 @@ def test_registries_name_every_builtin_and_refuse_duplicates() -> None:
         WORKLOADS.names()
     )
     assert {"constant", "random_walk", "carbon_budget", "harvest", "pool"} <= set(KINDS.names())
+    assert templates() == ("azure", "borg2011")  # what out_sim_inputs exports
     with pytest.raises(ValueError, match="registered twice"):
         register_kind(KINDS.get("constant"))
     with pytest.raises(ValueError, match="registered twice"):
