@@ -19,6 +19,7 @@ from pipelines.cli.common import (
     prepare_dagster_home,
 )
 from pipelines.cli.data import cmd_sql, cmd_ui, cmd_warm
+from pipelines.cli.docs import cmd_docs
 from pipelines.cli.run import (
     HARMONY_REPORT_TABLES,
     SLOW_POLICIES,
@@ -59,6 +60,7 @@ __all__ = [
     "build_parser",
     "capacity_file",
     "check_policy_args",
+    "cmd_docs",
     "cmd_figures",
     "cmd_policies",
     "cmd_reports",
@@ -178,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--rows", type=int, default=40, help="rows to print")
     q.add_argument("--csv", help="write the result to this CSV file instead")
     q.set_defaults(fn=cmd_sql)
+    dc = sub.add_parser("docs", help="write the generated pages docs/data-dictionary.md and docs/cli.md")
+    dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is out of date")
+    dc.set_defaults(fn=cmd_docs)
     return ap
 
 
