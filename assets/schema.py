@@ -452,7 +452,7 @@ OUT_REPRODUCTION = TableSchema(
     "out_reproduction",
     "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
     "varcap's mean over replicates with a 95 % Student-t interval, the acceptance band written down "
-    "before the runs (rules in `studies/reproduction.py`), and for rows outside the band the run that "
+    "before the runs (rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`), and for rows outside the band the run that "
     "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
     (
         Col("headline_id", "VARCHAR", "-", "fixed id, e.g. thesis-6.2-ias-cut-zipf-1.5", False),
