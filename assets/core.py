@@ -401,6 +401,7 @@ core_assets = [*_table_assets, core_rejects, core_builds]
 
 # ---------------------------------------------------------------------------------------------- checks
 @dg.asset_check(
+    pool=POOL,
     asset=core_grid_carbon,
     name="eia_matches_published",
     additional_deps=["core_grid_fuel_mix"],
@@ -430,6 +431,7 @@ def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
+    pool=POOL,
     asset=core_builds,
     name="builds_current",
     additional_deps=["raw_files"],
