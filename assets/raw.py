@@ -17,6 +17,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from assets import snapshot
 from assets.checks import table_checks
 from assets.download import Downloader, sha256_file
 from assets.normalize import RawFile
@@ -142,7 +143,7 @@ def _empty_eia_page(path: Any) -> bool:
 
 
 def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
-    """Replace the ``raw_files`` rows of ``dataset`` in one transaction."""
+    """Replace the ``raw_files`` rows of ``dataset`` in one transaction, then publish the snapshot."""
     conn.execute(RAW_FILES.ddl().replace("CREATE OR REPLACE TABLE", "CREATE TABLE IF NOT EXISTS"))
     df = pl.DataFrame(rows, schema={c.name: None for c in RAW_FILES.columns}).select(RAW_FILES.column_names)  # noqa: F841
     conn.execute("BEGIN TRANSACTION")
@@ -153,6 +154,7 @@ def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
     except Exception:
         conn.execute("ROLLBACK")
         raise
+    snapshot.publish(conn)  # readers see the new registry too, not only after the next core write
 
 
 def raw_files_for(conn: Any, dataset: str) -> list[RawFile]:

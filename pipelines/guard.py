@@ -77,10 +77,18 @@ def _strip_duckdb(msg: str) -> str:
 
 
 def connect_readonly(path: Path, wait_s: float = 5.0, poll_s: float = 0.25) -> Any:
-    """A read-only DuckDB connection to ``path``; while a writer holds the lock, retry for ``wait_s``,
-    then raise :class:`WarehouseBusy` naming the writer's pid when DuckDB tells it."""
+    """A read-only DuckDB connection to the warehouse ``path``: its published snapshot when that holds
+    everything committed (:func:`assets.snapshot.fresh_snapshot`), so a reader never blocks a run;
+    otherwise ``path`` itself, retrying for ``wait_s`` while a writer holds the lock, then raising
+    :class:`WarehouseBusy` naming the writer's pid when DuckDB tells it."""
     import duckdb
 
+    from assets.snapshot import fresh_snapshot
+
+    snap = fresh_snapshot(Path(path))
+    if snap is not None:
+        with contextlib.suppress(duckdb.Error):
+            return duckdb.connect(str(snap), read_only=True)
     deadline = time.monotonic() + wait_s
     while True:
         try:
