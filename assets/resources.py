@@ -30,7 +30,9 @@ class DownloaderResource(dg.ConfigurableResource):
     backoff_s: float = 0.5
     timeout_s: float = 120.0
     connect_timeout_s: float = 5.0
-    deadline_s: float = 600.0  # no retry starts after this many seconds on one file
+    # hard wall-clock limit for one file, retries included (a dripping server is stopped there); sized
+    # for the largest upstream files (multi-GB) on a slow link
+    deadline_s: float = 3600.0
 
     def client(self) -> Downloader:
         return Downloader(
