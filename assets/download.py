@@ -291,6 +291,7 @@ class Downloader:
         self.session = session or self._make_session()
         self._unreachable: dict[str, str] = {}  # host -> why, so later files fail at once
         self.requests = 0  # HTTP requests sent (for tests and metadata)
+        self._deadline: float | None = None  # monotonic hard deadline of the fetch under way
 
     def _make_session(self) -> requests.Session:
         s = requests.Session()
@@ -478,7 +479,8 @@ class Downloader:
 
     def _left(self, url: str, have: int = 0) -> float:
         """Seconds left before this fetch's hard deadline; :class:`DownloadError` when none are."""
-        left = getattr(self, "_deadline", time.monotonic() + self.deadline_s) - time.monotonic()
+        deadline = self._deadline if self._deadline is not None else time.monotonic() + self.deadline_s
+        left = deadline - time.monotonic()
         if left <= 0:
             raise DownloadError(
                 f"{redact(url)}: stopped at the hard deadline of {self.deadline_s:g} s for one file "
