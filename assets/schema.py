@@ -87,6 +87,8 @@ class TableSchema:
 
 
 TS = "TIMESTAMP WITH TIME ZONE"
+#: an hourly grid or price stamp outside [2000-01-01, now + 2 days] (day-ahead prices run one day ahead)
+TS_OUT_OF_RANGE = "ts_utc < TIMESTAMPTZ '2000-01-01 00:00:00+00' OR ts_utc > now() + INTERVAL 2 DAY"
 
 CORE_JOBS = TableSchema(
     "core_jobs",
@@ -157,6 +159,7 @@ CORE_GRID_CARBON = TableSchema(
     ),
     ("grid", "source", "ts_utc"),
     (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
         Range("intensity_in_range", "gco2_per_kwh < 0 OR gco2_per_kwh > 2000"),
         Range("direct_in_range", "gco2_per_kwh_direct < 0 OR gco2_per_kwh_direct > 2000"),
         Range("reference_in_range", "reference_gco2_per_kwh < 0 OR reference_gco2_per_kwh > 2000"),
@@ -173,12 +176,17 @@ CORE_GRID_FUEL_MIX = TableSchema(
         Col("grid", "VARCHAR", "-", "grid name", False),
         Col("ts_utc", TS, "UTC", "start of the hour", False),
         Col("fuel", "VARCHAR", "-", "WND SUN WAT OIL NG COL NUC OTH", False),
+        # negative only for WAT and OTH (pumped storage, batteries): range generation_nonnegative
         Col("mwh", "DOUBLE", "MWh", "net generation in the hour (may be negative)", False),
         Col("source", "VARCHAR", "-", "eia930", False),
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "source", "ts_utc", "fuel"),
-    (Range("mwh_plausible", "abs(mwh) > 1e6"),),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("mwh_plausible", "abs(mwh) > 1e6"),
+        Range("generation_nonnegative", "mwh < 0 AND fuel NOT IN ('WAT', 'OTH')"),
+    ),
 )
 
 CORE_POWER_PRICE = TableSchema(
@@ -193,7 +201,7 @@ CORE_POWER_PRICE = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("market", "node", "market_type", "ts_utc"),
-    (Range("price_plausible", "abs(usd_per_mwh) > 100000"),),
+    (Range("ts_in_range", TS_OUT_OF_RANGE), Range("price_plausible", "abs(usd_per_mwh) > 100000")),
     hourly_series=("market", "node", "market_type"),
 )
 
@@ -209,7 +217,11 @@ CORE_GRID_MARGINAL = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "ts_utc"),
-    (Range("value_nonnegative", "moer_value < 0"), Range("value_plausible", "moer_value > 100000")),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("value_nonnegative", "moer_value < 0"),
+        Range("value_plausible", "moer_value > 100000"),
+    ),
 )
 
 CORE_REJECTS = TableSchema(

@@ -113,8 +113,8 @@ def check_varcap(argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch) -
             assert main(argv) == 0, f"varcap {' '.join(argv)} failed"
         return
     if getattr(args, "study", None) and not PLACEHOLDER.search(args.study):
-        from studies.harmony import HARMONY_STUDIES
         from studies.catalogue import STUDIES
+        from studies.harmony import HARMONY_STUDIES
 
         assert args.study in STUDIES or args.study in HARMONY_STUDIES, f"unknown study {args.study!r}"
     if args.cmd == "simulate":
@@ -217,8 +217,8 @@ def inline_commands() -> list[tuple[str, str]]:
 def test_inline_commands_name_real_subcommands_and_options() -> None:
     """`` `varcap X --opt …` `` in running text: X is a subcommand and every ``--opt`` one of its options;
     `` `make X` `` a Makefile target; `` `python -m M …` `` an existing module naming the subcommand shown."""
-    from studies.harmony import HARMONY_STUDIES
     from studies.catalogue import STUDIES
+    from studies.harmony import HARMONY_STUDIES
 
     subs, targets, bad = _subcommands(), make_targets(), []
     studies = {*STUDIES, *HARMONY_STUDIES}
