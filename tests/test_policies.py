@@ -80,7 +80,7 @@ def test_h1_keeps_big_jobs_on_stable_machines_and_small_jobs_off_them() -> None:
 
 
 def test_h1_fit_threshold_fills_the_stable_pool_with_the_biggest_jobs() -> None:
-    from sim.policies.ias import fit_threshold
+    from sim.policies.ias import fit_threshold, h1_split
 
     # horizon 100 s, one stable machine of 2 cores: the pool holds 200 core-seconds. duration × cores keys
     # 100, 80, 50, 30, 10; the key-50 job is submitted at 90 s, so only 10 core-seconds of it fall inside
@@ -102,6 +102,7 @@ def test_h1_fit_threshold_fills_the_stable_pool_with_the_biggest_jobs() -> None:
     problem = Problem.build(jobs, Platform(4, 2.0), cap, 100.0)
     pol = get_policy("ias-h1")
     fit = pol.admission(problem, pol.Params())
+    assert h1_split(problem, pol.Params()) == (1, 50.0)
     assert fit.job_hi.tolist() == [1, 1, 1, 4, 4] and fit.job_lo.tolist() == [0, 0, 0, 1, 1]
     p90 = pol.admission(problem, pol.Params(h1_threshold="p90"))  # P90 of the keys = 92: one big job
     assert p90.job_hi.tolist() == [1, 4, 4, 4, 4]

@@ -103,6 +103,21 @@ def fit_threshold(
     return float(k[np.flatnonzero(fits)[-1]])
 
 
+def h1_split(problem: Problem, p: IASParams) -> tuple[int, float]:
+    """H1's partition for ``problem``: (stable machines ``floor(machines × lb)``, long-job threshold in
+    core-seconds: ``long_job_thresh`` if ≥ 0, else by ``h1_threshold``). Jobs with ``duration × cores`` at or
+    above the threshold run on machines ``[0, stable)``, the others on ``[stable, machines)``."""
+    machines, dur, cores = problem.platform.machines, problem.duration_s, problem.cores
+    lb = p.lb if p.lb >= 0 else problem.capacity.machines_alive.min() / machines
+    stable = int(np.floor(machines * lb))
+    if p.long_job_thresh >= 0:
+        return stable, float(p.long_job_thresh)
+    if p.h1_threshold == "p90":
+        return stable, float(np.percentile(dur * cores, 90))
+    cap_cs = stable * problem.platform.cores * problem.horizon_s
+    return stable, fit_threshold(problem.submit_s, dur, cores, problem.horizon_s, cap_cs)
+
+
 def trailing_models(
     intervals: pl.DataFrame, horizon_s: float, window_s: float, refit_s: float
 ) -> list[IntervalModel]:
@@ -149,15 +164,7 @@ class IAS(Dispatched):
         flags = np.zeros(n, np.int8)
         small = np.ones(n, dtype=bool)
         if "h1" in self.heuristics:
-            lb = p.lb if p.lb >= 0 else trace.machines_alive.min() / machines
-            stable = int(np.floor(machines * lb))
-            if p.long_job_thresh >= 0:
-                thresh = p.long_job_thresh
-            elif p.h1_threshold == "p90":
-                thresh = float(np.percentile(dur * cores, 90))
-            else:
-                cap_cs = stable * problem.platform.cores * problem.horizon_s
-                thresh = fit_threshold(problem.submit_s, dur, cores, problem.horizon_s, cap_cs)
+            stable, thresh = h1_split(problem, p)
             big = dur * cores >= thresh
             hi[big] = stable
             lo[~big] = stable
