@@ -12,6 +12,10 @@ read-only, the simulator itself never touches DuckDB.
 ``python -m sim.bench targets`` runs each target of issue #11 in a fresh process (so peak RSS is its own)
 and prints one table: target, measured figure (wall and CPU seconds: the machine is shared), limit, met.
 
+``python -m sim.bench ias-scaling`` times IAS's heuristics (``ias-h1`` under both H1 threshold readings, full
+``ias``) against FF in CPU seconds on the heavy-tailed case at growing platform sizes (``--machines``), so a
+superlinear queue scan shows as CPU time per machine that grows with the size.
+
 ``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
 a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
 First-Fit instances of growing size (``sim.engine.PYTHON_MAX_JOBS`` is the crossover).
@@ -196,6 +200,26 @@ def heavy_tailed_case(machines: int = 1000, days: float = 30.0) -> tuple[pl.Data
     return pareto_workload(1.5, 3600.0, machines, 24, horizon, seed=0), cap, horizon
 
 
+def ias_scaling(sizes: list[int], days: float = 30.0) -> None:
+    """CPU seconds of ff, ias-h1 (``fit`` and ``p90`` thresholds) and ias on :func:`heavy_tailed_case` at
+    each platform size, with CPU ms per machine (flat = linear in the instance size)."""
+    runs = [("ff", {}), ("ias-h1", {"h1_threshold": "fit"}), ("ias-h1", {"h1_threshold": "p90"}), ("ias", {})]
+    print(f"{'machines':>8s} {'jobs':>8s} {'policy':24s} {'cpu_s':>7s} {'ms/machine':>10s} {'goodput':>8s}")
+    for machines in sizes:
+        jobs, cap, horizon = heavy_tailed_case(machines, days)
+        for p, st in runs:
+            simulate(jobs.head(500), cap, machines, 24, horizon, policy=p, settings=st)  # compile / cache
+            c = time.process_time()
+            r = simulate(jobs, cap, machines, 24, horizon, policy=p, settings=st)
+            cpu = time.process_time() - c
+            label = p + "".join(f" {k}={v}" for k, v in st.items())
+            print(
+                f"{machines:>8d} {jobs.height:>8,d} {label:24s} {cpu:>7.2f} {1000 * cpu / machines:>10.2f} "
+                f"{r.metrics['goodput']:>8.4f}",
+                flush=True,
+            )
+
+
 def one(case_name: str, policy: str) -> dict:
     """One target measurement in this process: wall and CPU seconds of the simulation, peak RSS."""
     if case_name == "borg":
@@ -296,18 +320,33 @@ def main() -> None:
         "what",
         nargs="?",
         default="engine",
-        choices=["engine", "intervals", "evidence", "harvest", "riskaware", "targets", "one", "engines"],
+        choices=[
+            "engine",
+            "intervals",
+            "evidence",
+            "harvest",
+            "riskaware",
+            "targets",
+            "one",
+            "engines",
+            "ias-scaling",
+        ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
     ap.add_argument("--skip-azure", action="store_true")
     ap.add_argument("--case", default="borg", choices=["borg", "heavy"])
     ap.add_argument("--only", nargs="*", help="targets: only these (ff, target-asap, …, ias)")
+    ap.add_argument("--machines", nargs="*", type=int, default=[100, 200, 300], help="ias-scaling: sizes")
+    ap.add_argument("--days", type=float, default=30.0, help="ias-scaling: horizon in days")
     a = ap.parse_args()
     if a.what == "targets":
         targets(a.only)
         return
     if a.what == "engines":
         engines()
+        return
+    if a.what == "ias-scaling":
+        ias_scaling(a.machines, a.days)
         return
     if a.what == "one":
         print(json.dumps(one(a.case, a.policies[0])))

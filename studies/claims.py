@@ -40,6 +40,11 @@ class Profile:
     ra_mra: tuple[int, ...]
     gen_alphas: tuple[float, ...] = (1.1, 1.5, 2.0)
     gen_xms: tuple[float, ...] = (300.0, 3600.0)
+    # ias-robustness (issue #24): Pareto α, offered loads (of the mean capacity), platform and horizon
+    rob_alphas: tuple[float, ...] = (1.1, 1.5, 2.0, 2.5)
+    rob_loads: tuple[float, ...] = (0.5, 0.7, 0.9)
+    rob_machines: int = 40
+    rob_days: float = 14.0
 
 
 FULL = Profile(
@@ -61,7 +66,25 @@ FULL = Profile(
 # quick keeps the Zipf warm-up as long as the longest job (720 h): without it the window is not in steady
 # state and FF never leaves the always-on machines (measured: 0 terminations at 7 + 7 days)
 QUICK = Profile(
-    "quick", 3, (0.25, 1.0, 8.0), (0.45, 0.6), 3.0, 100, 7.0, 30.0, 250, 7.0, 2.0, 7.0, 2.0, (8,), (1.5,)
+    "quick",
+    3,
+    (0.25, 1.0, 8.0),
+    (0.45, 0.6),
+    3.0,
+    100,
+    7.0,
+    30.0,
+    250,
+    7.0,
+    2.0,
+    7.0,
+    2.0,
+    (8,),
+    (1.5,),
+    rob_alphas=(1.5, 2.5),
+    rob_loads=(0.5, 0.9),
+    rob_machines=20,
+    rob_days=7.0,
 )
 PROFILES = {"full": FULL, "quick": QUICK}
 

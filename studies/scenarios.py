@@ -70,8 +70,13 @@ class Scenario:
     seed: int = 0
     load: float = 0.8
     warmup_days: float = 0.0  # metrics over [warmup, horizon] only (seed 001 §5.1; thesis "steady state")
+    # machines = 0: size from the work "offered" (every job submitted in the horizon, whole) or "clipped"
+    # (each job's work inside the horizon only)
+    sizing: str = "offered"
 
     def __post_init__(self) -> None:
+        if self.sizing not in ("offered", "clipped"):
+            raise ValueError(f"scenario sizing must be 'offered' or 'clipped', not {self.sizing!r}")
         # settings equal to the policy's defaults are dropped, so equal simulations get equal ids
         pol = get_policy(self.policy)
         default = pol.Params()
@@ -126,7 +131,7 @@ class Scenario:
         return cls(**p)
 
 
-_LATER_FIELDS: dict[str, Any] = {"warmup_days": 0.0}
+_LATER_FIELDS: dict[str, Any] = {"warmup_days": 0.0, "sizing": "offered"}
 
 
 def _walk(freq: float, step: float, dr: float = 0.6, seed: int = 0) -> dict[str, Any]:
@@ -313,8 +318,18 @@ def sized_jobs(sc: Scenario, inputs: Path) -> tuple[int, pl.DataFrame]:
     return machines, probe if spec.size_free else build_jobs(sc, inputs, machines)
 
 
+def clipped_load(jobs: pl.DataFrame, horizon_s: float) -> float:
+    """Mean cores demanded inside ``[0, horizon_s)``: each job's work up to the horizon only."""
+    inside = (pl.lit(horizon_s) - pl.col("submit_s")).clip(lower_bound=0.0)
+    return (
+        float(jobs.select((pl.min_horizontal("duration_s", inside) * pl.col("cores")).sum()).item())
+        / horizon_s
+    )
+
+
 def _size_for(sc: Scenario, jobs: pl.DataFrame) -> int:
-    return max(1, int(round(offered_load(jobs, sc.horizon_s) / (sc.load * MEAN_CAPACITY * sc.cores))))
+    load = clipped_load(jobs, sc.horizon_s) if sc.sizing == "clipped" else offered_load(jobs, sc.horizon_s)
+    return max(1, int(round(load / (sc.load * MEAN_CAPACITY * sc.cores))))
 
 
 def platform_size(sc: Scenario, inputs: Path) -> int:
@@ -347,4 +362,3 @@ def simulated_platform(sc: Scenario, machines: int) -> tuple[int, float]:
     if CapacitySpec.from_dict(sc.capacity).one_machine:
         return 1, machines * sc.cores
     return machines, sc.cores
-

@@ -79,6 +79,51 @@ def test_h1_keeps_big_jobs_on_stable_machines_and_small_jobs_off_them() -> None:
     assert starts(r) == [0.0, 0.0, 10.0] and r.metrics["terminations"] == 0
 
 
+def test_h1_fit_threshold_fills_the_stable_pool_with_the_biggest_jobs() -> None:
+    from sim.policies.ias import fit_threshold, h1_split
+
+    # horizon 100 s, one stable machine of 2 cores: the pool holds 200 core-seconds. duration × cores keys
+    # 100, 80, 50, 30, 10; the key-50 job is submitted at 90 s, so only 10 core-seconds of it fall inside
+    # the horizon. Cumulative offered work from the top: 100, 180, 190, 220, 230 -> the threshold is 50
+    # (unclipped, the key-50 job would add 50 and the threshold would be 80).
+    jobs = frame([(0, 50, 2), (0, 40, 2), (90, 50, 1), (0, 30, 1), (0, 10, 1)])
+    sub, dur, cores = (jobs[c].to_numpy().astype(float) for c in ("submit_s", "duration_s", "cores"))
+    assert fit_threshold(sub, dur, cores, 100.0, 200.0) == 50.0
+    assert fit_threshold(sub, dur, cores, 100.0, 230.0) == 10.0  # everything fits
+    assert fit_threshold(sub, dur, cores, 100.0, 99.0) == 100.0  # the biggest job alone overfills it
+    assert fit_threshold(sub, dur, cores, 100.0, 0.0) == float("inf")  # no stable pool: no big jobs
+    # equal keys enter together: two key-80 jobs (160) do not fit in 150, so only the key-100 job is big
+    tie = frame([(0, 50, 2), (0, 40, 2), (0, 80, 1)])
+    st_ = (tie[c].to_numpy().astype(float) for c in ("submit_s", "duration_s", "cores"))
+    assert fit_threshold(*st_, 1000.0, 150.0 + 100.0) == 100.0
+
+    # through the policy: 4 machines × 2 cores, at least 1 always on (lb = 1/4): the same 200 core-seconds
+    cap = CapacityTrace(np.array([0.0, 50.0]), np.array([4, 1]), 4, 100.0, 50.0, "step")
+    problem = Problem.build(jobs, Platform(4, 2.0), cap, 100.0)
+    pol = get_policy("ias-h1")
+    fit = pol.admission(problem, pol.Params())
+    assert h1_split(problem, pol.Params()) == (1, 50.0)
+    assert fit.job_hi.tolist() == [1, 1, 1, 4, 4] and fit.job_lo.tolist() == [0, 0, 0, 1, 1]
+    p90 = pol.admission(problem, pol.Params(h1_threshold="p90"))  # P90 of the keys = 92: one big job
+    assert p90.job_hi.tolist() == [1, 4, 4, 4, 4]
+    with pytest.raises(ValueError, match="h1_threshold"):
+        pol.Params(h1_threshold="p95")
+
+
+def test_h4_literal_reading_admits_where_the_text_reading_refuses() -> None:
+    # Algorithm 5 prints prob(remaining >= exec | uptime) < A: at A = 0.6 it starts X at once on machine 0
+    # (a fresh interval is unlikely to last 100 000 s) and keeps putting Y on machine 1, where the text
+    # reading (>= 1 - A) waits and loses nothing (test above)
+    cap = alternating(48, 2, 1)
+    jobs = frame([(0, 100_000, 1), (4000, 5000, 1)])
+    lit = simulate(
+        jobs, cap, 2, 1, 48 * H, policy="ias-h4", settings={"aggressiveness": "0.6", "h4_reading": "literal"}
+    )
+    assert starts(lit)[0] == 0.0 and lit.jobs["terminations"].to_list()[1] > 0
+    with pytest.raises(ValueError, match="h4_reading"):
+        get_policy("ias").Params(h4_reading="inverse")
+
+
 def test_ias_trailing_history_uses_no_future() -> None:
     from sim.intervals import extract_intervals
     from sim.policies.ias import trailing_models
@@ -148,7 +193,7 @@ def test_jobs_frame_helper_is_plain() -> None:
 @settings(max_examples=80, deadline=None)
 @given(
     sc=scenarios(),
-    policy=st.sampled_from(["ias", "ias-h4", "ias-h3", "ias-h2", "ias-h1+h3+h4", "oracle"]),
+    policy=st.sampled_from(["ias", "ias-h1", "ias-h4", "ias-h3", "ias-h2", "ias-h1+h3+h4", "oracle"]),
     trailing=st.booleans(),
 )
 def test_wakeup_rescans_equal_full_rescans(sc, policy, trailing) -> None:

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.queue import CLS_H2, CLS_H4
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, CLS_U2
 from sim.engine.trees import _mt_range_max, _mt_set
 
 INF = np.inf
 
 PRED_NONE, PRED_IAS, PRED_ORACLE = 0, 1, 2
 H2_FLAG, H3_FLAG, H4_FLAG = 1, 2, 4
+H4_LITERAL_FLAG = 8  # H4 as Algorithm 5 prints it: admit iff S(u+d)/S(u) < a_thresh (pruned as class U)
 BOUND_NONE, BOUND_SURVIVAL, BOUND_INTERVAL_END = 0, 1, 2
 
 
@@ -115,6 +116,10 @@ def _admit(pred, j, m, t, duration, adm):
             return False
         if _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su < a_thresh:
             return False
+    if (f & H4_LITERAL_FLAG) != 0:
+        su = _surv(mt[e, b], ms[e, b], mn[e, b], u)
+        if su <= 0.0 or _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su >= a_thresh:
+            return False
     return True
 
 
@@ -158,7 +163,8 @@ def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi):
     cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
     c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
     c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
-    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2])
+    cu2 = _mt_range_max(mtree, msize, cls_lo[3], cls_hi[3])
+    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2]), cu2
 
 
 @kernel_fn
@@ -168,6 +174,7 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
     c2 = -INF
     c4 = -INF
     g4 = -INF
+    cu2 = -INF
     for x in range(nd):
         m = dm[x]
         if not alive[m]:
@@ -182,7 +189,9 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
                 c4 = f
             if use_bound and ma4[msize + m] > g4:
                 g4 = ma4[msize + m]
-    return cu, c2, c4, g4
+        if cls_lo[3] <= m < cls_hi[3] and f > cu2:
+            cu2 = f
+    return cu, c2, c4, g4, cu2
 
 
 @kernel_fn(inline=True)
@@ -370,7 +379,9 @@ class Admission:
         return np.zeros(n, np.int8) if self.jflag is None else _arr(self.jflag, np.int8)
 
     def classes(self, duration: np.ndarray, machines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Pruning class per job (engine order) and each class's machine range (min lo, max hi)."""
+        """Pruning class per job (engine order) and each class's machine range (min lo, max hi). Jobs
+        without a time-dependent rule whose range starts above machine 0 (IAS-H1's small jobs) form class
+        U2 when the others (H1's big jobs) end at or below that start, so each keeps a tight range."""
         n = len(duration)
         cls = np.zeros(n, np.int8)
         if self.rule.bound == BOUND_INTERVAL_END:
@@ -383,9 +394,13 @@ class Admission:
             cls[h4] = CLS_H4
         lo = np.zeros(n, np.int64) if self.job_lo is None else np.asarray(self.job_lo, np.int64)
         hi = np.full(n, machines, np.int64) if self.job_hi is None else np.asarray(self.job_hi, np.int64)
-        clo = np.zeros(3, np.int64)
-        chi = np.zeros(3, np.int64)
-        for c in range(3):
+        u = cls == CLS_U
+        upper = u & (lo > 0)
+        if upper.any() and (u & ~upper).any() and hi[u & ~upper].max() <= lo[upper].min():
+            cls[upper] = CLS_U2
+        clo = np.zeros(4, np.int64)
+        chi = np.zeros(4, np.int64)
+        for c in range(4):
             sel = cls == c
             if sel.any():
                 clo[c], chi[c] = lo[sel].min(), hi[sel].max()

@@ -355,10 +355,10 @@ def _dirty_pass(
     dm = dirty[:nd]
     if nd > 1:
         dm.sort()
-    cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+    cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
     if not use_bound:
         g4 = INF
-    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, stk)
+    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
     while pos >= 0 and pos < new_from:
         j = qjob[pos]
         m = -1
@@ -374,10 +374,10 @@ def _dirty_pass(
                 j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
                 acc, horizon,
             )  # fmt: skip
-            cu, c2, c4, g4 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+            cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
             if not use_bound:
                 g4 = INF
-        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, stk)
+        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
     return heap, hn, alog, an
 
 
@@ -390,8 +390,8 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, m
             pos += 1
         return pos if pos < qtail else -1
     if use_bound:
-        cu, c2, c4, g4 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
-        return _q_first_ias(qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, stk)
+        cu, c2, c4, g4, cu2 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
+        return _q_first_ias(qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 
 
@@ -519,7 +519,7 @@ def _kernel(
     # queue (positions are append order; trees over positions hold demand or +inf)
     qsize = qsize0
     qjob = np.full(qsize, -1, np.int64)
-    qt = np.full((1 if pred == PRED_NONE else 5, 2 * qsize), INF)
+    qt = np.full((1 if pred == PRED_NONE else 6, 2 * qsize), INF)
     qhead = 0
     qtail = 0
     # completion heap (one live entry per running job, stale entries skipped)

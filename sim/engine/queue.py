@@ -1,8 +1,10 @@
 """The engine's queue: positions in append order, min-trees over positions, compaction that grows.
 
 Row 0 of the tree array holds the cores of class-U jobs (no time-dependent rule), rows 1/2 the cores and
-durations of H2-class jobs, rows 3/4 those of H4-class jobs (and every Oracle job); a started or empty
-position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
+durations of H2-class jobs, rows 3/4 those of H4-class jobs (and every Oracle job), row 5 the cores of
+class-U2 jobs (no time-dependent rule, a machine range of their own: IAS-H1's small jobs, kept apart from
+its big jobs so that a free variable machine does not make every queued big job look runnable); a started
+or empty position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
 move to the front of arrays doubled until they hold twice the live count (so memory follows the longest
 queue, not the number of jobs).
 """
@@ -15,7 +17,7 @@ from sim.engine._jit import kernel_fn
 from sim.engine.trees import _qt_set
 
 INF = np.inf
-CLS_U, CLS_H2, CLS_H4 = 0, 1, 2
+CLS_U, CLS_H2, CLS_H4, CLS_U2 = 0, 1, 2, 3
 QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
 
 
@@ -27,6 +29,8 @@ def _q_put(qt, size, pos, cls, c, d):
     elif cls == CLS_H2:
         _qt_set(qt[1], size, pos, c)
         _qt_set(qt[2], size, pos, d)
+    elif cls == CLS_U2:
+        _qt_set(qt[5], size, pos, c)
     else:
         _qt_set(qt[3], size, pos, c)
         _qt_set(qt[4], size, pos, d)
@@ -35,7 +39,7 @@ def _q_put(qt, size, pos, cls, c, d):
 @kernel_fn
 def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
     """Copy live queue entries to the front of fresh (possibly larger) arrays with ``rows`` trees (1: only
-    class U, 5: every class); rebuild the trees."""
+    class U, 6: every class); rebuild the trees."""
     live = 0
     for p in range(qhead, qtail):
         if qjob[p] >= 0:
@@ -56,6 +60,8 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
             elif c == CLS_H2:
                 nt[1, newsize + w] = cores[j]
                 nt[2, newsize + w] = duration[j]
+            elif c == CLS_U2:
+                nt[5, newsize + w] = cores[j]
             else:
                 nt[3, newsize + w] = cores[j]
                 nt[4, newsize + w] = duration[j]
@@ -69,11 +75,11 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
 
 
 @kernel_fn
-def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk):
     """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
 
     A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
-    cores <= c4 and duration < g4 (g4 = best machine bound − t)."""
+    cores <= c4 and duration < g4 (g4 = best machine bound − t); a class-U2 job cores <= cu2."""
     stack_n = stk[0]
     stack_l = stk[1]
     stack_r = stk[2]
@@ -88,7 +94,12 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, stk):
         r = stack_r[sp]
         if r <= lo:
             continue
-        ok = qt[0, k] <= cu or (qt[1, k] <= c2 and qt[2, k] < r2) or (qt[3, k] <= c4 and qt[4, k] < g4)
+        ok = (
+            qt[0, k] <= cu
+            or (qt[1, k] <= c2 and qt[2, k] < r2)
+            or (qt[3, k] <= c4 and qt[4, k] < g4)
+            or qt[5, k] <= cu2
+        )
         if not ok:
             continue
         if k >= size:

@@ -2,15 +2,25 @@
 combination by name: ``ias-h1``, ``ias-h2``, ``ias-h3``, ``ias-h4``, ``ias-h1+h3``, ``ias-h1+h2+h3+h4`` …
 
 * H1 (prioritize big jobs): machines below ``lb × machines`` are stable (never turned off under LIFO when
-  capacity never falls below ``lb``). Jobs with ``duration × cores ≥ long_job_thresh`` (default: the
-  workload's P90 of duration × cores) run only there; the others only above.
+  capacity never falls below ``lb``). Jobs with ``duration × cores ≥ long_job_thresh`` run only there; the
+  others only above. The threshold, unless given, is read from §6.1.1 by ``h1_threshold``:
+  ``fit`` (default): "Schedule as many big jobs as possible on the fraction of resources that do not
+  experience variable capacity (stable resources) … fitting jobs with high resource consumption to stable
+  resources": the smallest ``duration × cores`` at which the offered work (core-seconds inside the horizon)
+  of the jobs at or above it still fits the stable pool's capacity (stable machines × cores × horizon), see
+  :func:`fit_threshold`; derived from the workload and ``lb``, nothing to tune. ``p90``: the workload's P90 of
+  ``duration × cores`` ("a workload-based … percentile"; varcap ≤ 0.2's only reading).
 * H2 (capacity-change aligned): a job no longer than the change period starts only if it ends strictly
   before the next period boundary, or exactly at a boundary.
 * H3 (mean remaining): a job longer than the workload's P90 duration starts on a machine only if the mean
   remaining time of the machine's interval, given its uptime, is at least the duration.
-* H4 (conditional probability): start only if ``p_survive(uptime, duration) ≥ 1 − A`` (A = aggressiveness,
-  0.6 by default; higher = more optimistic). Algorithm 5 prints ``prob(...) < A``, the inverse of its text
-  ("higher aggressiveness indicates greater optimism"); we follow the text.
+* H4 (conditional probability), read by ``h4_reading``: ``text`` (default): start only if
+  ``p_survive(uptime, duration) ≥ 1 − A`` (A = aggressiveness, 0.6 by default), as §6.2's text has it:
+  "Higher aggressiveness indicates that the scheduler is more optimistic about intervals lasting longer".
+  ``literal``: Algorithm 5 as printed, start only if ``prob(remaining ≥ exec | uptime) < A`` (higher A also
+  admits more, but on the intervals least likely to last). The engine prunes and wakes on the ``text``
+  reading's monotone bound; under ``literal`` a job is re-tried at the events that touch a machine (a
+  completion, a capacity change, a survival knot crossing of its uptime) and at each period boundary.
 
 Combination (the thesis gives only H1+H2+H4): big jobs on stable machines face no further test; for the
 other jobs H2 decides alone for jobs no longer than the period (as in Algorithm 5, which applies H4 only
@@ -36,6 +46,7 @@ import numpy as np
 import polars as pl
 
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
+from sim.engine.admission import H4_LITERAL_FLAG
 from sim.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.policies import Dispatched, register_family
 from sim.problem import Compiled, Problem, require_machines_alive
@@ -54,14 +65,57 @@ class IASParams:
     refit_h: float = 24.0
     termination: str = "lifo"
     survival_pool: str = "auto"  # auto | variable | all
+    h1_threshold: str = "fit"  # fit | p90 (used when long_job_thresh < 0)
+    h4_reading: str = "text"  # text: S(u+d)/S(u) >= 1 - A | literal: Algorithm 5's S(u+d)/S(u) < A
 
     def __post_init__(self) -> None:
+        if self.h1_threshold not in ("fit", "p90"):
+            raise ValueError("h1_threshold must be 'fit' or 'p90'")
+        if self.h4_reading not in ("text", "literal"):
+            raise ValueError("h4_reading must be 'text' or 'literal'")
         if self.survival_pool not in ("auto", "variable", "all"):
             raise ValueError("survival_pool must be 'auto', 'variable' or 'all'")
         if not 0.0 <= self.aggressiveness <= 1.0:
             raise ValueError("aggressiveness must lie in [0, 1]")
         if self.history not in ("full", "trailing"):
             raise ValueError("history must be 'full' or 'trailing'")
+
+
+def fit_threshold(
+    submit_s: np.ndarray, duration_s: np.ndarray, cores: np.ndarray, horizon_s: float, stable_cs: float
+) -> float:
+    """H1's ``fit`` threshold: the smallest ``duration × cores`` value v such that the jobs with
+    ``duration × cores ≥ v`` offer at most ``stable_cs`` core-seconds inside [0, horizon_s) (each job's work
+    clipped to the horizon). Ties enter together. ``inf`` (no big jobs) when the pool holds nothing
+    (``stable_cs ≤ 0``) or the workload is empty; the largest value when even the biggest jobs alone
+    overfill the pool (they still are the ones H1 protects)."""
+    key = np.asarray(duration_s, float) * np.asarray(cores, float)
+    if stable_cs <= 0 or key.size == 0:
+        return float("inf")
+    inside = np.clip(horizon_s - np.asarray(submit_s, float), 0.0, None)
+    work = np.asarray(cores, float) * np.minimum(np.asarray(duration_s, float), inside)
+    order = np.argsort(-key, kind="stable")
+    k, cum = key[order], np.cumsum(work[order])
+    last = np.r_[k[1:] != k[:-1], True]  # last row of each group of equal keys
+    fits = last & (cum <= stable_cs)
+    if not fits.any():
+        return float(k[0])
+    return float(k[np.flatnonzero(fits)[-1]])
+
+
+def h1_split(problem: Problem, p: IASParams) -> tuple[int, float]:
+    """H1's partition for ``problem``: (stable machines ``floor(machines × lb)``, long-job threshold in
+    core-seconds: ``long_job_thresh`` if ≥ 0, else by ``h1_threshold``). Jobs with ``duration × cores`` at or
+    above the threshold run on machines ``[0, stable)``, the others on ``[stable, machines)``."""
+    machines, dur, cores = problem.platform.machines, problem.duration_s, problem.cores
+    lb = p.lb if p.lb >= 0 else problem.capacity.machines_alive.min() / machines
+    stable = int(np.floor(machines * lb))
+    if p.long_job_thresh >= 0:
+        return stable, float(p.long_job_thresh)
+    if p.h1_threshold == "p90":
+        return stable, float(np.percentile(dur * cores, 90))
+    cap_cs = stable * problem.platform.cores * problem.horizon_s
+    return stable, fit_threshold(problem.submit_s, dur, cores, problem.horizon_s, cap_cs)
 
 
 def trailing_models(
@@ -110,9 +164,7 @@ class IAS(Dispatched):
         flags = np.zeros(n, np.int8)
         small = np.ones(n, dtype=bool)
         if "h1" in self.heuristics:
-            lb = p.lb if p.lb >= 0 else trace.machines_alive.min() / machines
-            stable = int(np.floor(machines * lb))
-            thresh = p.long_job_thresh if p.long_job_thresh >= 0 else float(np.percentile(dur * cores, 90))
+            stable, thresh = h1_split(problem, p)
             big = dur * cores >= thresh
             hi[big] = stable
             lo[~big] = stable
@@ -122,7 +174,7 @@ class IAS(Dispatched):
         if "h3" in self.heuristics:
             flags[small] |= H3_FLAG
         if "h4" in self.heuristics:
-            flags[small] |= H4_FLAG
+            flags[small] |= H4_FLAG if p.h4_reading == "text" else H4_LITERAL_FLAG
         models, epoch = None, 0.0
         if "h3" in self.heuristics or "h4" in self.heuristics:
             iv = extract_intervals(trace)
@@ -148,7 +200,7 @@ class IAS(Dispatched):
             hi,
             flags,
             period,
-            1.0 - p.aggressiveness,
+            1.0 - p.aggressiveness if p.h4_reading == "text" else p.aggressiveness,
             float(np.percentile(dur, 90)),
             models,
             epoch,

@@ -16,6 +16,7 @@ from studies.thesis.scenarios import (
     ch6_scenarios,
     generic_scenarios,
     grid_scenarios,
+    robustness_scenarios,
 )
 
 STUDY_BUILDERS = {
@@ -23,11 +24,12 @@ STUDY_BUILDERS = {
     "repro-generic": generic_scenarios,
     "repro-thesis-ch4": ch4_scenarios,
     "repro-thesis-ch6": ch6_scenarios,
+    "ias-robustness": robustness_scenarios,
 }
 #: the thesis' rows in table order (§4.1 and §2.1.2, Table 6.2 and §6.2–6.3, Table 4.1)
 HEADLINES = [*ch4.HEADLINES, *ias.HEADLINES, *ch4.TABLE_4_1]
 #: issue #10's generic heavy-tailed instance (listed after the seed papers' rows)
-GENERIC_HEADLINES = list(ias.GENERIC)
+GENERIC_HEADLINES = [*ias.GENERIC, *ias.ROBUSTNESS]
 EXPLANATIONS = {**ch4.EXPLANATIONS, **ias.EXPLANATIONS}
 FIGURES = {**ch4.FIGURES, **ias.FIGURES}
 
@@ -44,5 +46,6 @@ __all__ = [
     "ch6_scenarios",
     "generic_scenarios",
     "grid_scenarios",
+    "robustness_scenarios",
     "ias",
 ]

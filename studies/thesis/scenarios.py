@@ -41,6 +41,13 @@ def ch4_scenarios(pr: Profile) -> dict[tuple, Scenario]:
 ZIPFS = tuple(f"zipf-{s / 10:.1f}" for s in range(11, 19))
 
 
+#: readings of the thesis' text for IAS, run beside the default on every ch. 6 workload
+IAS_READINGS: dict[str, dict[str, str]] = {
+    "ias-p90": {"h1_threshold": "p90"},
+    "ias-literal": {"h4_reading": "literal"},
+}
+
+
 def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     """Thesis §6.2–6.3 (Table 6.2): IAS (A = 0.6) vs FF on Zipf-1.1 … 1.8 and Azure.
 
@@ -48,7 +55,11 @@ def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     cores; §4.3.1: the Zipf workloads are built "in steady state". We read steady state as a warm-up as long
     as the longest job (720 h): jobs arrive over warm-up + window, metrics cover the 30-day window only.
     Also run: IAS with A = 0.1 (§6.2, "up to 98 %"), and IAS with the survival model pooled over all
-    machines (``survival_pool=all``, the model varcap used before; an explaining reading).
+    machines (``survival_pool=all``, the model varcap used before; an explaining reading). Readings of the
+    text on every workload: H1's threshold as the workload's P90 of duration × cores (``ias-p90``; the
+    default ``fit`` fills the always-on machines with the biggest jobs, §6.1.1) and Algorithm 5's H4 test
+    as printed, ``prob(remaining ≥ exec | uptime) < A`` (``ias-literal``; the default follows §6.2's text,
+    higher A = more optimistic).
     Azure as in :func:`ch4_scenarios` (its trace has no warm-up to offer: window = the 30 days).
     """
     out: dict[tuple, Scenario] = {}
@@ -63,6 +74,8 @@ def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
             cap = walk(1.0, 0.15, r)
             out[(wl, "ff", r)] = Scenario(wl, cap, "ff", seed=r, **kw)
             out[(wl, "ias", r)] = Scenario(wl, cap, "ias", {"aggressiveness": "0.6"}, seed=r, **kw)
+            for key, st in IAS_READINGS.items():
+                out[(wl, key, r)] = Scenario(wl, cap, "ias", {"aggressiveness": "0.6", **st}, seed=r, **kw)
             if wl in ("zipf-1.5", "azure"):
                 out[(wl, "ias-all", r)] = Scenario(
                     wl, cap, "ias", {"aggressiveness": "0.6", "survival_pool": "all"}, seed=r, **kw
@@ -125,4 +138,53 @@ def generic_scenarios(pr: Profile) -> dict[tuple, Scenario]:
                     out[(wl, key, r)] = Scenario(
                         wl, walk(1.0, 0.15, r), pol, st, machines=40, horizon_days=14.0, seed=r
                     )
+    return out
+
+
+ROBUSTNESS_POLICIES: dict[str, tuple[str, dict[str, str]]] = {
+    "ff": ("ff", {}),
+    **{f"ias-a{a}": ("ias", {"aggressiveness": a}) for a in ("0.1", "0.6", "0.9")},
+    "ias-h1": ("ias-h1", {}),  # explaining run: H1's machine partition alone
+    "ias-no-h1": ("ias-h2+h4", {}),  # explaining run: IAS without H1 (H2 + H4 on every machine, A = 0.6)
+}
+ROBUSTNESS_XMS = (300.0, 3600.0)
+ROBUSTNESS_MIXES = ("light", "heavy")
+
+
+def robustness_cells(pr: Profile) -> list[tuple[float, float, str, float]]:
+    """The grid's cells (α, xm, core mix, load) in table order."""
+    return [
+        (a, xm, mix, load)
+        for a in pr.rob_alphas
+        for xm in ROBUSTNESS_XMS
+        for mix in ROBUSTNESS_MIXES
+        for load in pr.rob_loads
+    ]
+
+
+def robustness_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """Issue #24's ``ias-robustness`` grid: is thesis §6.2's "IAS consistently outperforms the baseline in
+    reducing job terminations, regardless of the scheduler's aggressiveness" true off the thesis' workloads?
+
+    Heavy-tailed Pareto workloads (capped at 72 h) over α ∈ ``pr.rob_alphas``, minimum duration 5 min and
+    1 h, a light and a heavy core mix (:data:`studies.scenarios.CORE_MIXES`), offered load
+    ``pr.rob_loads`` of the mean capacity, on ``pr.rob_machines`` × 24 cores for ``pr.rob_days`` days under
+    the thesis' random walk (1 change/h, step 0.15, dynamic range 60 %), no warm-up, the profile's
+    replicates as capacity (and workload) seeds (full: 5); FF against IAS at A ∈ {0.1, 0.6, 0.9}, and two explaining runs at A = 0.6: H1 alone
+    and IAS without H1. Key: (α, xm, mix, load, policy key, seed)."""
+    out: dict[tuple, Scenario] = {}
+    for a, xm, mix, load in robustness_cells(pr):
+        wl = f"pareto-{a:g}-{xm:g}-{mix}"
+        for r in seeds(pr):
+            for key, (pol, st) in ROBUSTNESS_POLICIES.items():
+                out[(a, xm, mix, load, key, r)] = Scenario(
+                    wl,
+                    walk(1.0, 0.15, r),
+                    pol,
+                    st,
+                    machines=pr.rob_machines,
+                    horizon_days=pr.rob_days,
+                    seed=r,
+                    load=load,
+                )
     return out
