@@ -129,8 +129,12 @@ class ChangeHistory:
 
     def p_shrink(self, last_dir: np.ndarray) -> np.ndarray:
         """P(next change is a shrink | last change direction)."""
+        return self.p_shrink_table()[last_dir]
+
+    def p_shrink_table(self) -> np.ndarray:
+        """P(next change is a shrink | last change grew), … | shrank): the bigram's two rows."""
         b = self.bigram
-        return (b[:, SHRINK] / b.sum(axis=1))[last_dir]
+        return b[:, SHRINK] / b.sum(axis=1)
 
     def sorted_samples(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Inter-change times observed in ``(t − window_s, t]``, sorted, with prefix sums (index 0 = 0)."""
@@ -173,7 +177,7 @@ class Cluster:
         full_pass: bool = False,
         scan: Callable[[Cluster, float, int, float], tuple[int, int]] | None = None,
         queue_aware: bool = False,
-        duration_order: bool = False,
+        duration_order: str | None = None,
         reserve: bool = False,
     ) -> None:
         if problem.memory_gb is not None:
@@ -203,8 +207,9 @@ class Cluster:
         # running jobs' planned ends per node, padded rows (for compiled placements; refreshed lazily)
         self._e2 = np.zeros((self.M, 4))
         self._c2 = np.zeros((self.M, 4))
+        self._j2 = np.zeros((self.M, 4), np.int64)
         self._n2 = np.zeros(self.M, np.int64)
-        self._rows_dirty: set[int] = set(range(self.M))
+        self._rows = False  # kept up to date at every start/end once a compiled placement asked for them
         self.rng = np.random.default_rng(seed)
         self.cap = np.zeros(self.M)  # current harvested cores of every pool HVM
         self.used = np.zeros(self.M)
@@ -237,13 +242,21 @@ class Cluster:
         self.qpos = np.full(self.n, -1, np.int64)  # queue position of each queued job
         # optional second index of the queue: a min-tree of queued jobs' cores in (duration, row) order
         self.dtree: np.ndarray | None = None
-        if duration_order:
+        if duration_order is not None:  # "queue": (duration, row); "job": (submit, duration, row)
+            if duration_order not in ("queue", "job"):
+                raise ValueError(f"duration_order must be 'queue' or 'job', not {duration_order!r}")
             self.dsize = 1
             while self.dsize < max(self.n, 1):
                 self.dsize *= 2
-            self.drank_job = np.lexsort((self.row, self.duration)).astype(np.int64)
+            by_job = duration_order == "job"
+            sub = loop.submit if by_job else np.zeros(self.n)
+            self.drank_job = np.lexsort((self.row, self.duration, sub)).astype(np.int64)
             self.drank = np.empty(self.n, np.int64)
             self.drank[self.drank_job] = np.arange(self.n)
+            # first rank of each rank's submit group (all 0 for "queue": one group)
+            s_sorted = sub[self.drank_job]
+            new = np.concatenate(([True], s_sorted[1:] != s_sorted[:-1])) if self.n else np.zeros(0, bool)
+            self.dgroup = np.maximum.accumulate(np.where(new, np.arange(self.n), 0)).astype(np.int64)
             self.dtree = np.full(2 * self.dsize, INF)
         # per-machine future capacity (for the oracle): event times and cores per machine
         order = np.lexsort((tr.time_s, tr.machine))
@@ -252,6 +265,12 @@ class Cluster:
         self.fut_c = tr.cores[order]
 
     # ------------------------------------------------------------------ helpers for placements
+    def accepting(self) -> np.ndarray:
+        """Nodes taking new jobs (allocated, not decommissioning, cores > 0), refreshed if stale."""
+        if self._cap_dirty:
+            self._accept = self.allocated & ~self.decom & (self.cap > 0)
+        return self._accept
+
     def free(self) -> np.ndarray:
         """Free cores per node; −1 where a node takes no new jobs (not allocated, decommissioning)."""
         if self._cap_dirty:
@@ -322,16 +341,42 @@ class Cluster:
 
     def ends_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`_node_ends` of every node as padded rows ``(ends, cores, count)`` (node ``m``'s in row
-        ``m``, first ``count[m]`` entries), refreshed where a job started or left since the last call."""
-        for m in self._rows_dirty:
-            ends, cores, _ = self._node_ends(m)
-            k = ends.size
-            while k > self._e2.shape[1]:
-                self._e2 = np.concatenate((self._e2, np.zeros_like(self._e2)), axis=1)
-                self._c2 = np.concatenate((self._c2, np.zeros_like(self._c2)), axis=1)
-            self._e2[m, :k], self._c2[m, :k], self._n2[m] = ends, cores, k
-        self._rows_dirty.clear()
+        ``m``, first ``count[m]`` entries): built at the first call, then kept up to date at every start
+        and end (a start goes after the equal ends, as the stable sort of :meth:`_node_ends`)."""
+        if not self._rows:
+            self._rows = True
+            for m in range(self.M):
+                js = list(self.running[m])
+                ends = np.fromiter((self.running[m][j] for j in js), float, len(js))
+                order = np.argsort(ends, kind="stable")
+                k = ends.size
+                while k > self._e2.shape[1]:
+                    self._grow_rows()
+                self._e2[m, :k], self._c2[m, :k] = ends[order], self.cores[js][order]
+                self._j2[m, :k], self._n2[m] = np.asarray(js, np.int64)[order], k
         return self._e2, self._c2, self._n2
+
+    def _grow_rows(self) -> None:
+        self._e2 = np.concatenate((self._e2, np.zeros_like(self._e2)), axis=1)
+        self._c2 = np.concatenate((self._c2, np.zeros_like(self._c2)), axis=1)
+        self._j2 = np.concatenate((self._j2, np.zeros_like(self._j2)), axis=1)
+
+    def _row_insert(self, m: int, j: int, end: float) -> None:
+        k = int(self._n2[m])
+        if k == self._e2.shape[1]:
+            self._grow_rows()
+        e2, c2, j2 = self._e2[m], self._c2[m], self._j2[m]
+        i = int(np.searchsorted(e2[:k], end, side="right"))
+        e2[i + 1 : k + 1], c2[i + 1 : k + 1], j2[i + 1 : k + 1] = e2[i:k], c2[i:k], j2[i:k]
+        e2[i], c2[i], j2[i] = end, self.cores[j], j
+        self._n2[m] = k + 1
+
+    def _row_delete(self, m: int, j: int) -> None:
+        k = int(self._n2[m])
+        e2, c2, j2 = self._e2[m], self._c2[m], self._j2[m]
+        i = int(np.flatnonzero(j2[:k] == j)[0])
+        e2[i : k - 1], c2[i : k - 1], j2[i : k - 1] = e2[i + 1 : k], c2[i + 1 : k], j2[i + 1 : k]
+        self._n2[m] = k - 1
 
     def min_future_cap(self, m: int, t: float, d: float) -> float:
         """Smallest capacity node ``m`` will have over ``[t, t + d)`` (looks into the trace: oracle only)."""
@@ -380,7 +425,8 @@ class Cluster:
         self.loop.start(j, m, t)
         self.running[m][j] = t + self.duration[j]
         self._ends[m] = None
-        self._rows_dirty.add(m)
+        if self._rows:
+            self._row_insert(m, j, t + self.duration[j])
         self.used[m] += self.cores[j]
 
     def _detach(self, j: int) -> int:
@@ -388,7 +434,8 @@ class Cluster:
         m = int(self.loop.machine[j])
         del self.running[m][j]
         self._ends[m] = None
-        self._rows_dirty.add(m)
+        if self._rows:
+            self._row_delete(m, j)
         self.used[m] -= self.cores[j]
         if not self.running[m]:
             self.used[m] = 0.0

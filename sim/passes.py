@@ -121,6 +121,19 @@ def _best_node(
 
 
 @njit(cache=True)
+def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
+    """Per node: free cores (−1 where it takes no jobs: :meth:`sim.harvest.Cluster.free`), time since its
+    last change, and P(next change is a shrink) from the bigram row ``ps2`` of its last direction."""
+    n = cap.size
+    free, elapsed, ps = np.empty(n), np.empty(n), np.empty(n)
+    for m in range(n):
+        free[m] = cap[m] - used[m] if accept[m] else -1.0
+        elapsed[m] = t - last_change[m]
+        ps[m] = ps2[last_dir[m]]
+    return free, elapsed, ps
+
+
+@njit(cache=True)
 def cost_scan(
     tree,
     size,
@@ -128,10 +141,12 @@ def cost_scan(
     qjob,
     cores,
     duration,
-    free,
     cap,
-    elapsed,
-    ps,
+    used,
+    accept,
+    last_change,
+    last_dir,
+    ps2,
     ps_grow,
     xs,
     cum,
@@ -155,6 +170,7 @@ def cost_scan(
     arithmetic, in the same order, of :func:`sim.policies.slacksched.expected_completion` with ``a`` from
     :meth:`sim.harvest.Cluster.next_avail` (``ends``/``run_cores``/``count``: per-node sorted planned ends
     of running jobs and their cores in padded rows), so the choices of the Python placement."""
+    free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
     while True:
         if _qt_first_le(tree, size, p, _top_free(free, claimed, reserve)) < 0:
             return -1, -1
@@ -212,22 +228,27 @@ def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_
 
 @njit(cache=True)
 def heartbeat_scan(
-    dtree, dsize, drank_job, qpos, cores, duration, free, cap, elapsed, ps, ps_grow, xs, cum, modelled, ends,
-    run_cores, count, claimed, claim_end, claim_cores, nclaim, threshold, state, pass_no, t,
+    dtree, dsize, drank_job, dgroup, qpos, cores, duration, cap, used, accept, last_change, last_dir, ps2,
+    ps_grow, xs, cum, modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, threshold,
+    state, pass_no, t,
 ):  # fmt: skip
     """Algorithm 3's pass, compiled (:class:`sim.policies.slacksched_heartbeat.Heartbeat`'s Python pass, the
     same choices): nodes heartbeat in index order from ``state[1]`` (reset to 0 when ``state[0]`` is not
-    ``pass_no``); a node with room for the shortest queued job that fits it takes that job if its eq. 1
-    completion probability there exceeds ``threshold``, else MatchMaker runs for the shortest queued job
-    (once until the next start). Returns the next start as ``(queue position, node)``, or ``(-1, -1)``.
-    ``dtree``: min-tree of queued jobs' cores in (duration, row) order, ``drank_job`` its job per leaf."""
+    ``pass_no``). For node ``m`` the first queued task in ``dtree`` order that fits it (the first job, in
+    ``dtree``'s group order, with a task that fits; within it the shortest) starts on ``m`` if its eq. 1
+    completion probability there exceeds ``threshold``; else MatchMaker runs for that job's shortest queued
+    task (once per job until the next start). Returns the next start as ``(queue position, node)``, or
+    ``(-1, -1)``. ``dtree``: min-tree of queued tasks' cores in (group, duration, row) order, ``drank_job``
+    its task per leaf, ``dgroup`` the first leaf of each leaf's group."""
     if state[0] != pass_no:
         state[0], state[1] = pass_no, 0
-    mm_wait = False
+    free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
+    mm_group = -1  # the group whose MatchMaker said "wait" in this call
     m = state[1]
     while m < free.size:
         if free[m] >= 0 and dtree[1] <= free[m]:
-            j = drank_job[_qt_first_le(dtree, dsize, 0, free[m])]
+            r = _qt_first_le(dtree, dsize, 0, free[m])
+            j = drank_job[r]
             if modelled:
                 pc, _ = _eq1(xs, cum, elapsed[m], duration[j], ps[m])
             else:
@@ -235,8 +256,9 @@ def heartbeat_scan(
             if pc > threshold:
                 state[1] = m
                 return qpos[j], m
-            if not mm_wait:
-                s = drank_job[_qt_first_le(dtree, dsize, 0, 1e300)]
+            g = dgroup[r]
+            if g != mm_group:
+                s = drank_job[_qt_first_le(dtree, dsize, g, 1e300)]
                 best, _, best_a = _best_node(
                     cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, modelled, ends,
                     run_cores, count, claimed, claim_end, claim_cores, nclaim, False, t,
@@ -244,7 +266,7 @@ def heartbeat_scan(
                 if best >= 0 and best_a == 0.0:
                     state[1] = m
                     return qpos[s], best
-                mm_wait = True
+                mm_group = g
         m += 1
     state[1] = m
     return -1, -1

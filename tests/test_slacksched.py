@@ -404,8 +404,9 @@ def _heartbeat_pair(problem: Problem, params, seed: int):
     acquirer=hst.booleans(),
     min_samples=hst.sampled_from([1, 3, 10_000]),
     threshold=hst.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    scope=hst.sampled_from(["job", "queue"]),
 )
-def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_samples, threshold) -> None:
+def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_samples, threshold, scope) -> None:
     from dataclasses import replace
 
     from sim.policies.slacksched_heartbeat import HeartbeatParams
@@ -416,7 +417,7 @@ def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_sample
         frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
     )
     params = replace(
-        HeartbeatParams(min_samples=min_samples, threshold=threshold),
+        HeartbeatParams(min_samples=min_samples, threshold=threshold, scope=scope),
         acquirer=acquirer,
         acquirer_period_h=3 / 3600,
         acquirer_fraction=0.5,
@@ -434,8 +435,8 @@ def test_heartbeat_compiled_pass_equals_its_python_pass_on_a_harvest_pool() -> N
     tr = harvest_trace(12, horizon, seed=3, stability_spread=1.0)
     jobs = _jobs(900, horizon * 0.8, (300, 4500), 8, seed=4)
     problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon)
-    for thr in (0.5, 0.9):
-        a, b = _heartbeat_pair(problem, HeartbeatParams(min_samples=5, threshold=thr), 2)
+    for thr, scope in itertools.product((0.5, 0.9), ("job", "queue")):
+        a, b = _heartbeat_pair(problem, HeartbeatParams(min_samples=5, threshold=thr, scope=scope), 2)
         for f in _ATTEMPT_FIELDS:
             assert np.array_equal(getattr(a, f), getattr(b, f)), (thr, f)
         assert int((b.first_start_s > jobs["submit_s"].to_numpy()).sum()) > 100
@@ -452,3 +453,24 @@ def test_heartbeat_takes_a_node_above_the_threshold_else_waits_through_matchmake
         rows[thr] = r.jobs.filter(pl.col("job_id") == "B").row(0, named=True)
     assert rows["0.7"]["first_start_s"] == T + 60 and rows["0.7"]["terminations"] == 0
     assert rows["0"]["first_start_s"] == T and rows["0"]["terminations"] >= 1
+
+
+def test_heartbeat_serves_jobs_in_order_or_the_shortest_task_by_scope() -> None:
+    """Z holds the node until 100; X (submitted at 10, 1000 s) and Y (at 20, 50 s) wait. When the node
+    frees, ``scope=job`` serves the earlier job (X, §3.1: job order stays the orchestrator's); ``scope=queue``
+    (the pseudocode's ``T`` = every queued task) takes the most likely, i.e. shortest, task (Y)."""
+    cap = _cap([(0.0, 0, 8.0)], 1, 5000.0)
+    jobs = pl.DataFrame(
+        {
+            "job_id": ["Z", "X", "Y"],
+            "submit_s": [0.0, 10.0, 20.0],
+            "duration_s": [100.0, 1000.0, 50.0],
+            "cores": [8.0, 8.0, 8.0],
+        }
+    )
+    first = {}
+    for scope in ("job", "queue"):
+        r = simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", {"scope": scope})
+        first[scope] = dict(zip(r.jobs["job_id"], r.jobs["first_start_s"], strict=True))
+    assert first["job"]["X"] == 100.0 and first["job"]["Y"] == 1100.0
+    assert first["queue"]["Y"] == 100.0 and first["queue"]["X"] == 150.0

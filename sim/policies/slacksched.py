@@ -144,12 +144,20 @@ class SlackSched(Dispatched):
         if not self.delay:
             return None
 
+        cache: dict = {"pass": -1}
+
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
             from sim.passes import cost_scan
 
-            xs, cum = cl.history.sorted_samples(t)
-            ps = cl.history.p_shrink(cl.last_dir)
-            ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
+            if cl._qtree[1] > top:  # no queued job fits any node now: none starts (claims change nothing)
+                return -1, -1
+            if cache["pass"] != cl.pass_no:  # the model changes only between passes (capacity, Acquirer)
+                xs, cum = cl.history.sorted_samples(t)
+                ps2 = cl.history.p_shrink_table()
+                cache.update(
+                    {"pass": cl.pass_no, "xs": xs, "cum": cum, "ps2": ps2, "ps_grow": float(ps2[GROW])}
+                )
+            xs, cum, ps_grow = cache["xs"], cache["cum"], cache["ps_grow"]
             ends, cores, count = cl.ends_rows()
             modelled = xs.size >= params.min_samples and xs.size > 0
             while True:
@@ -160,10 +168,12 @@ class SlackSched(Dispatched):
                     cl._qjob,
                     cl.cores,
                     cl.duration,
-                    cl.free(),
                     cl.cap,
-                    t - cl.last_change,
-                    ps,
+                    cl.used,
+                    cl.accepting(),
+                    cl.last_change,
+                    cl.last_dir,
+                    cache["ps2"],
                     ps_grow,
                     xs,
                     cum,
