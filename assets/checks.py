@@ -11,10 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import dagster as dg
+import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.schema import TableSchema
 from assets.warehouse import CheckOutcome, check_key, check_ranges, check_schema, hourly_gaps
+
+
+def md_table(df: pl.DataFrame) -> dg.MetadataValue:
+    """A small frame as a Markdown table for asset metadata."""
+    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
+    return dg.MetadataValue.md(
+        head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows())
+    )
 
 
 def _result(o: CheckOutcome) -> dg.AssetCheckResult:
@@ -78,8 +87,6 @@ def table_checks(
             asset=target, name=f"{t}hourly_gaps", description="missing hours per series (warning)"
         )
         def _gaps(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-            from assets.core import md_table  # core builds on this module
-
             with duckdb.get_connection() as conn:
                 g = hourly_gaps(conn, schema)
             missing = int(g["missing_hours"].sum()) if g.height else 0

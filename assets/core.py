@@ -18,7 +18,7 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from assets import normalize as nz
-from assets.checks import table_checks
+from assets.checks import md_table, table_checks  # md_table: re-exported for the assets
 from assets.raw import POOL, raw_files_for
 from assets.schema import (
     CORE_BUILDS,
@@ -114,14 +114,6 @@ def _write(
     meta.update(extra or {})
     context.log.info(f"{schema.name}: {n} rows, {rejects.height} rejects")
     return dg.MaterializeResult(metadata=meta)
-
-
-def md_table(df: pl.DataFrame) -> dg.MetadataValue:
-    """A small frame as a Markdown table for asset metadata."""
-    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
-    return dg.MetadataValue.md(
-        head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows())
-    )
 
 
 def _span_md(df: pl.DataFrame, by: list[str], ts: str) -> dg.MetadataValue:

@@ -13,7 +13,7 @@ from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
 from assets.schema import ALL_TABLES
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
-from studies.scenarios import STUDIES
+from studies.catalogue import STUDIES
 
 
 def _with_columns(spec: dg.AssetSpec) -> dg.AssetSpec:
