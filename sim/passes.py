@@ -111,6 +111,14 @@ def _best_node(
     for m in range(free.size):
         if free[m] < 0 or (free[m] - claimed[m] if reserve else free[m]) >= c or cap[m] < c:
             continue
+        # a lower bound of a without the walk: the node's first end (running job or claim)
+        a0 = np.inf
+        if count[m] > 0:
+            a0 = ends[m, 0] - t
+        if nclaim[m] > 0 and claim_end[m, 0] - t < a0:
+            a0 = claim_end[m, 0] - t
+        if (a0 + d) * (1.0 - 1e-9) > best_cost:
+            continue
         a = _avail(m, c, free[m] - claimed[m], t, ends, run_cores, count, claim_end, claim_cores, nclaim)
         if not np.isfinite(a) or (a + d) * (1.0 - 1e-9) > best_cost:
             continue
