@@ -17,6 +17,7 @@ POLICY_NAMES = {
     "capsched": "CapacityScheduler",
     "slacksched": "SlackSched",
     "slacksched-nodelay": "SlackSched-NoDelay",
+    "slacksched-heartbeat": "SlackSched (Algorithm 3)",
     "oracle": "Oracle",
 }
 
@@ -41,7 +42,7 @@ def job_jct(tasks: pl.DataFrame) -> pl.DataFrame:
 
 def jct_frame(res: pl.DataFrame) -> pl.DataFrame:
     """JCT of every complete job of every run of the main reading (study key ``(policy, replicate)``; the
-    explaining readings — load 0.3, independent tasks — are left out): ``scheduler, replicate, group,
+    explaining readings — Algorithm 3's sweep, 100–300-task jobs, independent tasks — are left out): ``scheduler, replicate, group,
     jct_s``."""
     out = []
     for r in res.iter_rows(named=True):

@@ -160,7 +160,7 @@ def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.
         f"{'p90_wait_s':>10s} {'completed':>9s} {'wall_s':>6s}"
     )
     for acq in (False, True):
-        for p in ("ff", "capsched", "slacksched-nodelay", "slacksched", "oracle"):
+        for p in ("ff", "capsched", "slacksched-nodelay", "slacksched", "slacksched-heartbeat", "oracle"):
             st = {"nodes": str(nodes), "acquirer": str(acq)}
             t = time.perf_counter()
             m = simulate(jobs, tr, pool, 48, horizon, policy=p, settings=st, seed=0).metrics

@@ -7,8 +7,10 @@ history, a pool of HVMs larger than the cluster), so they run in this plain Pyth
 test holds it to that):
 
 * at each instant ``t``: (1) jobs ending at ``t`` complete; (2) capacity events at ``t`` apply in machine
-  order; a node shrinking below its running jobs' demand kills them newest-start-first (ties: later input
-  row) until they fit; killed jobs join the back of the queue, earlier start first, then input row;
+  order; a node shrinking below its running jobs' demand kills them "in increasing order of their start
+  time" (seed 002 §4.1, "Extensions to the simulator": oldest start first, ties: earlier input row) until
+  they fit (``kill_order="newest"`` reverses it: the compiled engine's per-machine order, for the test that
+  holds FF to it); killed jobs join the back of the queue, earlier start first, then input row;
   (2b) the Acquirer acts if ``t`` is one of its ticks; (3) jobs submitted at ``t`` join the queue in input
   order; (4) one pass over the queue front to back asks the placement for a node (or "wait").
 * **Pool and cluster.** The capacity trace describes a *pool* of HVMs (one per machine index, their harvested
@@ -50,10 +52,13 @@ class ClusterConfig:
     acquirer: bool = False
     acquirer_period_s: float = 3600.0
     acquirer_fraction: float = 0.1
+    kill_order: str = "oldest"  # seed 002 §4.1; "newest": the compiled engine's order
 
     def __post_init__(self) -> None:
         if self.nodes < 0 or not (0.0 <= self.acquirer_fraction <= 1.0) or self.acquirer_period_s <= 0:
             raise ValueError("nodes must be ≥ 0, acquirer_fraction in [0, 1], acquirer_period_s > 0")
+        if self.kill_order not in ("oldest", "newest"):
+            raise ValueError(f"kill_order must be 'oldest' or 'newest', not {self.kill_order!r}")
 
 
 @dataclass(frozen=True)
@@ -124,8 +129,12 @@ class ChangeHistory:
 
     def p_shrink(self, last_dir: np.ndarray) -> np.ndarray:
         """P(next change is a shrink | last change direction)."""
+        return self.p_shrink_table()[last_dir]
+
+    def p_shrink_table(self) -> np.ndarray:
+        """P(next change is a shrink | last change grew), … | shrank): the bigram's two rows."""
         b = self.bigram
-        return (b[:, SHRINK] / b.sum(axis=1))[last_dir]
+        return b[:, SHRINK] / b.sum(axis=1)
 
     def sorted_samples(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Inter-change times observed in ``(t − window_s, t]``, sorted, with prefix sums (index 0 = 0)."""
@@ -167,6 +176,9 @@ class Cluster:
         history_window_s: float = 86400.0,
         full_pass: bool = False,
         scan: Callable[[Cluster, float, int, float], tuple[int, int]] | None = None,
+        queue_aware: bool = False,
+        duration_order: str | None = None,
+        reserve: bool = False,
     ) -> None:
         if problem.memory_gb is not None:
             raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
@@ -182,6 +194,22 @@ class Cluster:
         self.cfg = cfg
         self.full_pass = full_pass
         self.scan = scan
+        self.queue_aware = queue_aware
+        self.reserve = reserve
+        self.pass_no = 0  # schedule passes so far (a pass-scoped state can key on it)
+        # claims of the jobs that chose to wait in this pass (queue-aware placements): per node, sorted ends
+        # (t + a + d) and cores, their count and total
+        self.claimed = np.zeros(self.M)
+        self.claim_end = np.zeros((self.M, 4))
+        self.claim_cores = np.zeros((self.M, 4))
+        self.nclaim = np.zeros(self.M, np.int64)
+        self._claims = False
+        # running jobs' planned ends per node, padded rows (for compiled placements; refreshed lazily)
+        self._e2 = np.zeros((self.M, 4))
+        self._c2 = np.zeros((self.M, 4))
+        self._j2 = np.zeros((self.M, 4), np.int64)
+        self._n2 = np.zeros(self.M, np.int64)
+        self._rows = False  # kept up to date at every start/end once a compiled placement asked for them
         self.rng = np.random.default_rng(seed)
         self.cap = np.zeros(self.M)  # current harvested cores of every pool HVM
         self.used = np.zeros(self.M)
@@ -211,6 +239,25 @@ class Cluster:
         self._qjob = np.full(self._qsize, -1, np.int64)
         self._qtail = 0
         self._qlen = 0
+        self.qpos = np.full(self.n, -1, np.int64)  # queue position of each queued job
+        # optional second index of the queue: a min-tree of queued jobs' cores in (duration, row) order
+        self.dtree: np.ndarray | None = None
+        if duration_order is not None:  # "queue": (duration, row); "job": (submit, duration, row)
+            if duration_order not in ("queue", "job"):
+                raise ValueError(f"duration_order must be 'queue' or 'job', not {duration_order!r}")
+            self.dsize = 1
+            while self.dsize < max(self.n, 1):
+                self.dsize *= 2
+            by_job = duration_order == "job"
+            sub = loop.submit if by_job else np.zeros(self.n)
+            self.drank_job = np.lexsort((self.row, self.duration, sub)).astype(np.int64)
+            self.drank = np.empty(self.n, np.int64)
+            self.drank[self.drank_job] = np.arange(self.n)
+            # first rank of each rank's submit group (all 0 for "queue": one group)
+            s_sorted = sub[self.drank_job]
+            new = np.concatenate(([True], s_sorted[1:] != s_sorted[:-1])) if self.n else np.zeros(0, bool)
+            self.dgroup = np.maximum.accumulate(np.where(new, np.arange(self.n), 0)).astype(np.int64)
+            self.dtree = np.full(2 * self.dsize, INF)
         # per-machine future capacity (for the oracle): event times and cores per machine
         order = np.lexsort((tr.time_s, tr.machine))
         self.fut_ptr = np.concatenate(([0], np.cumsum(np.bincount(tr.machine, minlength=self.M))))
@@ -218,6 +265,12 @@ class Cluster:
         self.fut_c = tr.cores[order]
 
     # ------------------------------------------------------------------ helpers for placements
+    def accepting(self) -> np.ndarray:
+        """Nodes taking new jobs (allocated, not decommissioning, cores > 0), refreshed if stale."""
+        if self._cap_dirty:
+            self._accept = self.allocated & ~self.decom & (self.cap > 0)
+        return self._accept
+
     def free(self) -> np.ndarray:
         """Free cores per node; −1 where a node takes no new jobs (not allocated, decommissioning)."""
         if self._cap_dirty:
@@ -226,36 +279,104 @@ class Cluster:
 
     def next_avail(self, m: int, c: float, t: float) -> float:
         """Seconds until node ``m`` has ``c`` free cores if its capacity holds and its jobs end as planned
-        (``inf`` if it never will at its current size)."""
-        free = self.cap[m] - self.used[m]
-        if free >= c:
+        (``inf`` if it never will at its current size). Cores claimed in this pass by earlier waiting jobs
+        (:meth:`claim`) are taken until those jobs' planned ends; they count against room now only if
+        ``reserve`` (else a job fitting the free cores now has ``a = 0``, as Algorithm 1's ``feasible``)."""
+        free = self.cap[m] - self.used[m] - self.claimed[m]
+        if free >= c or (not self.reserve and free + self.claimed[m] >= c):
             return 0.0
         if self.cap[m] < c:
             return INF
-        ends, freed = self._node_ends(m)
+        ends, cores, freed = self._node_ends(m)
+        k = int(self.nclaim[m])
+        if k:  # merge the claims in (running first on equal ends), then the same search
+            ends = np.concatenate((ends, self.claim_end[m, :k]))
+            order = np.argsort(ends, kind="stable")
+            ends = ends[order]
+            freed = np.cumsum(np.concatenate((cores, self.claim_cores[m, :k]))[order])
         k = int(np.searchsorted(freed, c - free - 1e-9, side="left"))
         return float(ends[k] - t) if k < ends.size else INF
 
-    def _node_ends(self, m: int) -> tuple[np.ndarray, np.ndarray]:
-        """Planned ends of node ``m``'s running jobs, sorted (stable), and the cores they free, cumulated."""
+    def claim(self, m: int, c: float, end: float) -> None:
+        """A job that waits for node ``m`` in this pass claims ``c`` cores there until ``end`` (its planned
+        end if it starts when the node frees): later jobs of the pass see them taken."""
+        k = int(self.nclaim[m])
+        if k == self.claim_end.shape[1]:
+            self.claim_end = np.concatenate((self.claim_end, np.zeros_like(self.claim_end)), axis=1)
+            self.claim_cores = np.concatenate((self.claim_cores, np.zeros_like(self.claim_cores)), axis=1)
+        i = int(np.searchsorted(self.claim_end[m, :k], end, side="right"))
+        self.claim_end[m, i + 1 : k + 1] = self.claim_end[m, i:k].copy()
+        self.claim_cores[m, i + 1 : k + 1] = self.claim_cores[m, i:k].copy()
+        self.claim_end[m, i], self.claim_cores[m, i] = end, c
+        self.nclaim[m] = k + 1
+        self.claimed[m] += c
+        self._claims = True
+
+    def _reset_claims(self) -> None:
+        if self._claims:
+            self.claimed[:] = 0.0
+            self.nclaim[:] = 0
+            self._claims = False
+
+    def grow_claims(self) -> None:
+        """Double the claim rows (a compiled pass asks when a node's row is full)."""
+        self.claim_end = np.concatenate((self.claim_end, np.zeros_like(self.claim_end)), axis=1)
+        self.claim_cores = np.concatenate((self.claim_cores, np.zeros_like(self.claim_cores)), axis=1)
+
+    def top_free(self) -> float:
+        """Most free cores of a node taking jobs (less the cores claimed there in this pass if ``reserve``)."""
+        fr = self.free()
+        return float(np.where(fr >= 0, fr - self.claimed if self.reserve else fr, -INF).max())
+
+    def _node_ends(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Planned ends of node ``m``'s running jobs, sorted (stable), their cores, and the cores cumulated."""
         cached = self._ends[m]
         if cached is None:
             js = list(self.running[m])
             ends = np.fromiter((self.running[m][j] for j in js), float, len(js))
             order = np.argsort(ends, kind="stable")
-            cached = self._ends[m] = (ends[order], np.cumsum(self.cores[js][order], dtype=np.float64))
+            cores = self.cores[js][order].astype(np.float64)
+            cached = self._ends[m] = (ends[order], cores, np.cumsum(cores))
         return cached
 
-    def ends_csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`_node_ends` of every node in CSR layout: ``(ends, freed, ptr)``, node ``m`` at
-        ``ptr[m]:ptr[m + 1]`` (for compiled placements)."""
-        parts = [self._node_ends(m) for m in range(self.M)]
-        ptr = np.zeros(self.M + 1, np.int64)
-        np.cumsum([e.size for e, _ in parts], out=ptr[1:])
-        if ptr[-1] == 0:
-            empty = np.zeros(0)
-            return empty, empty, ptr
-        return np.concatenate([e for e, _ in parts]), np.concatenate([f for _, f in parts]), ptr
+    def ends_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_node_ends` of every node as padded rows ``(ends, cores, count)`` (node ``m``'s in row
+        ``m``, first ``count[m]`` entries): built at the first call, then kept up to date at every start
+        and end (a start goes after the equal ends, as the stable sort of :meth:`_node_ends`)."""
+        if not self._rows:
+            self._rows = True
+            for m in range(self.M):
+                js = list(self.running[m])
+                ends = np.fromiter((self.running[m][j] for j in js), float, len(js))
+                order = np.argsort(ends, kind="stable")
+                k = ends.size
+                while k > self._e2.shape[1]:
+                    self._grow_rows()
+                self._e2[m, :k], self._c2[m, :k] = ends[order], self.cores[js][order]
+                self._j2[m, :k], self._n2[m] = np.asarray(js, np.int64)[order], k
+        return self._e2, self._c2, self._n2
+
+    def _grow_rows(self) -> None:
+        self._e2 = np.concatenate((self._e2, np.zeros_like(self._e2)), axis=1)
+        self._c2 = np.concatenate((self._c2, np.zeros_like(self._c2)), axis=1)
+        self._j2 = np.concatenate((self._j2, np.zeros_like(self._j2)), axis=1)
+
+    def _row_insert(self, m: int, j: int, end: float) -> None:
+        k = int(self._n2[m])
+        if k == self._e2.shape[1]:
+            self._grow_rows()
+        e2, c2, j2 = self._e2[m], self._c2[m], self._j2[m]
+        i = int(np.searchsorted(e2[:k], end, side="right"))
+        e2[i + 1 : k + 1], c2[i + 1 : k + 1], j2[i + 1 : k + 1] = e2[i:k], c2[i:k], j2[i:k]
+        e2[i], c2[i], j2[i] = end, self.cores[j], j
+        self._n2[m] = k + 1
+
+    def _row_delete(self, m: int, j: int) -> None:
+        k = int(self._n2[m])
+        e2, c2, j2 = self._e2[m], self._c2[m], self._j2[m]
+        i = int(np.flatnonzero(j2[:k] == j)[0])
+        e2[i : k - 1], c2[i : k - 1], j2[i : k - 1] = e2[i + 1 : k], c2[i + 1 : k], j2[i + 1 : k]
+        self._n2[m] = k - 1
 
     def min_future_cap(self, m: int, t: float, d: float) -> float:
         """Smallest capacity node ``m`` will have over ``[t, t + d)`` (looks into the trace: oracle only)."""
@@ -278,19 +399,34 @@ class Cluster:
             self._qjob = np.full(size, -1, np.int64)
             self._qjob[: live.size] = live
             self._qtree[size : size + live.size] = self.cores[live]
+            self.qpos[live] = np.arange(live.size)
             _build_min(self._qtree, size)
             self._qtail = live.size
         p = self._qtail
         self._qjob[p] = j
+        self.qpos[j] = p
         _qt_set(self._qtree, self._qsize, p, float(self.cores[j]))
+        if self.dtree is not None:
+            _qt_set(self.dtree, self.dsize, int(self.drank[j]), float(self.cores[j]))
         self._qtail += 1
         self._qlen += 1
+
+    def _dequeue(self, p: int) -> None:
+        """Take the job at queue position ``p`` off the queue (it starts)."""
+        j = int(self._qjob[p])
+        _qt_set(self._qtree, self._qsize, p, INF)
+        self.qpos[j] = -1
+        if self.dtree is not None:
+            _qt_set(self.dtree, self.dsize, int(self.drank[j]), INF)
+        self._qlen -= 1
 
     # ------------------------------------------------------------------ state changes
     def _start(self, j: int, m: int, t: float) -> None:
         self.loop.start(j, m, t)
         self.running[m][j] = t + self.duration[j]
         self._ends[m] = None
+        if self._rows:
+            self._row_insert(m, j, t + self.duration[j])
         self.used[m] += self.cores[j]
 
     def _detach(self, j: int) -> int:
@@ -298,6 +434,8 @@ class Cluster:
         m = int(self.loop.machine[j])
         del self.running[m][j]
         self._ends[m] = None
+        if self._rows:
+            self._row_delete(m, j)
         self.used[m] -= self.cores[j]
         if not self.running[m]:
             self.used[m] = 0.0
@@ -336,6 +474,7 @@ class Cluster:
     def on_capacity(self, loop: Loop, t: float, lo: int, hi: int) -> None:
         tr = self.trace
         killed: list[int] = []
+        pick = min if self.cfg.kill_order == "oldest" else max
         self._cap_dirty = True
         for pi in range(lo, hi):
             m, newc = int(tr.machine[pi]), float(tr.cores[pi])
@@ -350,7 +489,7 @@ class Cluster:
                 self.history.add(t, t - self.last_change[m], int(self.last_dir[m]), d)
             self.last_change[m], self.last_dir[m] = t, d
             while self.running[m] and (self.used[m] > newc + 1e-9 or newc <= 0.0):
-                victim = max(self.running[m], key=lambda j: (self.start[j], self.row[j]))
+                victim = pick(self.running[m], key=lambda j: (self.start[j], self.row[j]))
                 self._kill(victim, t)
                 killed.append(victim)
             self._deallocate_if_idle(m)
@@ -378,7 +517,17 @@ class Cluster:
 
     def _placement_scan(self, t: float, p: int, top: float) -> tuple[int, int]:
         """The pass's search in Python: from queue position ``p`` on (jobs needing ≤ ``top`` cores), the first
-        job the placement gives a node, as ``(position, node)``, or ``(-1, -1)``."""
+        job the placement gives a node, as ``(position, node)``, or ``(-1, -1)``. A queue-aware placement is
+        asked about every queued job (a waiting job's claim matters to the jobs behind it) as long as some
+        job behind could still start: one needing at most :meth:`top_free` cores."""
+        if self.queue_aware and not self.full_pass:
+            while _qt_first_le(self._qtree, self._qsize, p, self.top_free()) >= 0:
+                p = _qt_first_le(self._qtree, self._qsize, p, 1e300)
+                m = self.placement(self, int(self._qjob[p]), t)
+                if m >= 0:
+                    return p, m
+                p += 1
+            return -1, -1
         p = _qt_first_le(self._qtree, self._qsize, p, top)
         while p >= 0:
             m = self.placement(self, int(self._qjob[p]), t)
@@ -390,14 +539,15 @@ class Cluster:
     def on_instant_end(self, loop: Loop, t: float) -> None:
         """One pass over the queue front to back; then the capacity step and the invariant check."""
         if self._qlen:
+            self.pass_no += 1
+            self._reset_claims()
             free = self.free()
             top = 1e300 if self.full_pass else float(free.max())
             scan = self.scan if self.scan is not None and not self.full_pass else Cluster._placement_scan
             p, m = scan(self, t, 0, top)
             while p >= 0:
                 self._start(int(self._qjob[p]), m, t)
-                _qt_set(self._qtree, self._qsize, p, INF)
-                self._qlen -= 1
+                self._dequeue(p)
                 if not self.full_pass:
                     top = float(self.free().max())
                 p, m = scan(self, t, p + 1, top)
@@ -422,8 +572,9 @@ def place_first_fit(cl: Cluster, j: int, t: float) -> int:
 
 def place_oracle(cl: Cluster, j: int, t: float) -> int:
     """Lowest-index node with room now whose capacity (read from the future trace) stays ≥ its current use
-    plus the job's cores until the job would end. Since kills take the newest job first and a node's use
-    only grows through later starts that made the same check, such a job is never killed."""
+    plus the job's cores until the job would end. Such a job is never killed, whatever the kill order: at any
+    time the node's use is at most what its latest-started running job checked against (every job running
+    then was running when that one started), so its capacity never falls below its use."""
     c, d = cl.cores[j], cl.duration[j]
     for m in np.flatnonzero(cl.free() >= c):
         if cl.min_future_cap(int(m), t, d) >= cl.used[m] + c - 1e-9:

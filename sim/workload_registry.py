@@ -170,6 +170,13 @@ def _harvest_jobs(a: WorkloadArgs) -> Any:
     return harvest_jobs(a.machines * _HVM_CORES, a.horizon_s, load=a.load, seed=a.seed)
 
 
+def _harvest_jobs_sized(a: WorkloadArgs) -> Any:
+    from sim.workloads import harvest_jobs
+
+    tasks = (a.params["tasks_min"], a.params["tasks_max"])
+    return harvest_jobs(a.machines * _HVM_CORES, a.horizon_s, load=a.load, seed=a.seed, tasks=tasks)
+
+
 def _harvest_tasks(a: WorkloadArgs) -> Any:
     from sim.workloads import harvest_tasks
 
@@ -245,6 +252,14 @@ register(
     )
 )
 register(WorkloadSpec("harvest-jobs", "seed 002 §4.1 jobs of 100–300 uniform tasks", _harvest_jobs))
+register(
+    WorkloadSpec(
+        "harvest-jobs-<tasks_min>-<tasks_max>",
+        "seed 002 jobs of tasks_min–tasks_max uniform tasks (harvest-jobs otherwise)",
+        _harvest_jobs_sized,
+        params={"tasks_min": int, "tasks_max": int},
+    )
+)
 register(
     WorkloadSpec("harvest-tasks", "seed 002-style log-normal tasks on `nodes` harvest VMs", _harvest_tasks)
 )

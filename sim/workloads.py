@@ -132,7 +132,9 @@ def pareto_workload(
     Poisson arrivals over ``[0, horizon_s)`` at offered load ``load × machines × cores_per_machine`` and
     cores as in :func:`zipf_workload`. Raises ValueError unless ``alpha > 0`` and ``0 < xm_s ≤ cap_s``."""
     if alpha <= 0 or not 0 < xm_s <= cap_s:
-        raise ValueError(f"pareto workload needs alpha > 0 and 0 < xm_s <= cap_s (got {alpha}, {xm_s}, {cap_s})")
+        raise ValueError(
+            f"pareto workload needs alpha > 0 and 0 < xm_s <= cap_s (got {alpha}, {xm_s}, {cap_s})"
+        )
     rng = np.random.default_rng(seed)
 
     def draw(k: int) -> np.ndarray:
@@ -144,7 +146,12 @@ def pareto_workload(
     cores = rng.choice(np.asarray(cores_choices, dtype=np.float64), size=n, p=np.asarray(cores_probs))
     submit = np.sort(rng.uniform(0, horizon_s, n))
     return pl.DataFrame(
-        {"job_id": [f"p{alpha:g}-{i}" for i in range(n)], "submit_s": submit, "duration_s": dur, "cores": cores}
+        {
+            "job_id": [f"p{alpha:g}-{i}" for i in range(n)],
+            "submit_s": submit,
+            "duration_s": dur,
+            "cores": cores,
+        }
     )
 
 

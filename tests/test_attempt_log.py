@@ -175,7 +175,7 @@ def test_log_agrees_with_aggregates_on_per_machine_capacity(sc, k) -> None:
 def test_python_ff_logs_the_compiled_engines_attempts(sc) -> None:
     problem = machine_problem(sc)
     a = run_first_fit(problem, "lifo", 0).output
-    b = run_cluster(problem, place_first_fit, ClusterConfig(), 0).output
+    b = run_cluster(problem, place_first_fit, ClusterConfig(kill_order="newest"), 0).output  # engine order
 
     def rows(o: EngineOutput) -> list[tuple]:
         return sorted(

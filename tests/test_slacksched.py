@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -25,14 +27,15 @@ def _cap(rows: list[tuple[float, int, float]], machines: int, horizon: float) ->
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sc=per_machine_scenarios())
 def test_loop_first_fit_equals_compiled_engine(sc) -> None:
-    """The Python harvest-VM loop with FF placement and no Acquirer is the compiled engine, job by job."""
+    """The Python harvest-VM loop with FF placement, no Acquirer and the engine's kill order (newest start
+    first) is the compiled engine, job by job."""
     machines, max_cores, horizon, jobs, events = sc
     cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
     problem = Problem.build(
         frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
     )
     a = run_first_fit(problem, "lifo", 0).output
-    b = run_cluster(problem, place_first_fit, ClusterConfig(), 0).output
+    b = run_cluster(problem, place_first_fit, ClusterConfig(kill_order="newest"), 0).output
     for f in ("first_start_s", "end_s", "attempts", "terminations", "status"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
     for f in ("completed_cs", "wasted_cs", "inflight_cs", "available_cs", "used_cs", "aborted_time_s"):
@@ -41,8 +44,8 @@ def test_loop_first_fit_equals_compiled_engine(sc) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sc=per_machine_scenarios(), acquirer=hst.booleans())
-def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acquirer) -> None:
+@given(sc=per_machine_scenarios(), acquirer=hst.booleans(), reserve=hst.booleans())
+def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acquirer, reserve) -> None:
     """The queue min-tree pass (placement asked only about jobs that fit somewhere) makes the choices of
     the plain pass that asks about every queued job, for every placement of the loop."""
     from sim.harvest import Cluster, place_oracle
@@ -62,7 +65,11 @@ def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acqui
         "capsched": lambda: CapacityScheduler().placement(3),
     }
     for name, make in placements.items():
-        a, b = (Cluster(problem, cfg, 1, make(), 10.0, full_pass=fp).run() for fp in (False, True))
+        qa = name == "slacksched"  # the waiting placement's claims need every queued job asked
+        a, b = (
+            Cluster(problem, cfg, 1, make(), 10.0, full_pass=fp, queue_aware=qa, reserve=reserve).run()
+            for fp in (False, True)
+        )
         for f in (
             "first_start_s",
             "end_s",
@@ -96,8 +103,13 @@ def _compiled_scans(ss):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sc=per_machine_scenarios(), acquirer=hst.booleans(), min_samples=hst.sampled_from([1, 3, 10_000]))
-def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples) -> None:
+@given(
+    sc=per_machine_scenarios(),
+    acquirer=hst.booleans(),
+    min_samples=hst.sampled_from([1, 3, 10_000]),
+    reserve=hst.booleans(),
+)
+def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples, reserve) -> None:
     """The compiled schedule passes (waiting SlackSched's eq. 2 costs, the Oracle's look-ahead) make the
     choices of asking their Python placement about every fitting job, attempt by attempt."""
     from sim.harvest import Cluster
@@ -108,8 +120,9 @@ def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples) 
     problem = Problem.build(frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon))
     cfg = ClusterConfig(acquirer=acquirer, acquirer_period_s=3.0, acquirer_fraction=0.5)
     for name, place, scan in _compiled_scans(SlackSchedParams(min_samples=min_samples)):
-        a = Cluster(problem, cfg, 1, place, 10.0).run()
-        b = Cluster(problem, cfg, 1, place, 10.0, scan=scan).run()
+        qa = name == "slacksched"
+        a = Cluster(problem, cfg, 1, place, 10.0, queue_aware=qa, reserve=reserve).run()
+        b = Cluster(problem, cfg, 1, place, 10.0, scan=scan, queue_aware=qa, reserve=reserve).run()
         for f in _ATTEMPT_FIELDS:
             assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
 
@@ -125,11 +138,16 @@ def test_compiled_passes_equal_the_python_placements_on_a_harvest_pool() -> None
     jobs = _jobs(900, horizon * 0.8, (300, 4500), 8, seed=4)
     problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon)
     waits = 0
-    for name, place, scan in _compiled_scans(SlackSchedParams(min_samples=5)):
-        a = Cluster(problem, ClusterConfig(), 2, place, 3600.0).run()
-        b = Cluster(problem, ClusterConfig(), 2, place, 3600.0, scan=scan).run()
+    for (name, place, scan), rv in itertools.product(
+        _compiled_scans(SlackSchedParams(min_samples=5)), (0, 1)
+    ):
+        qa = name == "slacksched"
+        a = Cluster(problem, ClusterConfig(), 2, place, 3600.0, queue_aware=qa, reserve=bool(rv)).run()
+        b = Cluster(
+            problem, ClusterConfig(), 2, place, 3600.0, scan=scan, queue_aware=qa, reserve=bool(rv)
+        ).run()
         for f in _ATTEMPT_FIELDS:
-            assert np.array_equal(getattr(a, f), getattr(b, f)), (name, f)
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (name, rv, f)
         waits += int((b.first_start_s > jobs["submit_s"].to_numpy()).sum())
     assert waits > 100  # the queues were long: the passes had many jobs to decide about
 
@@ -297,3 +315,162 @@ def test_unsupported_combinations_fail_clearly() -> None:
         simulate(jobs, tr, 4, 8, 1000.0, "ff", {"acquirer": "1"})
     with pytest.raises(ValueError, match="exceeds"):
         simulate(jobs, harvest_trace(4, 1000.0, seed=1), 4, 48, 1000.0, "slacksched", {"nodes": "9"})
+
+
+def _flat_cluster(n_jobs: int, queue_aware: bool, reserve: bool = False):
+    """Two stable 8-core nodes and ``n_jobs`` 8-core jobs submitted at 0 (not yet started)."""
+    from sim.harvest import Cluster
+    from sim.policies.slacksched import SlackSched, SlackSchedParams
+
+    jobs = pl.DataFrame(
+        {
+            "job_id": np.arange(n_jobs),
+            "submit_s": np.zeros(n_jobs),
+            "duration_s": [100.0, 300.0, 500.0, 500.0][:n_jobs],
+            "cores": np.full(n_jobs, 8.0),
+        }
+    )
+    cap = _cap([(0.0, 0, 8.0), (0.0, 1, 8.0)], 2, 10_000.0)
+    problem = Problem.build(jobs, Platform(2, 8.0), cap, 10_000.0)
+    place = SlackSched("slacksched", True).placement(SlackSchedParams())  # unmodelled: E = a + d
+    cl = Cluster(problem, ClusterConfig(), 0, place, queue_aware=queue_aware, reserve=reserve)
+    cl.cap[:] = 8.0
+    return cl, place
+
+
+def test_a_waiting_jobs_claim_counts_in_the_expected_wait_of_the_jobs_behind_it() -> None:
+    """Eq. 2's ``a`` is queue-aware: node 0 (busy until 100) has room for one job when it frees; job B
+    waits for it and claims its cores until 100 + 500, so job C behind it sees ``a`` = 600 there and waits
+    for node 1 (free at 300) instead of piling onto node 0."""
+    cl, place = _flat_cluster(4, queue_aware=True)
+    cl._start(0, 0, 0.0)  # A: node 0 until 100
+    cl._start(1, 1, 0.0)  # A2: node 1 until 300
+    assert cl.next_avail(0, 8.0, 0.0) == 100.0
+    assert place(cl, 2, 0.0) == -1  # B waits for node 0 (E = 100 + 500 < 300 + 500) …
+    assert cl.nclaim[0] == 1 and cl.claimed[0] == 8.0  # … and claims it
+    assert cl.next_avail(0, 8.0, 0.0) == 600.0  # the second waiter's wait includes the first's
+    assert cl.next_avail(0, 4.0, 0.0) == 600.0
+    assert place(cl, 3, 0.0) == -1 and cl.nclaim[1] == 1  # C: node 1 (800) beats node 0 (600 + 500)
+    cl._reset_claims()  # a new pass starts from no claims
+    assert cl.next_avail(0, 8.0, 0.0) == 100.0 and cl.claimed.sum() == 0
+
+
+@pytest.mark.parametrize("reserve", [False, True])
+def test_claims_hold_free_cores_only_when_reserving(reserve) -> None:
+    """Node 0 has 4 free cores and a waiter claiming 8 there: a 4-core job fits now (Algorithm 1's
+    ``feasible``) unless claims reserve the node (YARN-style), then it waits for the claim's end."""
+    cl, _ = _flat_cluster(2, queue_aware=True, reserve=reserve)
+    cl.cores[0] = 4.0
+    cl._start(0, 0, 0.0)  # 4 of node 0's 8 cores until 100
+    cl._start(1, 1, 0.0)  # node 1 full until 300
+    cl.claim(0, 8.0, 700.0)
+    assert cl.next_avail(0, 4.0, 0.0) == (700.0 if reserve else 0.0)
+    assert cl.next_avail(0, 8.0, 0.0) == 700.0  # needs the claim's cores back in any case
+    assert cl.top_free() == (0.0 if reserve else 4.0)  # node 0: 4 free (−4 reserving); node 1: 0
+
+
+@pytest.mark.parametrize(
+    "policy,st",
+    [
+        ("ff", {"nodes": "1"}),
+        ("capsched", {}),
+        ("slacksched", {}),
+        ("slacksched-nodelay", {}),
+        ("slacksched-heartbeat", {}),
+    ],
+)
+def test_a_shrink_kills_the_oldest_start_first_in_every_harvest_policy(policy, st) -> None:
+    """Seed 002 §4.1: "containers are killed (in increasing order of their start time) until the available
+    resources on the node exceed or equal the used resources"."""
+    cap = _cap([(0.0, 0, 8.0), (100.0, 0, 4.0), (200.0, 0, 8.0)], 1, 5000.0)
+    jobs = pl.DataFrame(
+        {"job_id": ["X", "Y"], "submit_s": [0.0, 10.0], "duration_s": [1000.0, 1000.0], "cores": [4.0, 4.0]}
+    )
+    r = simulate(jobs, cap, 1, 8, 5000.0, policy, st, check_invariants=True)
+    t = dict(zip(r.jobs["job_id"], r.jobs["terminations"], strict=True))
+    assert t == {"X": 1, "Y": 0} and r.invariant_violations == 0
+
+
+def _heartbeat_pair(problem: Problem, params, seed: int):
+    from sim.policies.slacksched_heartbeat import Heartbeat
+
+    hb = Heartbeat()
+    return hb.cluster(problem, params, seed, compiled=False).run(), hb.cluster(problem, params, seed).run()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sc=per_machine_scenarios(),
+    acquirer=hst.booleans(),
+    min_samples=hst.sampled_from([1, 3, 10_000]),
+    threshold=hst.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    scope=hst.sampled_from(["job", "queue"]),
+)
+def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_samples, threshold, scope) -> None:
+    from dataclasses import replace
+
+    from sim.policies.slacksched_heartbeat import HeartbeatParams
+
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    problem = Problem.build(
+        frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
+    )
+    params = replace(
+        HeartbeatParams(min_samples=min_samples, threshold=threshold, scope=scope),
+        acquirer=acquirer,
+        acquirer_period_h=3 / 3600,
+        acquirer_fraction=0.5,
+    )
+    a, b = _heartbeat_pair(problem, params, 1)
+    for f in _ATTEMPT_FIELDS:
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    assert a.violations == 0 == b.violations
+
+
+def test_heartbeat_compiled_pass_equals_its_python_pass_on_a_harvest_pool() -> None:
+    from sim.policies.slacksched_heartbeat import HeartbeatParams
+
+    horizon = 6 * 3600.0
+    tr = harvest_trace(12, horizon, seed=3, stability_spread=1.0)
+    jobs = _jobs(900, horizon * 0.8, (300, 4500), 8, seed=4)
+    problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon)
+    for thr, scope in itertools.product((0.5, 0.9), ("job", "queue")):
+        a, b = _heartbeat_pair(problem, HeartbeatParams(min_samples=5, threshold=thr, scope=scope), 2)
+        for f in _ATTEMPT_FIELDS:
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (thr, f)
+        assert int((b.first_start_s > jobs["submit_s"].to_numpy()).sum()) > 100
+
+
+def test_heartbeat_takes_a_node_above_the_threshold_else_waits_through_matchmaker() -> None:
+    """Algorithm 3 on the waiting scenario: at T the free node 1 flaps every 600 s, so a 1-hour task's
+    completion probability there is low. Threshold 0.7: below it, MatchMaker finds node 0 (free at T + 60,
+    stable) cheaper, so the task waits for it; threshold 0: node 1 passes and the task starts at once."""
+    jobs, cap, T = _waiting_scenario()
+    rows = {}
+    for thr in ("0.7", "0"):
+        r = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-heartbeat", {"threshold": thr})
+        rows[thr] = r.jobs.filter(pl.col("job_id") == "B").row(0, named=True)
+    assert rows["0.7"]["first_start_s"] == T + 60 and rows["0.7"]["terminations"] == 0
+    assert rows["0"]["first_start_s"] == T and rows["0"]["terminations"] >= 1
+
+
+def test_heartbeat_serves_jobs_in_order_or_the_shortest_task_by_scope() -> None:
+    """Z holds the node until 100; X (submitted at 10, 1000 s) and Y (at 20, 50 s) wait. When the node
+    frees, ``scope=job`` serves the earlier job (X, §3.1: job order stays the orchestrator's); ``scope=queue``
+    (the pseudocode's ``T`` = every queued task) takes the most likely, i.e. shortest, task (Y)."""
+    cap = _cap([(0.0, 0, 8.0)], 1, 5000.0)
+    jobs = pl.DataFrame(
+        {
+            "job_id": ["Z", "X", "Y"],
+            "submit_s": [0.0, 10.0, 20.0],
+            "duration_s": [100.0, 1000.0, 50.0],
+            "cores": [8.0, 8.0, 8.0],
+        }
+    )
+    first = {}
+    for scope in ("job", "queue"):
+        r = simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", {"scope": scope})
+        first[scope] = dict(zip(r.jobs["job_id"], r.jobs["first_start_s"], strict=True))
+    assert first["job"]["X"] == 100.0 and first["job"]["Y"] == 1100.0
+    assert first["queue"]["Y"] == 100.0 and first["queue"]["X"] == 150.0

@@ -40,7 +40,7 @@ class Dispatched:
 
 _REGISTRY: dict[str, Policy] = {}
 _FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
-_MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "target", "capsched")
+_MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "slacksched_heartbeat", "target", "capsched")
 
 
 def register(policy: Policy) -> Policy:

@@ -5,7 +5,7 @@
 A task goes to a node drawn uniformly at random among the allocated nodes that have its cores free now
 (resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
 loop (:mod:`sim.harvest`) like SlackSched, so both see the same HVM changes and the same kill order
-(newest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
+(oldest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
 generator seeded from the run's seed, so a run is reproducible.
 """
 

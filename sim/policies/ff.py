@@ -11,7 +11,8 @@ first, ``random``, ``lww`` least cores × (t − start), ``lfd`` least (t − st
 
 In per-machine (harvest-VM) mode the compiled engine runs FF as is; ``nodes`` (cluster size out of the
 trace's pool) or ``acquirer=true`` (seed 002 Algorithm 2) switch to the harvest-VM loop of
-:mod:`sim.harvest` with First-Fit placement.
+:mod:`sim.harvest` with First-Fit placement, where a shrink kills the oldest start first as in every harvest
+policy (seed 002 §4.1).
 """
 
 from __future__ import annotations

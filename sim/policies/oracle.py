@@ -5,7 +5,7 @@ policy machine choice at a drop depends on the schedule, so the oracle is define
 
 On per-machine (harvest-VM) capacity it runs in :mod:`sim.harvest`: a job starts on the lowest-index node
 with room whose future capacity stays at or above the node's current use plus the job until the job ends
-(kills take the newest job first, so such a job is never killed). ``nodes``/``acquirer`` as for ``ff``."""
+(such a job is never killed, whatever the kill order: :func:`sim.harvest.place_oracle`). ``nodes``/``acquirer`` as for ``ff``."""
 
 from __future__ import annotations
 

@@ -19,9 +19,18 @@ per machine (machine i has its cores while i < alive, so a LIFO turn-off is a sh
 * ``slacksched``: the job goes to the node with the smallest ``E`` (ties: lower index) if that node has room
   now; otherwise it waits and the choice is recomputed at the next instant (Algorithm 1; non-work-
   conserving). ``slacksched-nodelay``: among nodes with room now, the highest ``P_c`` (ties: lower index).
+* **Queue-aware ``a``** (issue #29): the schedule pass visits the queue front to back; a job that waits for
+  node ``m`` *claims* its cores there until its planned end (``t + a + d``), so every job behind it in the
+  same pass computes ``a`` on ``m`` with those cores taken (running jobs' ends and the claims merged by
+  end). Without it a burst's tasks all computed the same small ``a`` for the same few stable nodes and all
+  waited for them while other nodes idled. Claims last one pass (the next instant recomputes them).
+  ``reserve`` (default false) also makes claimed cores unavailable to jobs that would fit the free cores
+  now (YARN-style node reservation); by default a job fitting the free cores now has ``a = 0``, as
+  Algorithm 1's ``feasible(t, n*)`` (resources free now).
 * Options of the loop: ``nodes`` (cluster size out of the trace's pool; 0 = all) and ``acquirer``
   (Algorithm 2 every ``acquirer_period_h`` hours, releasing ``acquirer_fraction`` of the nodes).
-Not modelled: the heartbeat variant (Algorithm 3) and runtime misestimates (durations are exact).
+Algorithm 3 (YARN's heartbeat variant) is :mod:`sim.policies.slacksched_heartbeat`. Not modelled: runtime
+misestimates (durations are exact).
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from sim.problem import Problem
 class SlackSchedParams(ClusterOptions):
     window_h: float = 24.0
     min_samples: int = 30
+    reserve: bool = False
 
 
 def _survival(xs: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -74,6 +84,30 @@ def expected_completion(
     return np.where(fin, np.where(fin, a, 0.0) + p * d + (1.0 - p) * (w + e0), INF)
 
 
+def matchmaker(cl: Cluster, j: int, t: float, modelled: bool) -> tuple[int, float, float]:
+    """Algorithm 1's choice for job ``j``: the node taking jobs with the smallest eq. 2 cost (first on ties),
+    its wait ``a`` (0: room now, less the cores claimed in this pass if ``cl.reserve``) and cost; ``(-1, inf, inf)`` if no
+    node takes jobs. ``modelled``: enough inter-change samples for eq. 1 (else the cost is ``a + d``)."""
+    c, d = float(cl.cores[j]), float(cl.duration[j])
+    free = cl.free()
+    nodes = np.flatnonzero(free >= 0)
+    if nodes.size == 0:
+        return -1, INF, INF
+    xs, cum = cl.history.sorted_samples(t)
+    eff = free[nodes] - cl.claimed[nodes] if cl.reserve else free[nodes]
+    a = np.where(eff >= c, 0.0, INF)
+    for k in np.flatnonzero((eff < c) & (cl.cap[nodes] >= c)):
+        a[k] = cl.next_avail(int(nodes[k]), c, t)
+    if not modelled:
+        cost = np.where(np.isfinite(a), a + d, INF)
+    else:
+        ps = cl.history.p_shrink(cl.last_dir[nodes])
+        ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
+        cost = expected_completion(xs, cum, ps, ps_grow, a, t - cl.last_change[nodes], d)
+    k = int(np.argmin(cost))
+    return int(nodes[k]), float(a[k]), float(cost[k])
+
+
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
@@ -85,7 +119,7 @@ class SlackSched(Dispatched):
             c, d = float(cl.cores[j]), float(cl.duration[j])
             free = cl.free()
             nodes = np.flatnonzero(free >= 0)
-            if nodes.size == 0 or free[nodes].max() < c:
+            if nodes.size == 0 or (not self.delay and free[nodes].max() < c):
                 return -1  # no node could take it now, whatever the model says
             xs, cum = cl.history.sorted_samples(t)
             modelled = xs.size >= params.min_samples
@@ -96,17 +130,12 @@ class SlackSched(Dispatched):
                 from sim.passes import most_likely_to_complete
 
                 return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs, cum))
-            a = np.where(free[nodes] >= c, 0.0, INF)
-            for k in np.flatnonzero((free[nodes] < c) & (cl.cap[nodes] >= c)):
-                a[k] = cl.next_avail(int(nodes[k]), c, t)
-            if not modelled:
-                cost = np.where(np.isfinite(a), a + d, INF)
-            else:
-                ps = cl.history.p_shrink(cl.last_dir[nodes])
-                ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
-                cost = expected_completion(xs, cum, ps, ps_grow, a, t - cl.last_change[nodes], d)
-            k = int(np.argmin(cost))
-            return int(nodes[k]) if a[k] == 0.0 else -1
+            k, a, cost = matchmaker(cl, j, t, modelled)
+            if k >= 0 and a == 0.0:
+                return k
+            if k >= 0 and np.isfinite(cost):  # waits for that node: claims its cores there
+                cl.claim(k, c, t + a + d)
+            return -1
 
         return place
 
@@ -115,35 +144,54 @@ class SlackSched(Dispatched):
         if not self.delay:
             return None
 
+        cache: dict = {"pass": -1}
+
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-            xs, cum = cl.history.sorted_samples(t)
-            ps = cl.history.p_shrink(cl.last_dir)
-            ps_grow = float(cl.history.p_shrink(np.array([GROW]))[0])
-            ends, freed, ptr = cl.ends_csr()
-            modelled = xs.size >= params.min_samples and xs.size > 0
             from sim.passes import cost_scan
 
-            return cost_scan(
-                cl._qtree,
-                cl._qsize,
-                p,
-                top,
-                cl._qjob,
-                cl.cores,
-                cl.duration,
-                cl.free(),
-                cl.cap,
-                t - cl.last_change,
-                ps,
-                ps_grow,
-                xs,
-                cum,
-                modelled,
-                ends,
-                freed,
-                ptr,
-                t,
-            )
+            if cl._qtree[1] > top:  # no queued job fits any node now: none starts (claims change nothing)
+                return -1, -1
+            if cache["pass"] != cl.pass_no:  # the model changes only between passes (capacity, Acquirer)
+                xs, cum = cl.history.sorted_samples(t)
+                ps2 = cl.history.p_shrink_table()
+                cache.update(
+                    {"pass": cl.pass_no, "xs": xs, "cum": cum, "ps2": ps2, "ps_grow": float(ps2[GROW])}
+                )
+            xs, cum, ps_grow = cache["xs"], cache["cum"], cache["ps_grow"]
+            ends, cores, count = cl.ends_rows()
+            modelled = xs.size >= params.min_samples and xs.size > 0
+            while True:
+                p, m = cost_scan(
+                    cl._qtree,
+                    cl._qsize,
+                    p,
+                    cl._qjob,
+                    cl.cores,
+                    cl.duration,
+                    cl.cap,
+                    cl.used,
+                    cl.accepting(),
+                    cl.last_change,
+                    cl.last_dir,
+                    cache["ps2"],
+                    ps_grow,
+                    xs,
+                    cum,
+                    modelled,
+                    ends,
+                    cores,
+                    count,
+                    cl.claimed,
+                    cl.claim_end,
+                    cl.claim_cores,
+                    cl.nclaim,
+                    cl.reserve,
+                    t,
+                )
+                if m != -2:
+                    cl._claims = cl._claims or bool(cl.nclaim.any())
+                    return p, m
+                cl.grow_claims()  # a node's claim row was full: the job at p is decided again
 
         return scan
 
@@ -155,6 +203,8 @@ class SlackSched(Dispatched):
             self.placement(params),
             params.window_h * 3600.0,
             scan=self.scan(params),
+            queue_aware=self.delay,
+            reserve=params.reserve,
         )
 
 
