@@ -364,8 +364,14 @@ def execute_notebook(
             p.write_bytes(base64.b64decode(png))
             figures.append(p)
     (fig_dir / "manifest.json").write_text(json.dumps([p.stem for p in figures]))
-    exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}})
+    # a report page shows the prose, the figures and the tables: no code, no prompts, no parameter cells
+    shown = nbformat.from_dict(nb)
+    hide = {"parameters", "injected-parameters"}
+    shown.cells = [c for c in shown.cells if not hide & set(c.metadata.get("tags", []))]
+    exporter = HTMLExporter(
+        template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _ = exporter.from_notebook_node(shown, resources={"metadata": {"name": name}})
     # the lab template loads require.js and MathJax from a CDN; the reports need neither (figures are
     # embedded PNGs, no LaTeX), and must open with no network
     body = re.sub(r'<script src="https?://[^"]*"[^>]*>\s*</script>', "", body)
