@@ -164,10 +164,23 @@ def spearman_critical(n: int, alpha: float = 0.05) -> float:
 
 
 def spearman(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation of ``x`` and ``y`` (average ranks for ties; nan if either is constant)."""
-    from scipy import stats
+    """Spearman's rank correlation of ``x`` and ``y`` (average ranks for ties; nan if either is constant).
+    numpy only: the Definitions import this module, and scipy.stats loads only where it is used."""
+    import numpy as np
 
-    return float(stats.spearmanr(x, y).statistic)
+    def ranks(v: list[float]) -> np.ndarray:
+        a = np.asarray(v, dtype=float)
+        r = np.empty(a.size)
+        r[np.argsort(a, kind="mergesort")] = np.arange(a.size, dtype=float)
+        for val in np.unique(a):
+            tie = a == val
+            r[tie] = r[tie].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def no_terminations(

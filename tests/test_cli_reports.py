@@ -92,3 +92,33 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
             "full",
             "quick",
         ]
+
+
+def test_progress_prints_line_by_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off a terminal (make run's log, a pipe) a tqdm bar prints short lines, not one line of thousands
+    of characters joined by carriage returns; on a terminal the live bar stays."""
+    import io
+
+    import tqdm as tqdm_pkg
+
+    from pipelines.cli import common
+
+    monkeypatch.setattr(tqdm_pkg, "tqdm", tqdm_pkg.tqdm)  # restored after the test
+    monkeypatch.setattr(common, "LINE_PROGRESS_INTERVAL_S", 0.0)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert not common.line_progress(Tty())
+    log = io.StringIO()
+    assert common.line_progress(log)
+    from tqdm import tqdm  # as the commands import it: at call time
+
+    for _ in tqdm(range(200), desc="quick studies", unit="scenario", miniters=1):
+        pass
+    text = log.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and len(lines) >= 50
+    assert max(len(x) for x in lines) <= 120 and "200/200" in lines[-1]
+    assert not common.line_progress(log)  # once per process

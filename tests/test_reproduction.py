@@ -336,3 +336,15 @@ def test_index_labels_quick_rows_a_smoke_test_and_flags_degenerate_rows() -> Non
     assert ">degenerate</td>" in page and ">yes</td>" not in page
     full = index_html([], pl.DataFrame([row | {"profile": "full", "flag": "", "within_band": True}]), "")
     assert "Smoke test" not in full and ">yes</td>" in full
+
+
+def test_spearman_matches_scipy_with_ties() -> None:
+    from scipy import stats
+
+    from studies.claims import spearman
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        x, y = rng.integers(0, 4, 8).astype(float), rng.normal(size=8)
+        a, b = spearman(list(x), list(y)), float(stats.spearmanr(x, y).statistic)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b)
