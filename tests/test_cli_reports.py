@@ -103,16 +103,17 @@ def test_progress_prints_line_by_line_off_a_terminal(monkeypatch: pytest.MonkeyP
 
     from pipelines.cli import common
 
-    monkeypatch.setattr(tqdm_pkg, "tqdm", tqdm_pkg.tqdm)  # restored after the test
+    monkeypatch.setattr(tqdm_pkg, "tqdm", tqdm_pkg.std.tqdm)  # the plain bar; restored after the test
     monkeypatch.setattr(common, "LINE_PROGRESS_INTERVAL_S", 0.0)
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
-    assert not common.line_progress(Tty())
+    assert common.line_progress(Tty()) is None
     log = io.StringIO()
-    assert common.line_progress(log)
+    previous = common.line_progress(log)
+    assert previous is tqdm_pkg.std.tqdm
     from tqdm import tqdm  # as the commands import it: at call time
 
     for _ in tqdm(range(200), desc="quick studies", unit="scenario", miniters=1):
@@ -121,4 +122,6 @@ def test_progress_prints_line_by_line_off_a_terminal(monkeypatch: pytest.MonkeyP
     lines = text.splitlines()
     assert "\r" not in text and len(lines) >= 50
     assert max(len(x) for x in lines) <= 120 and "200/200" in lines[-1]
-    assert not common.line_progress(log)  # once per process
+    assert common.line_progress(log) is None  # not twice
+    common.restore_progress(previous)
+    assert tqdm_pkg.tqdm is tqdm_pkg.std.tqdm

@@ -48,15 +48,16 @@ class _LineStream:
 LINE_PROGRESS_INTERVAL_S = 10.0
 
 
-def line_progress(stream=None) -> bool:
-    """When ``stream`` (default stderr) is not a terminal, make every tqdm bar the commands create (``from
-    tqdm import tqdm`` at call time) print one plain line per refresh, at most every
-    :data:`LINE_PROGRESS_INTERVAL_S` seconds. True if it did (a terminal keeps the live bar)."""
+def line_progress(stream=None) -> type | None:
+    """When ``stream`` (default stderr) is not a terminal, make every tqdm bar created from now on (``from
+    tqdm import tqdm`` at call time, as the commands do) print one plain line per refresh, at most every
+    :data:`LINE_PROGRESS_INTERVAL_S` seconds. Returns the tqdm class it replaced (hand it to
+    :func:`restore_progress`), or None where nothing changed (a terminal keeps the live bar)."""
     import tqdm as tqdm_pkg
 
     stream = stream or sys.stderr
     if stream.isatty() or getattr(tqdm_pkg.tqdm, "_varcap_lines", False):
-        return False
+        return None
     base = tqdm_pkg.tqdm
 
     class LineTqdm(base):  # type: ignore[misc, valid-type]
@@ -69,7 +70,15 @@ def line_progress(stream=None) -> bool:
             super().__init__(*args, **kwargs)
 
     tqdm_pkg.tqdm = LineTqdm
-    return True
+    return base
+
+
+def restore_progress(previous: type | None) -> None:
+    """Undo :func:`line_progress` (``previous``: what it returned)."""
+    if previous is not None:
+        import tqdm as tqdm_pkg
+
+        tqdm_pkg.tqdm = previous
 
 
 def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
