@@ -18,8 +18,8 @@ def static_charts() -> bool:
 
 def show(chart: alt.TopLevelMixin, name: str) -> None:
     """Display ``chart``: as a PNG carrying ``varcap_figure = name`` in its output metadata (the report
-    asset saves it as ``figures/<chapter>/<name>.png``) when :func:`static_charts`, else as an interactive
-    altair chart (JupyterLab renders it offline)."""
+    asset saves it as ``figures/<chapter>/<name>.png``) when :func:`static_charts`, else as an altair chart
+    (an SVG drawn in the kernel by :mod:`analysis.style`'s renderer: no network needed)."""
     from IPython.display import Image, display
 
     if static_charts():

@@ -33,6 +33,8 @@ def normalized(df: pl.DataFrame) -> pl.DataFrame:
         .otherwise(1.0)
     )
 
+    flag = pl.col("flag") if "flag" in df.columns else pl.lit("")
+
     def n(c: str) -> pl.Expr:
         return ((pl.col(c) - pl.col("band_low")) / width).clip(-1.5, 2.5)
 
@@ -42,7 +44,12 @@ def normalized(df: pl.DataFrame) -> pl.DataFrame:
         n("ci_high").alias("hi"),
         n("anchor_value").alias("paper"),
         (pl.col("varcap_mean").is_not_null() & pl.col("varcap_mean").is_not_nan()).alias("ran"),
-        pl.when(pl.col("within_band")).then(pl.lit("in band")).otherwise(pl.lit("outside")).alias("verdict"),
+        pl.when(pl.col("within_band"))
+        .then(pl.lit("in band"))
+        .when(flag.fill_null("").str.starts_with("degenerate"))
+        .then(pl.lit("degenerate"))
+        .otherwise(pl.lit("outside"))
+        .alias("verdict"),
     )
 
 
@@ -66,7 +73,7 @@ def bands_chart(df: pl.DataFrame) -> alt.TopLevelMixin:
             color=alt.Color(
                 "verdict:N",
                 title=None,
-                scale=alt.Scale(domain=["in band", "outside"], range=["#2a7", "#c33"]),
+                scale=alt.Scale(domain=["in band", "outside", "degenerate"], range=["#2a7", "#c33", "#999"]),
             ),
         )
     )
@@ -89,7 +96,7 @@ def bands_chart(df: pl.DataFrame) -> alt.TopLevelMixin:
         (band + ci + dot + tick).properties(width=520, height=max(120, 16 * len(order))),
         "Seed headlines: varcap against the acceptance bands",
         "Each headline on its own scale: the shaded band is the acceptance band written before the runs (0 = low "
-        "end, 1 = high end), the dot varcap's mean over replicates with its 95 % CI, the black tick the paper's "
+        "end, 1 = high end), the dot varcap's mean over replicates with its 95 % CI (inside the value's possible range), the black tick the paper's "
         "value. Headlines not run are left out; values beyond the axis sit at its ends.",
     )
 
@@ -105,6 +112,9 @@ def table(df: pl.DataFrame) -> pl.DataFrame:
         pl.col("ci_high").round(3),
         pl.format("[{}, {}]", pl.col("band_low").round(3), pl.col("band_high").round(3)).alias("band"),
         "within_band",
+        "flag",
         "replicates",
+        "ci_method",
         "explanation",
+        "reading_history",
     )

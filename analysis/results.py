@@ -75,6 +75,17 @@ def key_part(df: pl.DataFrame, i: int, name: str, dtype: pl.DataType = pl.Utf8) 
     return df.with_columns(col.cast(dtype, strict=False).alias(name))
 
 
+def json_field(
+    df: pl.DataFrame, column: str, field: str, name: str, dtype: pl.DataType = pl.Utf8
+) -> pl.DataFrame:
+    """Add field ``field`` of the JSON object in ``column`` (``capacity_json``, ``settings_json``) as column
+    ``name`` (cast to ``dtype``; null where the object has no such field). Analyses read scenario fields by
+    name, never by their position in a study builder's key (whose shape changes with the study)."""
+    vals = [json.loads(s).get(field) if s else None for s in df[column]]
+    strs = [None if v is None else str(v) for v in vals]
+    return df.with_columns(pl.Series(name, strs, dtype=pl.Utf8).cast(dtype, strict=False))
+
+
 def jobs_table(jobs_path: str) -> pl.DataFrame:
     """A run's per-job table (``jobs_path`` as stored: relative to the project home, or absolute)."""
     p = Path(jobs_path)

@@ -1,20 +1,29 @@
 """Seed 001 (risk-aware scheduling): goodput of FirstFitAware, TargetASAP and PackedTargetASAP over
-replicates as box plots (Figs. 1–4). Input: ``repro-riskaware`` rows (key ``[policy, m_ra, r]``)."""
+replicates as box plots (Figs. 1–4). Input: ``repro-riskaware`` rows; fields are read by name (``policy``,
+``workload``, the capacity's ``m_ra``), not from the builder's key."""
 
 from __future__ import annotations
 
 import altair as alt
 import polars as pl
 
-from analysis.results import key_part
+from analysis.results import json_field
 from analysis.style import HEIGHT, finish
 
 POLICY_NAMES = {"ff": "FirstFitAware", "target-asap": "TargetASAP", "packed-target-asap": "PackedTargetASAP"}
+#: the study's workloads (studies/riskaware/scenarios.py) as the caption names them
+WORKLOAD_NAMES = {
+    "seed001-uniform": "seed 001's SyntheticUniform workload (§5.3: n = 20,000 jobs, cores 1/2/4/8, "
+    "lengths uniform in [0, 2 T_avg], ~26 machines of work)",
+    "seed001-uniform-literal": "seed 001's SyntheticUniform workload with the literal T_avg = 209664/n hours",
+}
+DEFAULT_WORKLOAD = "seed001-uniform"
 
 
 def frame(res: pl.DataFrame) -> pl.DataFrame:
-    """Rows with ``scheduler`` (the paper's name) and ``m_ra`` (range of machine variation)."""
-    df = key_part(res, 1, "m_ra", pl.Int64)
+    """Rows with ``scheduler`` (the paper's name) and ``m_ra`` (range of machine variation, from the
+    capacity's ``m_ra`` field)."""
+    df = json_field(res, "capacity_json", "m_ra", "m_ra", pl.Int64)
     return df.with_columns(pl.col("policy").replace(POLICY_NAMES).alias("scheduler"))
 
 
@@ -26,11 +35,18 @@ OTHER_METRICS = {
 }
 
 
-def boxplots(res: pl.DataFrame, metrics: dict[str, str] | None = None) -> alt.TopLevelMixin:
+def boxplots(
+    res: pl.DataFrame, metrics: dict[str, str] | None = None, workload: str = DEFAULT_WORKLOAD
+) -> alt.TopLevelMixin:
     """Figs. 3–4 style: one box per scheduler and M_ra for each metric (``name -> axis title``; default
-    GOODPUT(T)), over replicates; metrics side by side."""
+    GOODPUT(T)), over replicates of ``workload``; metrics side by side. ``ValueError`` if no row has an
+    M_ra or ``workload`` has no rows."""
     metrics = metrics or GOODPUT
-    df = frame(res)
+    df = frame(res).filter(pl.col("workload") == workload)
+    if not df.height:
+        raise ValueError(f"no runs of workload {workload!r} (have {sorted(set(res['workload']))})")
+    if df["m_ra"].null_count():
+        raise ValueError("rows without the capacity's m_ra field: not a risk_aware_walk study")
     order = [n for n in POLICY_NAMES.values() if n in set(df["scheduler"])]
     panels = []
     for m, title in metrics.items():
@@ -48,7 +64,7 @@ def boxplots(res: pl.DataFrame, metrics: dict[str, str] | None = None) -> alt.To
     return finish(
         alt.hconcat(*panels),
         "Risk-aware schedulers against FirstFitAware (seed 001, Figs. 3–4)",
-        "Borg 2011 jobs shorter than a day resampled at seed 001's density; M_avg = 24 machines of 24 cores, "
-        "period φ = 1200 s, M_ra machines of variation; three weeks with a one-week warm-up. Boxes over "
-        "replicates (seeds of workload and capacity).",
+        f"{WORKLOAD_NAMES.get(workload, workload)}; M_avg = 24 machines of 24 cores, period φ = 1200 s, "
+        "M_ra machines of variation; three weeks with a one-week warm-up. Boxes over replicates (seeds of "
+        "workload and capacity).",
     )

@@ -1,12 +1,23 @@
 """Chart finishing shared by every study module: a title with a caption (the subtitle), no cut-off legend
-or axis labels, and offline rendering to PNG/SVG (vl-convert bundles Vega: no network)."""
+or axis labels, and offline rendering to PNG/SVG (vl-convert bundles Vega: no network).
+
+Importing it switches altair's notebook renderer to ``svg`` (vl-convert): a chart displayed in a notebook
+is an SVG drawn in the kernel, so it shows with no network in JupyterLab, in ``jupyter nbconvert
+--execute`` output, in a notebook reopened untrusted and on the report pages (altair's default renderer
+loads vega@6 from a CDN: "Error loading script" offline). Tooltips are lost; ``VARCAP_ALTAIR_RENDERER``
+(e.g. ``jupyter``) picks another renderer."""
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import altair as alt
+
+#: altair's renderer for charts displayed in notebooks (see the module docstring)
+RENDERER = os.environ.get("VARCAP_ALTAIR_RENDERER", "svg")
+alt.renderers.enable(RENDERER)
 
 WIDTH = 300
 HEIGHT = 200

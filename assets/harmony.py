@@ -279,12 +279,20 @@ def out_harmony_results(
         _, n_iv = hs.workload(b, scs[0].workload)
         prices = _prices(conn, config.price, n_iv)
 
+    scs_total = len(scs)
+    done = [0]
+
     def progress(sc, row):
         m = row["metrics"]
-        context.log.info(
-            f"{sc.workload} {sc.scheme} ω={sc.omega}: {m['energy_cost_usd']:.2f} USD, "
-            f"delay p90 {m['delay_p90_s_all']:.1f} s ({row['wall_s']:.1f} s)"
+        done[0] += 1
+        msg = (
+            f"{config.study} ({done[0]} simulated of {scs_total}): {sc.workload} {sc.scheme} ω={sc.omega}: "
+            f"{m['energy_cost_usd']:.2f} USD, delay p90 {m['delay_p90_s_all']:.1f} s ({row['wall_s']:.1f} s)"
         )
+        context.log.info(msg)
+        # one line per scenario on stdout too: `varcap sweep harmony` runs this in-process with Dagster's
+        # console log at WARNING, and took minutes without a word (the UI keeps it in the compute log)
+        print(msg, flush=True)
 
     rows = hs.run_study(config.study, b, tc, prices, progress=progress)
     res = hs.results_frame(rows)

@@ -364,8 +364,14 @@ def execute_notebook(
             p.write_bytes(base64.b64decode(png))
             figures.append(p)
     (fig_dir / "manifest.json").write_text(json.dumps([p.stem for p in figures]))
-    exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}})
+    # a report page shows the prose, the figures and the tables: no code, no prompts, no parameter cells
+    shown = nbformat.from_dict(nb)
+    hide = {"parameters", "injected-parameters"}
+    shown.cells = [c for c in shown.cells if not hide & set(c.metadata.get("tags", []))]
+    exporter = HTMLExporter(
+        template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _ = exporter.from_notebook_node(shown, resources={"metadata": {"name": name}})
     # the lab template loads require.js and MathJax from a CDN; the reports need neither (figures are
     # embedded PNGs, no LaTeX), and must open with no network
     body = re.sub(r'<script src="https?://[^"]*"[^>]*>\s*</script>', "", body)
@@ -460,14 +466,36 @@ def index_html(chapters: list[dict], repro_table: pl.DataFrame | None, generated
         for r in repro_table.iter_rows(named=True):
             ran = r["varcap_mean"] is not None and r["varcap_mean"] == r["varcap_mean"]
             val = f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]" if ran else "not run"
-            ok = "yes" if r["within_band"] else ("no" if ran else "–")
+            flag = r.get("flag") or ""
+            if r["within_band"]:
+                ok = "yes"
+            elif flag.startswith("degenerate"):
+                ok = "degenerate"
+            elif flag:
+                ok = "no (no effect shown)"
+            else:
+                ok = "no" if ran else "–"
+            title = f' title="{html.escape(flag)}"' if flag else ""
+            smoke = r["profile"] == "quick"
             rows.append(
                 f'<tr class="{"in" if r["within_band"] else "out"}"><td><code>{html.escape(r["headline_id"])}</code></td>'
                 f"<td>{html.escape(r['section'])}</td><td>{r['anchor_value']:g} {html.escape(r['unit'])}</td>"
-                f"<td>{val}</td><td>[{r['band_low']:.3g}, {r['band_high']:.3g}]</td><td>{ok}</td>"
-                f"<td>{html.escape(r['profile'])}</td></tr>"
+                f"<td>{val}</td><td>[{r['band_low']:.3g}, {r['band_high']:.3g}]</td><td{title}>{ok}</td>"
+                f"<td>{html.escape(r['profile'])}{' (smoke test)' if smoke else ''}</td></tr>"
             )
-        table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        smoke_note = (
+            '<p class="smoke"><b>Smoke test, not a reproduction:</b> these rows come from the <code>quick</code> '
+            "profile (smaller platforms, shorter horizons, fewer replicates), which checks that the pipeline "
+            "runs end to end; <code>varcap reproduce</code> runs the papers' sizes, then <code>varcap "
+            "reports</code> shows them here.</p>"
+            if set(repro_table["profile"]) == {"quick"}
+            else ""
+        )
+        table = (
+            f"{smoke_note}<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            "<p>Degenerate: the comparison measured nothing (no terminations in either arm). No effect shown: "
+            "the mean is in the band but its 95 % interval includes no effect, where the paper claims one.</p>"
+        )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>varcap reports</title>
 <style>
@@ -477,7 +505,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px
 .card:hover {{ border-color: #4c78a8; }}
 .card img {{ width: 100%; height: 170px; object-fit: contain; background: #fff; }}
 .card h2 {{ font-size: 1rem; margin: .5rem 0 .2rem; }} .card p {{ font-size: .85rem; margin: .2rem 0; }}
-.n {{ color: #666; }} .missing {{ height: 170px; background: #f4f4f4; }}
+.n {{ color: #666; }} .smoke {{ background: #fff4d6; padding: .5rem; }} .missing {{ height: 170px; background: #f4f4f4; }}
 table {{ border-collapse: collapse; font-size: .85rem; width: 100%; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: .25rem .4rem; text-align: left; }}
 tr.out td:nth-child(6) {{ color: #b22; font-weight: bold; }} tr.in td:nth-child(6) {{ color: #282; }}

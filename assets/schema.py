@@ -463,7 +463,7 @@ ALL_TABLES.update(SIM_TABLES)
 OUT_REPRODUCTION = TableSchema(
     "out_reproduction",
     "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
-    "varcap's mean over replicates with a 95 % Student-t interval, the acceptance band written down "
+    "varcap's mean over replicates with a 95 % interval inside the value's possible range (`ci_method`), the acceptance band written down "
     "before the runs (rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`), and for rows outside the band the run that "
     "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
     (
@@ -475,12 +475,12 @@ OUT_REPRODUCTION = TableSchema(
         Col("anchor_text", "VARCHAR", "-", "the paper's words", False),
         Col("unit", "VARCHAR", "-", "unit of anchor, mean and band", False),
         Col("varcap_mean", "DOUBLE", "unit", "varcap's mean over replicates"),
-        Col("ci_low", "DOUBLE", "unit", "95 % CI lower bound (Student t)"),
+        Col("ci_low", "DOUBLE", "unit", "95 % CI lower bound (method: ci_method)"),
         Col("ci_high", "DOUBLE", "unit", "95 % CI upper bound"),
         Col("replicates", "BIGINT", "runs", "replicates behind the mean", False),
         Col("band_low", "DOUBLE", "unit", "acceptance band, lower end", False),
         Col("band_high", "DOUBLE", "unit", "acceptance band, upper end", False),
-        Col("within_band", "BOOLEAN", "-", "mean inside the band", False),
+        Col("within_band", "BOOLEAN", "-", "mean inside the band and no flag", False),
         Col(
             "explanation",
             "VARCHAR",
@@ -488,7 +488,38 @@ OUT_REPRODUCTION = TableSchema(
             "for a row outside its band: the cause and the run showing it",
             False,
         ),
-        Col("profile", "VARCHAR", "-", "full (the papers' sizes) or quick", False),
+        Col(
+            "profile",
+            "VARCHAR",
+            "-",
+            "full (the papers' sizes) or quick (a smoke test, not a reproduction)",
+            False,
+        ),
+        Col(
+            "ci_method",
+            "VARCHAR",
+            "-",
+            "how the interval was computed inside the value's possible range: student-t, t on log(b − x) "
+            "(a cut ≤ 100 %: on what remains), t on logit (two bounds, e.g. r), bootstrap (a value on a "
+            "bound), single replicate; empty if not run",
+            False,
+        ),
+        Col(
+            "flag",
+            "VARCHAR",
+            "-",
+            "why a row whose mean lies in the band is still not in band: a degenerate comparison (no "
+            "terminations in either arm) or an interval that includes no effect where the paper claims one",
+            False,
+        ),
+        Col(
+            "reading_history",
+            "VARCHAR",
+            "-",
+            "when (commit) and why the default reading changed, and whether after its values were seen; "
+            "empty: no change recorded",
+            False,
+        ),
     ),
     ("headline_id", "profile"),
 )

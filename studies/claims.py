@@ -8,6 +8,7 @@ their headlines into one table. No paper's claim is written here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,7 +107,14 @@ Runs = dict[str, dict[str, Any]]  # scenario id -> run.json row
 @dataclass(frozen=True)
 class Headline:
     """One paper claim. ``compute(profile, runs)`` returns ``{reading: [value per replicate]}`` (default
-    reading first) and may raise :class:`MissingRuns`."""
+    reading first) and may raise :class:`MissingRuns`.
+
+    ``bounds``: the possible range of one replicate's value (a cut ≤ 100 %, a Pearson r in [−1, 1]); the
+    95 % interval never leaves it (:func:`studies.reproduction.mean_ci`). ``null``: where the paper claims
+    an effect, the value of no effect; the row is in its band only if the interval excludes it.
+    ``degenerate(profile, runs)``: a reason (non-empty) when the default reading's comparison measures
+    nothing (e.g. no terminations in either arm); such a row is flagged, never in band.
+    ``reading_history``: when and why the default reading changed, if it did."""
 
     id: str
     seed_doc: str
@@ -119,6 +127,18 @@ class Headline:
     compute: Callable[[Profile, Runs], dict[str, list[float]]]
     #: evidence for a row outside its band, computed from the runs (may raise MissingRuns)
     explain: Callable[[Profile, Runs], str] | None = field(default=None)
+    bounds: tuple[float, float] = (-math.inf, math.inf)
+    null: float | None = None
+    degenerate: Callable[[Profile, Runs], str] | None = None
+    reading_history: str = ""
+
+
+#: possible ranges of a replicate's value (:attr:`Headline.bounds`)
+CUT_BOUNDS = (-math.inf, 100.0)  # a percent reduction: at most 100 % (nothing left), any increase
+GAIN_BOUNDS = (-100.0, math.inf)  # a percent gain of a non-negative quantity: at least −100 %
+PP_BOUNDS = (-100.0, 100.0)  # a difference of two fractions, in percentage points
+SHARE_BOUNDS = (0.0, 100.0)  # a percentage of a whole
+R_BOUNDS = (-1.0, 1.0)  # a Pearson or Spearman correlation
 
 
 class MissingRuns(LookupError):
@@ -134,9 +154,76 @@ def metric(runs: Runs, sc: Scenario, name: str) -> float:
 
 
 def factor2(v: float) -> tuple[float, float]:
-    """The band of a relative change with a magnitude: same sign, within a factor of two (capped at 100 %)."""
+    """The band of a percent change with a magnitude: same sign, within a factor of two — of the change
+    itself when it is at most 50 %, else of what remains (100 − v): a cut of 96 % leaves 4 %, and a
+    factor of two on 96 % ([48, 100]) would accept a scheduler that leaves 13 times as much. The rule
+    applies to whichever of the change and the remainder is the smaller (the two meet at 50 %)."""
+    if v > 50.0:
+        rest = 100.0 - v
+        return (100.0 - 2.0 * rest, 100.0 - rest / 2.0)
     lo, hi = sorted((v / 2, v * 2))
     return (lo, min(hi, 100.0)) if v > 0 else (lo, hi)
+
+
+def spearman_critical(n: int, alpha: float = 0.05) -> float:
+    """The one-sided critical value of Spearman's rho for ``n`` untied points at level ``alpha``: the
+    largest ``c`` with P(rho ≤ −c) ≤ ``alpha`` under no association (exact permutation distribution; n ≤ 9).
+    A falling trend is distinguishable from none when rho ≤ −c."""
+    import itertools
+
+    import numpy as np
+
+    if not 3 <= n <= 9:
+        raise ValueError(f"exact Spearman critical values for 3 ≤ n ≤ 9, got {n}")
+    ranks = np.arange(n, dtype=float)
+    perms = np.array(list(itertools.permutations(range(n))), dtype=float)
+    d2 = ((perms - ranks) ** 2).sum(axis=1)
+    rho = np.sort(1.0 - 6.0 * d2 / (n * (n * n - 1)))
+    # P(rho <= r) for each attained r (ascending); the smallest |r| whose tail is still <= alpha
+    values, counts = np.unique(rho, return_counts=True)
+    tail = np.cumsum(counts) / rho.size
+    ok = values[tail <= alpha + 1e-12]
+    return float(-ok.max())
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    """Spearman's rank correlation of ``x`` and ``y`` (average ranks for ties; nan if either is constant).
+    numpy only: the Definitions import this module, and scipy.stats loads only where it is used."""
+    import numpy as np
+
+    def ranks(v: list[float]) -> np.ndarray:
+        a = np.asarray(v, dtype=float)
+        r = np.empty(a.size)
+        r[np.argsort(a, kind="mergesort")] = np.arange(a.size, dtype=float)
+        for val in np.unique(a):
+            tie = a == val
+            r[tie] = r[tie].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def no_terminations(
+    pairs: Callable[[Profile], list[tuple[Scenario, Scenario]]],
+) -> Callable[[Profile, Runs], str]:
+    """A :attr:`Headline.degenerate` check: the replicates whose two arms (``pairs(profile)``, one pair per
+    replicate) both ran without a single termination — a comparison of two identical runs."""
+
+    def check(pr: Profile, runs: Runs) -> str:
+        ps = pairs(pr)
+        idle = [
+            i
+            for i, (a, b) in enumerate(ps)
+            if metric(runs, a, "terminations") == 0 and metric(runs, b, "terminations") == 0
+        ]
+        if not idle:
+            return ""
+        return f"degenerate: no terminations in either arm in {len(idle)} of {len(ps)} replicates"
+
+    return check
 
 
 def within25(v: float) -> tuple[float, float]:

@@ -28,7 +28,11 @@ notebooks' charts show of the paper (``FIGURES``). :mod:`studies.claims` holds w
 :class:`Headline`, band rules); this module puts the papers into one table, runs profiles and loads runs.
 
 Replicates: every scenario runs for seeds 0 … R−1 (workload and capacity seeds alike); a headline value is
-computed per replicate and reported as mean with a 95 % Student-t interval.
+computed per replicate and reported as the mean with a 95 % interval that stays inside the value's
+possible range (:attr:`Headline.bounds`; :func:`mean_ci` says how, ``ci_method`` records it). Where the
+paper claims an effect (:attr:`Headline.null`) a row is in band only if the interval excludes no effect;
+a degenerate comparison (:attr:`Headline.degenerate`, e.g. no terminations in either arm) is flagged and
+never in band; ``reading_history`` records when and why a default reading changed.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ __all__ = [
     "load_profile_runs",
     "markdown",
     "mean_ci",
+    "mean_ci_method",
     "profile_scenarios",
     "ra_scenarios",
     "reproduction_rows",
@@ -156,21 +161,70 @@ COLUMNS = (
     "within_band",
     "explanation",
     "profile",
+    "ci_method",
+    "flag",
+    "reading_history",
 )
 
 
-def mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95 % Student-t interval (the interval is the mean itself for a single value)."""
+def mean_ci(
+    values: list[float], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float, float, float]:
+    """Mean and 95 % interval of ``values`` inside ``bounds`` (see :func:`mean_ci_method`)."""
+    m, lo, hi, _ = mean_ci_method(values, bounds)
+    return m, lo, hi
+
+
+def mean_ci_method(
+    values: list[float], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float, float, float, str]:
+    """Mean, 95 % interval and how it was computed, never leaving ``bounds`` (the possible range of one
+    value; the mean of values in it lies in it too):
+
+    * ``student-t``: unbounded values — the mean ± t₀.₉₇₅ · s/√n;
+    * ``t on log(b − x)`` / ``t on log(x − a)`` / ``t on logit``: one or two finite bounds and every value
+      strictly inside — the Student-t interval of the transformed values, transformed back (a cut ≤ 100 %
+      is thus judged on what remains, 100 − cut); widened to include the mean if the back-transform left
+      it outside;
+    * ``bootstrap``: some value on a bound (a cut of exactly 100 %, r = 1), where the transform is
+      infinite — the 2.5–97.5 percentiles of 10,000 resampled means (seed 0);
+    * ``single replicate``: the mean itself."""
     from scipy import stats
 
     x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
     if x.size == 0:
-        return (float("nan"),) * 3
+        return (float("nan"),) * 3 + ("",)
     m = float(x.mean())
     if x.size < 2:
-        return m, m, m
-    half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return m, m - half, m + half
+        return m, m, m, "single replicate"
+    a, b = bounds
+    t = float(stats.t.ppf(0.975, x.size - 1))
+
+    def t_interval(y: np.ndarray) -> tuple[float, float]:
+        half = t * float(y.std(ddof=1)) / math.sqrt(y.size)
+        return float(y.mean()) - half, float(y.mean()) + half
+
+    if not (np.isfinite(a) or np.isfinite(b)):
+        lo, hi = t_interval(x)
+        return m, lo, hi, "student-t"
+    if np.all(x > a) and np.all(x < b):
+        if np.isfinite(a) and np.isfinite(b):
+            ylo, yhi = t_interval(np.log((x - a) / (b - x)))
+            lo, hi = (a + (b - a) / (1.0 + math.exp(-y)) for y in (ylo, yhi))
+            method = "t on logit"
+        elif np.isfinite(b):
+            ylo, yhi = t_interval(np.log(b - x))
+            lo, hi = b - math.exp(min(yhi, 700.0)), b - math.exp(ylo)
+            method = "t on log(b − x)"
+        else:
+            ylo, yhi = t_interval(np.log(x - a))
+            lo, hi = a + math.exp(ylo), a + math.exp(min(yhi, 700.0))
+            method = "t on log(x − a)"
+        return m, min(lo, m), max(hi, m), method
+    rng = np.random.default_rng(0)
+    means = x[rng.integers(0, x.size, size=(10_000, x.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return m, float(min(lo, m)), float(max(hi, m)), "bootstrap"
 
 
 def _explain(
@@ -208,9 +262,26 @@ def reproduction_rows(
             if strict:
                 raise
             readings, missing = {"default": []}, f"not run: {e}"
-        stats_by = {k: mean_ci(v) for k, v in readings.items()}
+        with_method = {k: mean_ci_method(v, h.bounds) for k, v in readings.items()}
+        stats_by = {k: (m, lo, hi) for k, (m, lo, hi, _) in with_method.items()}
+        flag = ""
+        if not missing and h.degenerate is not None:
+            try:
+                flag = h.degenerate(pr, runs)
+            except MissingRuns as e:
+                flag = f"degeneracy not checked: {e}"
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
             inside = bool(h.band[0] <= m <= h.band[1]) if np.isfinite(m) else False
+            row_flag = flag if i == 0 else ""
+            degenerate = row_flag.startswith("degenerate")
+            if inside and not degenerate and h.null is not None and lo <= h.null <= hi:
+                inside = False
+                row_flag = (
+                    f"the 95 % interval includes no effect ({h.null:g} {h.unit}): the paper's effect is not "
+                    "shown"
+                )
+            if degenerate:
+                inside = False
             note = missing or (_explain(h, stats_by, explanations, pr, runs) if not inside and i == 0 else "")
             rows.append(
                 {
@@ -230,6 +301,9 @@ def reproduction_rows(
                     "within_band": inside,
                     "explanation": note,
                     "profile": pr.name,
+                    "ci_method": with_method[reading][3],
+                    "flag": row_flag,
+                    "reading_history": h.reading_history if i == 0 else "",
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL

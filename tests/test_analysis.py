@@ -101,7 +101,9 @@ def test_results_tables_profile_pick_and_join() -> None:
         "('s-quick', 's', 'quick', 'a', '[\"x\", 1.0, 0]', 0), ('s', 's', 'full', 'b', '[\"x\", 1.0, 0]', 0),"
         "('s', 's', 'full', 'c', '[\"x\", 2.0, 0]', 0)) t(study, base_study, profile, scenario_id, key_json, replicate)"
     )
-    con.sql("CREATE TABLE out_sim_results AS SELECT * FROM (VALUES ('a', 0.5), ('b', 0.6)) t(scenario_id, goodput)")
+    con.sql(
+        "CREATE TABLE out_sim_results AS SELECT * FROM (VALUES ('a', 0.5), ('b', 0.6)) t(scenario_id, goodput)"
+    )
     assert coverage(con, ["s"]) == {"quick": 1.0, "full": 0.5}
     assert pick_profile(con, ["s"]) == "quick"  # full incomplete
     con.sql("INSERT INTO out_sim_results VALUES ('c', 0.7)")
@@ -148,7 +150,9 @@ def test_ch4_frame_and_charts() -> None:
 
 def test_table_6_2_cut_and_goodput() -> None:
     keys = [["zipf-1.5", "ff", 0], ["zipf-1.5", "ias", 0], ["zipf-1.5", "ff", 1], ["zipf-1.5", "ias", 1]]
-    res = _res(keys, workload=["zipf-1.5"] * 4, terminations=[100, 25, 200, 100], goodput=[0.5, 0.52, 0.5, 0.5])
+    res = _res(
+        keys, workload=["zipf-1.5"] * 4, terminations=[100, 25, 200, 100], goodput=[0.5, 0.52, 0.5, 0.5]
+    )
     tab = ias.table_6_2(res, **FIGURES["ch6_ias"])  # the thesis' values, as the report asset passes them
     row = tab.row(0, named=True)
     assert row["terminations_cut_pct"] == pytest.approx(100 * (1 - 62.5 / 150))  # cut of the means
@@ -187,14 +191,122 @@ def test_slacksched_jct_and_reduction() -> None:
     _png_ok(slacksched.reduction_chart(slacksched.reductions(jct), **FIGURES["slacksched"]))
 
 
+def _study_res(build, profile_name: str = "quick") -> pl.DataFrame:
+    """A frame shaped like study_results for every scenario of a real study builder (so a change of the
+    builder's key shape cannot hide from the analyses); goodput falls with the scenario's hash."""
+    from studies import reproduction as repro
+
+    rows = []
+    for i, (key, sc) in enumerate(build(repro.PROFILES[profile_name]).items()):
+        p = sc.params()
+        rows.append(
+            {
+                "key": [str(k) for k in key],
+                "replicate": int(key[-1]),
+                "scenario_id": sc.id,
+                "workload": p["workload"],
+                "policy": p["policy"],
+                "capacity_json": json.dumps(p["capacity"], sort_keys=True),
+                "settings_json": json.dumps(p["settings"], sort_keys=True),
+                "goodput": 0.5 + 0.01 * (i % 7),
+                "goodput_partial": 0.5 + 0.01 * (i % 5),
+                "terminations": float(i % 11),
+                "aborted_volume": 0.01,
+                "max_stretch": 2.0,
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def _texts(spec: object) -> list[str]:
+    """Every string in a chart spec (titles, subtitles, data values)."""
+    if isinstance(spec, dict):
+        return [t for v in spec.values() for t in _texts(v)]
+    if isinstance(spec, list):
+        return [t for v in spec for t in _texts(v)]
+    return [spec] if isinstance(spec, str) else []
+
+
+def _data_values(spec: dict, field: str) -> set:
+    out = set()
+    for rows in spec.get("datasets", {}).values():
+        out |= {r.get(field) for r in rows if field in r}
+    return out
+
+
 def test_zhang_chien_decline() -> None:
-    keys = [["fixed", 0], ["lifo", 0], ["random", 0], ["lww", 0]]
-    res = _res(keys, goodput=[0.8, 0.6, 0.4, 0.7], terminations=[0, 5, 9, 3])
+    def row(cap: dict, settings: dict, goodput: float, terms: int, r: int = 0) -> dict:
+        return {
+            "key": ["x", str(r)],
+            "replicate": r,
+            "capacity_json": json.dumps(cap),
+            "settings_json": json.dumps(settings),
+            "goodput": goodput,
+            "terminations": terms,
+        }
+
+    pool = {"kind": "pool", "of": {"kind": "random_walk"}}
+    res = pl.DataFrame(
+        [
+            row({"kind": "constant", "fraction": 0.7}, {}, 0.8, 0),
+            row(pool, {"termination": "lifo-fail"}, 0.6, 5),
+            row(pool, {"termination": "random-fail"}, 0.4, 9),
+            row(pool, {"termination": "lww-fail"}, 0.7, 3),
+            row(pool, {"termination": "lfd-fail"}, 0.6, 4),
+            row({"kind": "random_walk"}, {"termination": "lww"}, 0.1, 30),  # machines-requeue: not shown
+        ]
+    )
     d = zhang_chien.decline(res)
     assert dict(zip(d["termination"], d["decline_pct"], strict=True)) == pytest.approx(
-        {"LIFO": 25.0, "Random": 50.0, "LWW": 12.5}
+        {"Random": 50.0, "LWW": 12.5, "LFD": 25.0}
     )
+    f = zhang_chien.frame(res)
+    assert f["reading"].to_list() == [
+        None,
+        "pool-fail",
+        "pool-fail",
+        "pool-fail",
+        "pool-fail",
+        "machines-requeue",
+    ]
     _png_ok(zhang_chien.policy_chart(res))
+
+
+def test_zhang_chien_chart_shows_the_papers_policies_on_the_real_study() -> None:
+    """Seed 003 §5.3 compares Random, LFD and LWW (Fig. 11) against no variation: no model-variant or LIFO
+    category, no null one, whatever the builder's key looks like."""
+    from studies.zhang_chien.scenarios import zc_scenarios
+
+    res = _study_res(zc_scenarios)
+    spec = _spec(zhang_chien.policy_chart(res))
+    cats = _data_values(spec, "termination")
+    assert cats == {"no variation", "Random", "LFD", "LWW"}, cats
+    assert None not in _data_values(spec, "mean")
+    d = zhang_chien.decline(res)
+    assert set(d["termination"]) == {"Random", "LFD", "LWW"} and set(d["reading"]) == {"pool-fail"}
+
+
+def test_riskaware_boxplots_facet_by_m_ra_and_name_the_study_workload() -> None:
+    """Seed 001's box plots: one facet per M_ra the study runs (never "null"), a caption naming the
+    workload the study runs (SyntheticUniform) and no other, the paper's three schedulers."""
+    from analysis import riskaware
+    from studies import reproduction as repro
+    from studies.riskaware.scenarios import ra_scenarios
+
+    for name in ("quick", "full"):
+        res = _study_res(ra_scenarios, name)
+        spec = _spec(riskaware.boxplots(res))
+        facets = _data_values(spec, "m_ra")
+        assert facets == set(repro.PROFILES[name].ra_mra), facets
+        assert None not in facets and "null" not in {str(f) for f in facets}
+        assert _data_values(spec, "scheduler") == {"FirstFitAware", "TargetASAP", "PackedTargetASAP"}
+        text = " ".join(_texts(spec.get("title", {})))
+        assert "SyntheticUniform" in text
+        for wl in ("Borg", "Azure", "Alibaba", "PAI", "Mustang"):
+            assert wl not in text, f"caption names {wl}, which the study does not run"
+    _png_ok(riskaware.boxplots(res))
+    with pytest.raises(ValueError, match="no runs"):
+        riskaware.boxplots(res, workload="borg2011")
 
 
 def test_reproduction_positions_on_the_band_scale() -> None:

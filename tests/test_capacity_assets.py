@@ -104,8 +104,10 @@ def test_capacity_notebook_executes(result, monkeypatch) -> None:
     ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    charts = [o for o in outputs if "vega" in str(o.get("data", {}).get("text/html", ""))]
-    assert len(charts) == 2  # the two altair charts rendered
+    # the two altair charts, drawn in the kernel as SVG (analysis.style's renderer): no script from a CDN
+    charts = [o for o in outputs if "image/svg+xml" in o.get("data", {})]
+    assert len(charts) == 2
+    assert not [o for o in outputs if "vega@" in str(o.get("data", {}).get("text/html", ""))]
 
 
 def test_charts_render(result, tmp_path) -> None:

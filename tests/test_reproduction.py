@@ -215,3 +215,136 @@ def test_generic_headline_default_reading_first_and_evidence_on_miss() -> None:
     # the evidence needs per-job tables; without them the row still says why it is outside its band
     text = repro._explain(h, {"default": (-5.0, -6.0, -4.0)}, {h.id: "cause"}, pr, runs)
     assert text.startswith("cause") and "evidence not computed" in text
+
+
+# ------------------------------------------------------------------------------ the honest headline table
+def test_intervals_never_leave_the_possible_range() -> None:
+    from studies.claims import CUT_BOUNDS, R_BOUNDS
+
+    # a cut near 100 % with spread: Student t would pass 100 (issue #25: "86.8 [62.8, 111]")
+    cuts = [70.0, 92.0, 98.5]
+    m, lo, hi = repro.mean_ci(cuts)
+    assert hi > 100.0  # the unbounded interval does leave the range
+    m2, lo2, hi2, how = repro.mean_ci_method(cuts, CUT_BOUNDS)
+    assert m2 == pytest.approx(m) and lo2 <= m2 <= hi2 <= 100.0 and how == "t on log(b − x)"
+    # a Pearson r near 1 (t on logit) and one exactly on the bound (bootstrap)
+    _, lo, hi, how = repro.mean_ci_method([0.93, 0.99, 0.97], R_BOUNDS)
+    assert -1.0 <= lo <= hi <= 1.0 and how == "t on logit"
+    _, lo, hi, how = repro.mean_ci_method([1.0, 0.98, 0.9], R_BOUNDS)
+    assert -1.0 <= lo <= hi <= 1.0 and how == "bootstrap"
+    assert repro.mean_ci_method([100.0, 100.0, 100.0], CUT_BOUNDS)[1:3] == (100.0, 100.0)
+    assert repro.mean_ci_method([5.0], CUT_BOUNDS)[3] == "single replicate"
+    # every headline declares a range, and every cut-like headline is capped at 100 %
+    for h in repro.HEADLINES:
+        assert h.bounds != (-np.inf, np.inf), f"{h.id}: no possible range declared"
+        if h.unit.startswith("%") and "gain" not in h.id and "vs-random" not in h.id:
+            assert h.bounds[1] <= 100.0, h.id
+
+
+def test_factor_two_applies_to_the_remaining_fraction_near_100() -> None:
+    from studies.claims import factor2
+
+    assert factor2(24.0) == (12.0, 48.0)  # a small change: on the change itself
+    lo, hi = factor2(96.42)  # Table 6.2, Zipf-1.1: 3.58 % remain; the band keeps 1.79 … 7.16 % remaining
+    assert (100 - hi, 100 - lo) == pytest.approx((1.79, 7.16))
+    # the old band [48.2, 100] accepted a cut of 87 %, which leaves 3.6 times as much
+    assert not lo <= 87.0 <= hi
+    assert factor2(-10.0) == (-20.0, -5.0)
+
+
+def test_table_6_2_trend_headline() -> None:
+    from studies.claims import spearman_critical
+    from studies.thesis.ias import TABLE_6_2_CUT, TABLE_6_2_RHO
+
+    h = next(x for x in repro.HEADLINES if x.id == "thesis-6.3-ias-cut-trend")
+    assert TABLE_6_2_RHO == -1.0 and h.anchor_value == -1.0  # the printed cut falls at every step
+    assert spearman_critical(8) == pytest.approx(0.642857, abs=1e-6)  # the tabulated n = 8, α = 0.05 value
+    assert h.band == pytest.approx((-1.0, -0.642857), abs=1e-6) and h.bounds == (-1.0, 1.0)
+    pr = repro.QUICK
+    sc = repro.ch6_scenarios(pr)
+
+    def runs_with(cut_of: dict[str, float]) -> repro.Runs:
+        out: repro.Runs = {}
+        for (wl, key, _r), s in sc.items():
+            ff = 1000.0
+            ias = ff * (1 - cut_of.get(wl, 50.0) / 100)
+            out[s.id] = {"metrics": {"terminations": ff if key == "ff" else ias}}
+        return out
+
+    falling = runs_with({f"zipf-{s}": v for s, v in TABLE_6_2_CUT.items()})
+    assert h.compute(pr, falling)["default"] == pytest.approx([-1.0] * pr.replicates)
+    flat = runs_with({f"zipf-{s}": 90.0 + (i % 2) for i, s in enumerate(TABLE_6_2_CUT)})
+    rho = h.compute(pr, flat)["default"][0]
+    assert not h.band[0] <= rho <= h.band[1]  # no trend does not pass
+
+
+def _zc_runs(goodput: dict[str, float], terminations: dict[str, float]) -> repro.Runs:
+    sc = repro.zc_scenarios(repro.QUICK)
+    return {
+        s.id: {
+            "metrics": {
+                "goodput": goodput[k[0] if k[0] == "fixed" else k[1]],
+                "terminations": terminations[k[0] if k[0] == "fixed" else k[1]],
+            }
+        }
+        for k, s in sc.items()
+    }
+
+
+def test_degenerate_rows_are_flagged_not_in_band(monkeypatch: pytest.MonkeyPatch) -> None:
+    h = next(x for x in repro.HEADLINES if x.id == "seed003-lww-vs-random-goodput")
+    monkeypatch.setattr(repro, "HEADLINES", [h])
+    g = {"fixed": 0.7, "random": 0.5, "lww": 0.5, "lfd": 0.5, "lifo": 0.5}
+    idle = repro.reproduction_rows(repro.QUICK, _zc_runs(g, dict.fromkeys(g, 0.0)))
+    row = idle.row(0, named=True)
+    assert row["varcap_mean"] == 0.0 and not row["within_band"]  # 0.0 lies on the band's low end
+    assert row["flag"].startswith("degenerate: no terminations in either arm in 3 of 3")
+    assert "77c8a6b" in row["reading_history"] and "after" in row["reading_history"]
+    # an effect claim: a mean in the band whose interval includes no effect does not pass
+    runs = _zc_runs(g, dict.fromkeys(g, 5.0))
+    sc = repro.zc_scenarios(repro.QUICK)
+    for r, v in zip(range(3), (0.49, 0.52, 0.505), strict=True):  # LWW − Random: −2 %, +4 %, +1 %
+        runs[sc[("pool-fail", "lww", r)].id]["metrics"] = {"goodput": v, "terminations": 5.0}
+    row = repro.reproduction_rows(repro.QUICK, runs).row(0, named=True)
+    assert h.band[0] <= row["varcap_mean"] <= h.band[1] and row["ci_low"] < 0 < row["ci_high"]
+    assert not row["within_band"] and "includes no effect" in row["flag"]
+    for r, v in zip(range(3), (0.60, 0.61, 0.62), strict=True):  # a clear gain: in band
+        runs[sc[("pool-fail", "lww", r)].id]["metrics"] = {"goodput": v, "terminations": 5.0}
+    row = repro.reproduction_rows(repro.QUICK, runs).row(0, named=True)
+    assert row["within_band"] and row["flag"] == ""
+
+
+def test_index_labels_quick_rows_a_smoke_test_and_flags_degenerate_rows() -> None:
+    from assets.reports import index_html
+
+    row = {
+        "headline_id": "seed003-lww-vs-random-goodput",
+        "section": "§5.3",
+        "anchor_value": 44.0,
+        "unit": "%",
+        "varcap_mean": 0.0,
+        "ci_low": 0.0,
+        "ci_high": 0.0,
+        "band_low": 0.0,
+        "band_high": 44.0,
+        "within_band": False,
+        "flag": "degenerate: no terminations in either arm in 3 of 3 replicates",
+        "profile": "quick",
+    }
+    page = index_html([], pl.DataFrame([row]), "")
+    assert "Smoke test, not a reproduction" in page and "quick (smoke test)" in page
+    assert ">degenerate</td>" in page and ">yes</td>" not in page
+    full = index_html([], pl.DataFrame([row | {"profile": "full", "flag": "", "within_band": True}]), "")
+    assert "Smoke test" not in full and ">yes</td>" in full
+
+
+def test_spearman_matches_scipy_with_ties() -> None:
+    from scipy import stats
+
+    from studies.claims import spearman
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        x, y = rng.integers(0, 4, 8).astype(float), rng.normal(size=8)
+        a, b = spearman(list(x), list(y)), float(stats.spearmanr(x, y).statistic)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b)

@@ -193,6 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
     args.debug = debug  # commands show Dagster's own log too
+    from pipelines.cli.common import line_progress, restore_progress
+
+    previous = line_progress()  # off a terminal (make run's log, a pipe): progress bars print line by line
     try:
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
@@ -206,3 +209,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, msg = user_error(e)
         print(f"varcap: error: {msg}", file=sys.stderr)
         return code
+    finally:
+        restore_progress(previous)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -23,6 +24,61 @@ def prepare_dagster_home() -> str:
         shutil.copyfile(src, home / "dagster.yaml")
     os.environ["DAGSTER_HOME"] = str(home)
     return str(home)
+
+
+class _LineStream:
+    """What a tqdm bar writes to when stderr is not a terminal: each refresh (``\\r`` + status, padded)
+    becomes one line, so a log holds one line per refresh instead of one line of thousands of characters."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+
+    def write(self, s: str) -> int:
+        line = s.replace("\r", "").strip()
+        if line:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        return len(s)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+#: seconds between two progress lines off a terminal
+LINE_PROGRESS_INTERVAL_S = 10.0
+
+
+def line_progress(stream=None) -> type | None:
+    """When ``stream`` (default stderr) is not a terminal, make every tqdm bar created from now on (``from
+    tqdm import tqdm`` at call time, as the commands do) print one plain line per refresh, at most every
+    :data:`LINE_PROGRESS_INTERVAL_S` seconds. Returns the tqdm class it replaced (hand it to
+    :func:`restore_progress`), or None where nothing changed (a terminal keeps the live bar)."""
+    import tqdm as tqdm_pkg
+
+    stream = stream or sys.stderr
+    if stream.isatty() or getattr(tqdm_pkg.tqdm, "_varcap_lines", False):
+        return None
+    base = tqdm_pkg.tqdm
+
+    class LineTqdm(base):  # type: ignore[misc, valid-type]
+        _varcap_lines = True
+
+        def __init__(self, *args, **kwargs) -> None:
+            kwargs.setdefault("file", _LineStream(stream))
+            kwargs.setdefault("mininterval", LINE_PROGRESS_INTERVAL_S)
+            kwargs.setdefault("ncols", 100)
+            super().__init__(*args, **kwargs)
+
+    tqdm_pkg.tqdm = LineTqdm
+    return base
+
+
+def restore_progress(previous: type | None) -> None:
+    """Undo :func:`line_progress` (``previous``: what it returned)."""
+    if previous is not None:
+        import tqdm as tqdm_pkg
+
+        tqdm_pkg.tqdm = previous
 
 
 def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:

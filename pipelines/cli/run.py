@@ -180,7 +180,9 @@ def run_reports(
         console.print("Harmony's chapter: `varcap sweep harmony` renders it (not part of `varcap run`)")
     t1 = time.perf_counter()
     with console.status("simulation results, reproduction table and reports …"):
-        ok = _materialize(keys, console, {"out_reproduction": {"config": {"profile": repro.QUICK.name}}})
+        # op config only for selected assets: Dagster rejects config of an op outside the selection
+        config = {"out_reproduction": {"config": {"profile": repro.QUICK.name}}} if reproduction else None
+        ok = _materialize(keys, console, config)
     if not ok:
         return 1
     index = reports_dir() / "index.html"
@@ -189,7 +191,10 @@ def run_reports(
 
 
 def cmd_reports(args: argparse.Namespace) -> int:
-    """Re-render the reports from the results there are (e.g. after ``varcap reproduce``)."""
+    """Re-render the reports from the results there are (e.g. after ``varcap reproduce``): the simulation
+    results table and every chapter (profile ``auto``: full where all its runs exist); ``out_reproduction``
+    stays as ``varcap reproduce`` left it (both profiles' rows; the index shows the one with more headlines
+    computed, full on a tie)."""
     from rich.console import Console
 
     prepare_dagster_home()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from studies.claims import Headline, MissingRuns, Profile, Runs, cut, per_job, seeds
+from studies.claims import CUT_BOUNDS, Headline, MissingRuns, Profile, Runs, cut, per_job, seeds
 from studies.scenarios import Scenario
 from studies.slacksched.scenarios import HB_THRESHOLDS, job_tasks, mean_task_s, ss_scenarios
 
@@ -156,6 +156,7 @@ HEADLINES: list[Headline] = [
         "repro-slacksched",
         _slack("mean"),
         _explain_slack,
+        bounds=CUT_BOUNDS,
     ),
     Headline(
         "seed002-slacksched-p90-jct-reduction",
@@ -168,6 +169,7 @@ HEADLINES: list[Headline] = [
         "repro-slacksched",
         _slack("p90"),
         _explain_slack,
+        bounds=CUT_BOUNDS,
     ),
 ]
 

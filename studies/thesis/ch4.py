@@ -8,6 +8,9 @@ import numpy as np
 import polars as pl
 
 from studies.claims import (
+    CUT_BOUNDS,
+    R_BOUNDS,
+    SHARE_BOUNDS,
     Headline,
     MissingRuns,
     Profile,
@@ -183,6 +186,7 @@ def _dynamic_range_headline(grid: str, quote: str) -> Headline:
         within25(v),
         None,
         _dynamic_range(grid),
+        bounds=SHARE_BOUNDS,
     )
 
 
@@ -199,6 +203,7 @@ HEADLINES: list[Headline] = [
         "repro-thesis-ch4",
         _loss("azure"),
         _explain_loss("azure"),
+        bounds=CUT_BOUNDS,
     ),
     Headline(
         "thesis-4.1-goodput-loss-borg-8h",
@@ -211,6 +216,7 @@ HEADLINES: list[Headline] = [
         "repro-thesis-ch4",
         _loss("borg2011-native"),
         _explain_loss("borg2011-native"),
+        bounds=CUT_BOUNDS,
     ),
     Headline(
         "thesis-4.1-terminations-vs-intervals-r",
@@ -222,6 +228,7 @@ HEADLINES: list[Headline] = [
         (0.8, 1.0),
         "repro-thesis-ch4",
         _r_terms_intervals,
+        bounds=R_BOUNDS,
     ),
     _dynamic_range_headline("CAISO", "a dynamic range of … {v} % in CAISO"),
     _dynamic_range_headline("ERCOT", "a dynamic range of … {v} % in ERCOT"),
@@ -240,6 +247,7 @@ TABLE_4_1: list[Headline] = [
         None,
         _zipf_table,
         _explain_zipf_table,
+        bounds=SHARE_BOUNDS,
     )
 ]
 

@@ -1,0 +1,127 @@
+"""``varcap reports`` through the real command and real Dagster config (the README's ``varcap reproduce &&
+varcap reports`` path): on a small warehouse holding both profiles' reproduction rows, with the notebook
+execution replaced by a stub that records its parameters (the notebooks themselves: tests/test_reports.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipelines.cli import main
+
+
+def _fake_run_row(sc) -> dict:
+    from sim import METRIC_NAMES
+
+    return {
+        "scenario_id": sc.id,
+        "params": sc.params(),
+        "machines": 10,
+        "metrics": {k: 0.25 for k in METRIC_NAMES},
+        "wall_s": 0.1,
+        "code_version": "test",
+        "inputs_version": "test",
+        "jobs_path": "data/sim/runs/x/jobs.parquet",
+        "finished_at": datetime.now(UTC).isoformat(),
+    }
+
+
+def _reproduction_rows(profile: str, value: float) -> pl.DataFrame:
+    from assets.schema import OUT_REPRODUCTION
+
+    defaults = {"VARCHAR": "x", "DOUBLE": value, "BIGINT": 3, "BOOLEAN": True}
+    row = {c.name: defaults[c.sql_type] for c in OUT_REPRODUCTION.columns}
+    row |= {"headline_id": "thesis-test", "profile": profile, "band_low": 0.0, "band_high": 100.0}
+    return pl.DataFrame([row])
+
+
+def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import assets.reports as rep
+    from assets.schema import OUT_REPRODUCTION
+    from assets.warehouse import replace_table
+    from studies import reproduction as repro
+    from studies import sweep
+
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    wh = home / "data" / "warehouse.duckdb"
+    monkeypatch.setenv("VARCAP_HOME", str(home))
+    monkeypatch.setenv("VARCAP_WAREHOUSE", str(wh))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    monkeypatch.delenv("VARCAP_SOURCE", raising=False)
+    # what `varcap reproduce` leaves: the core tables, results of a full-profile study, both profiles' rows
+    with duckdb.connect(str(wh)) as con:
+        con.execute(
+            "CREATE TABLE core_jobs AS SELECT 'azure' AS workload, 3600.0 AS duration_s, 2.0 AS cores, "
+            "NULL::DOUBLE AS cpu_request_norm, 4.0 AS memory_gb"
+        )
+        both = pl.concat([_reproduction_rows("quick", 1.0), _reproduction_rows("full", 2.0)])
+        replace_table(con, OUT_REPRODUCTION, both)
+    sc = repro.profile_scenarios(repro.FULL)[0]
+    monkeypatch.setattr(sweep, "scan_runs", lambda ids=None, out=None: ([_fake_run_row(sc)], []))
+    seen: dict[str, dict] = {}
+
+    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600):
+        seen[nb_path.stem] = params
+        fig = out_dir / "figures" / nb_path.stem / "fig01.png"
+        fig.parent.mkdir(parents=True, exist_ok=True)
+        fig.write_bytes(b"\x89PNG\r\n\x1a\n")
+        (fig.parent / "manifest.json").write_text(json.dumps(["fig01"]))
+        html = out_dir / f"{nb_path.stem}.html"
+        html.write_text("<html></html>")
+        return rep.Executed(html, [fig], [], 0.0)
+
+    monkeypatch.setattr(rep, "execute_notebook", fake_execute)
+    assert main(["reports"]) == 0
+    # every chapter but Harmony's (its tables come from `varcap sweep harmony`) rendered, profile auto
+    assert set(seen) == {ch.name for ch in rep.CHAPTERS} - {"harmony"}
+    assert {p["profile"] for p in seen.values()} == {"auto"}
+    index = (home / "data" / "reports" / "index.html").read_text()
+    assert "thesis-test" in index
+    # the full profile's row is shown (the index picks full when both have the same headlines computed)
+    assert "<td>full</td>" in index and "<td>quick</td>" not in index
+    with duckdb.connect(str(wh), read_only=True) as con:
+        assert con.sql("select scenario_id from out_sim_results").fetchall() == [(sc.id,)]
+        # out_reproduction is left as `varcap reproduce` wrote it
+        assert sorted(r[0] for r in con.sql("select profile from out_reproduction").fetchall()) == [
+            "full",
+            "quick",
+        ]
+
+
+def test_progress_prints_line_by_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off a terminal (make run's log, a pipe) a tqdm bar prints short lines, not one line of thousands
+    of characters joined by carriage returns; on a terminal the live bar stays."""
+    import io
+
+    import tqdm as tqdm_pkg
+
+    from pipelines.cli import common
+
+    monkeypatch.setattr(tqdm_pkg, "tqdm", tqdm_pkg.std.tqdm)  # the plain bar; restored after the test
+    monkeypatch.setattr(common, "LINE_PROGRESS_INTERVAL_S", 0.0)
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert common.line_progress(Tty()) is None
+    log = io.StringIO()
+    previous = common.line_progress(log)
+    assert previous is tqdm_pkg.std.tqdm
+    from tqdm import tqdm  # as the commands import it: at call time
+
+    for _ in tqdm(range(200), desc="quick studies", unit="scenario", miniters=1):
+        pass
+    text = log.getvalue()
+    lines = text.splitlines()
+    assert "\r" not in text and len(lines) >= 50
+    assert max(len(x) for x in lines) <= 120 and "200/200" in lines[-1]
+    assert common.line_progress(log) is None  # not twice
+    common.restore_progress(previous)
+    assert tqdm_pkg.tqdm is tqdm_pkg.std.tqdm
