@@ -504,8 +504,11 @@ def _assign(
     tgt = min(max(tgt, 0), max(alive - 1, 0))
     nn = 0
     plo, phi = 0, 0
+    home = 0  # near index of the machine the stretch test plans on: the target, or for packs (§4.5) the
+    npk = 0  # pack machine (near[:npk]) with the earliest start, ties to the lower index
     if variant == 2:
         plo, phi = tgt, min(tgt + pack, alive)
+        npk = phi - plo
         for x in range(plo, phi):
             near[nn] = x
             nn += 1
@@ -551,6 +554,7 @@ def _assign(
         starts[0] = s_
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         pick = -1
+        known = 1  # starts[:known] hold earliest starts
         if starts[0] <= t or (variant == 0 and stretch_ok):
             pick = 0
         elif variant != 0:
@@ -567,10 +571,17 @@ def _assign(
                     pick = k
                     starts[k] = t
                     break
+            if pick < 0 and npk > 1:  # packed: the pack is the target (its earliest-starting machine)
+                for k in range(1, npk):
+                    starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
+                    if starts[k] < starts[home]:
+                        home = k
+                known = npk
+                stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
             if pick < 0 and stretch_ok:
-                pick = 0
+                pick = home
         if pick < 0:
-            for k in range(1, nn):
+            for k in range(known, nn):
                 starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
             pick = 0
             for k in range(1, nn):
@@ -579,7 +590,10 @@ def _assign(
     else:  # plain: every machine's earliest start
         for k in range(nn):
             starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
-        stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
+        for k in range(1, npk):
+            if starts[k] < starts[home]:
+                home = k
+        stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
         best = 0
         for k in range(1, nn):
             if starts[k] < starts[best]:
@@ -596,7 +610,7 @@ def _assign(
                         pick = k
                         break
                 if pick < 0:
-                    pick = 0 if stretch_ok else best
+                    pick = home if stretch_ok else best
     m = near[pick]
     s = starts[pick]
     if use_h and hn[m] > 0:  # the plan changes from breakpoint i0 on: hints past it no longer hold
