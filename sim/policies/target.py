@@ -192,6 +192,39 @@ def earliest_start(m, t, w, c, cap, P):
 
 
 @njit(cache=True)
+def earliest_start_below(m, t, w, c, cap, P, bound):
+    """:func:`earliest_start` if it is below ``bound``, else ``bound``: the scan stops at the first
+    candidate at or after ``bound`` (candidates only grow)."""
+    n = P[4][m]
+    o = P[5][m]
+    t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
+    lim = cap + 1e-9
+    if t >= bound:
+        return bound
+    i = np.searchsorted(t_, t, side="right") - 1
+    s0 = t
+    val = u_[i] if i >= 0 else 0.0
+    y = i + 1
+    last = t
+    while True:
+        if val + c <= lim:
+            z = _window_end(t_, u_, n, y, s0, w, c, lim)
+            if z == n or t_[z] >= s0 + w:
+                return s0
+            y = z + 1
+        while y < n and k_[y] == 0:
+            y += 1
+        if y >= n:
+            return last if last < bound else bound
+        s0 = t_[y]
+        if s0 >= bound:
+            return bound
+        last = s0
+        val = u_[y]
+        y += 1
+
+
+@njit(cache=True)
 def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
@@ -573,7 +606,9 @@ def _assign(
                     break
             if pick < 0 and npk > 1:  # packed: the pack is the target (its earliest-starting machine)
                 for k in range(1, npk):
-                    starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
+                    # a start at or after the best so far loses (ties: lower index), so the scan may stop
+                    # there: starts[k] is then that bound, which never beats an exact start below
+                    starts[k] = earliest_start_below(near[k], t, w[j], c[j], cap, P, starts[home])
                     if starts[k] < starts[home]:
                         home = k
                 known = npk
