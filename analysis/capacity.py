@@ -3,14 +3,13 @@ grid (Fig. 2.2: carbon-intensity variability and the distribution of capacity it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import altair as alt
 import duckdb
 import polars as pl
 
 from analysis.style import HEIGHT, WIDTH, finish
-
-#: Thesis §2.1.2, Fig. 2.2b: dynamic range of capacity under a constant carbon budget (fraction).
-PAPER_DYNAMIC_RANGE = {"MISO": 0.393, "ERCOT": 0.545, "SPP": 0.597, "CAISO": 0.694}
 
 
 def workload_table(stats: pl.DataFrame) -> pl.DataFrame:
@@ -36,9 +35,14 @@ def grid_of(trace_id: str) -> str:
     return trace_id.split("-")[1]
 
 
-def carbon_variability(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def carbon_variability(
+    con: duckdb.DuckDBPyConnection, paper_dynamic_range: Mapping[str, float] | None = None
+) -> pl.DataFrame:
     """Per carbon-budget trace: its grid, the mean and coefficient of variation of the hourly carbon
-    intensity of the month it was built from, and the capacity's dynamic range (fraction) and CV."""
+    intensity of the month it was built from, and the capacity's dynamic range (fraction) and CV, next
+    to ``paper_dynamic_range`` (grid → fraction, thesis Fig. 2.2b: the report asset passes
+    ``studies.thesis.ch4.DYNAMIC_RANGE``; null where absent)."""
+    paper = paper_dynamic_range or {}
     traces = con.sql(
         "SELECT t.trace_id, json_extract_string(t.params_json, '$.label') AS label, c.dynamic_range, "
         "c.cv AS capacity_cv, c.min_frac, c.max_frac FROM out_capacity_traces t JOIN out_capacity_characterization c "
@@ -61,7 +65,7 @@ def carbon_variability(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                 "ci_mean_gco2_per_kwh": mean,
                 "ci_cv": (sd / mean) if mean else None,
                 "dynamic_range": r["dynamic_range"],
-                "paper_dynamic_range": PAPER_DYNAMIC_RANGE.get(grid),
+                "paper_dynamic_range": paper.get(grid),
                 "capacity_cv": r["capacity_cv"],
                 "min_frac": r["min_frac"],
                 "max_frac": r["max_frac"],

@@ -17,7 +17,6 @@ from analysis.style import HEIGHT, WIDTH, finish
 SCHEMES = ("baseline", "cbp", "cbs")
 SCHEME_NAMES = {"baseline": "baseline (oblivious)", "cbp": "CBP", "cbs": "CBS"}
 GROUPS = ("production", "other", "gratis")
-PAPER_CBS_REDUCTION_PCT = 28.0  # §9.2: "a 28 percent reduction in energy cost compared to the baseline"
 HEADLINE_OMEGA = 1.2  # §9.2: "In our first experiment, we use an over-provisioning factor of 1.2"
 TABLES = ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals")
 

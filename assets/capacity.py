@@ -9,7 +9,7 @@ as views (``TableSchema.aliases``, created by :func:`assets.warehouse.write_tabl
 import json
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 
 import dagster as dg
 import numpy as np
@@ -31,7 +31,7 @@ from assets.schema import (
     MACHINE_INTERVALS,
 )
 from assets.warehouse import write_tables
-from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace
+from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace, month_bounds, to_hourly
 from sim.intervals import (
     BandedIntervalModel,
     IntervalModel,
@@ -65,24 +65,16 @@ class CapacityConfig(dg.Config):
     )
 
 
-def _month_bounds(month: str) -> tuple[datetime, datetime]:
-    y, m = (int(x) for x in month.split("-"))
-    return datetime(y, m, 1, tzinfo=UTC), datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=UTC)
-
-
 def _hourly(conn, sql: str, params: list, start: datetime, end: datetime, what: str) -> np.ndarray:
-    """Hourly values over [start, end) with missing hours filled forward (then backward)."""
+    """Hourly values over [start, end) by the one gap rule of :func:`sim.capacity.to_hourly` (the
+    scenario path's too). dg.Failure if there are none."""
     df = conn.sql(sql, params=params).pl()
     if df.height == 0:
         raise dg.Failure(f"no rows for {what} in {start:%Y-%m}")
-    hours = pl.DataFrame(
-        {"ts": pl.datetime_range(start, end, "1h", closed="left", time_zone="UTC", eager=True)}
-    )
-    df = df.rename({df.columns[0]: "ts", df.columns[1]: "v"}).with_columns(
-        pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us")
-    )
-    full = hours.join(df, on="ts", how="left")
-    return full["v"].fill_null(strategy="forward").fill_null(strategy="backward").to_numpy()
+    try:
+        return to_hourly(df[df.columns[0]], df[df.columns[1]], start, end)
+    except ValueError as e:
+        raise dg.Failure(f"{what}: {e}") from e
 
 
 def _series_sql(table: str, value: str, keys: list[str]) -> str:
@@ -105,7 +97,7 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
     yield f"ra-avg24-ra8-p1200-d21-seed{seed}", "synthetic", spec.build(32, 21 * DAY)
     for carbon in cfg.carbon:
         grid, source, month = carbon.split(":")
-        start, end = _month_bounds(month)
+        start, end = month_bounds(month)
         ci = _hourly(
             conn,
             _series_sql("core_grid_carbon", "gco2_per_kwh", ["grid", "source"]),
@@ -129,7 +121,7 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
         )
     for prices in cfg.prices:
         market, node, month = prices.split(":")
-        start, end = _month_bounds(month)
+        start, end = month_bounds(month)
         price = _hourly(
             conn,
             _series_sql("core_power_price", "usd_per_mwh", ["market", "node"]),

@@ -11,10 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import dagster as dg
+import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.schema import TableSchema
 from assets.warehouse import CheckOutcome, check_key, check_ranges, check_schema, hourly_gaps
+
+#: checks open the warehouse read-write like its writers: they queue in the writers' pool rather than
+#: wait on DuckDB's file lock (which the ``duckdb`` resource waits for only a few seconds)
+POOL = "duckdb_write"
+
+
+def md_table(df: pl.DataFrame) -> dg.MetadataValue:
+    """A small frame as a Markdown table for asset metadata."""
+    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
+    return dg.MetadataValue.md(
+        head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows())
+    )
 
 
 def _result(o: CheckOutcome) -> dg.AssetCheckResult:
@@ -40,7 +53,11 @@ def table_checks(
     if with_schema:
 
         @dg.asset_check(
-            asset=target, name=f"{t}schema", blocking=True, description="columns and types match the schema"
+            pool=POOL,
+            asset=target,
+            name=f"{t}schema",
+            blocking=True,
+            description="columns and types match the schema",
         )
         def _schema(duckdb: DuckDBResource) -> dg.AssetCheckResult:
             with duckdb.get_connection() as conn:
@@ -49,6 +66,7 @@ def table_checks(
         out.append(_schema)
 
     @dg.asset_check(
+        pool=POOL,
         asset=target,
         name=f"{t}key" if prefixed else "unique_key",
         blocking=True,
@@ -62,6 +80,7 @@ def table_checks(
     if schema.ranges:
 
         @dg.asset_check(
+            pool=POOL,
             asset=target,
             name=f"{t}ranges",
             blocking=True,
@@ -75,11 +94,9 @@ def table_checks(
     if schema.hourly_series:
 
         @dg.asset_check(
-            asset=target, name=f"{t}hourly_gaps", description="missing hours per series (warning)"
+            pool=POOL, asset=target, name=f"{t}hourly_gaps", description="missing hours per series (warning)"
         )
         def _gaps(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-            from assets.core import md_table  # core builds on this module
-
             with duckdb.get_connection() as conn:
                 g = hourly_gaps(conn, schema)
             missing = int(g["missing_hours"].sum()) if g.height else 0

@@ -4,7 +4,9 @@ Each asset normalizes every raw file of its inputs (see :mod:`assets.normalize`)
 raises before anything is written, so the previous good table stays. Good rows go into a staging table
 where the blocking checks run (schema, key, ranges incl. finiteness of every numeric column, and the
 cross-table check that every row comes from a registered raw file); only then are they and their
-rejects swapped in, in one transaction (:func:`assets.warehouse.replace_table`). A failing check fails
+rejects swapped in, in one transaction (:func:`assets.warehouse.replace_table`). Tables built from the
+same input also check each other's rows (:func:`assets.warehouse.same_input`: the EIA-930 files feed
+``core_grid_carbon`` and ``core_grid_fuel_mix``; a file one refuses, both refuse). A failing check fails
 the step with the check's message and leaves the previous table as it was. The asset checks next to the
 assets re-run the same checks on the stored table for the UI; coverage (hourly gaps) only warns.
 """
@@ -18,7 +20,7 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from assets import normalize as nz
-from assets.checks import table_checks
+from assets.checks import md_table, table_checks  # md_table: re-exported for the assets
 from assets.raw import POOL, raw_files_for
 from assets.schema import (
     CORE_BUILDS,
@@ -35,6 +37,7 @@ from assets.warehouse import (
     CheckOutcome,
     Consistency,
     replace_table,
+    same_input,
 )
 from sim.capacity import DAY
 
@@ -86,14 +89,14 @@ def _write(
     started: float,
     extra: dict[str, object] | None = None,
     datasets: Sequence[str] = (),
+    siblings: Sequence[tuple[str, Consistency]] = (),
 ) -> dg.MaterializeResult:
     failed: CheckFailed | None = None
+    checks = [*([from_raw_files(*datasets)] if datasets else []), *siblings]
     # the failure is raised outside the `with`: DuckDBResource closes its connection only on a normal exit
     with duckdb.get_connection() as conn:
         try:
-            n = replace_table(
-                conn, schema, df, rejects, [from_raw_files(*datasets)] if datasets else [], datasets
-            )
+            n = replace_table(conn, schema, df, rejects, checks, datasets)
         except CheckFailed as e:
             failed = e
     if failed is not None:
@@ -114,14 +117,6 @@ def _write(
     meta.update(extra or {})
     context.log.info(f"{schema.name}: {n} rows, {rejects.height} rejects")
     return dg.MaterializeResult(metadata=meta)
-
-
-def md_table(df: pl.DataFrame) -> dg.MetadataValue:
-    """A small frame as a Markdown table for asset metadata."""
-    head = "| " + " | ".join(df.columns) + " |\n|" + "---|" * df.width + "\n"
-    return dg.MetadataValue.md(
-        head + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in df.rows())
-    )
 
 
 def _span_md(df: pl.DataFrame, by: list[str], ts: str) -> dg.MetadataValue:
@@ -249,6 +244,8 @@ def core_grid_carbon(
         emaps = raw_files_for(conn, "electricitymaps_hourly")
         eia = raw_files_for(conn, "eia930_fuelmix")
     df, rej = _fail_on_bad_file(lambda: build_carbon(emaps, eia, config.factor_set))
+    # the fuel mix of the same EIA files must pass its own checks: a file it refuses feeds no table
+    _, mix, _ = _fail_on_bad_file(lambda: _eia(eia, config.factor_set))
     return _write(
         context,
         duckdb,
@@ -258,6 +255,7 @@ def core_grid_carbon(
         t0,
         {"series": _span_md(df, ["grid", "source"], "ts_utc")},
         ("electricitymaps_hourly", "eia930_fuelmix"),
+        [same_input(CORE_GRID_FUEL_MIX, mix, ["eia930_fuelmix"])],
     )
 
 
@@ -273,7 +271,7 @@ def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource
     t0 = time.perf_counter()
     with duckdb.get_connection() as conn:
         eia = raw_files_for(conn, "eia930_fuelmix")
-    _, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
+    carbon, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
     rej = rej.with_columns(pl.lit(CORE_GRID_FUEL_MIX.name).alias("table_name"))
     return _write(
         context,
@@ -284,6 +282,8 @@ def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource
         t0,
         {"series": _span_md(mix, ["grid"], "ts_utc")},
         ("eia930_fuelmix",),
+        # the carbon rows of the same EIA files must pass core_grid_carbon's checks as well
+        [same_input(CORE_GRID_CARBON, carbon, ["eia930_fuelmix"])],
     )
 
 
@@ -393,6 +393,7 @@ core_assets = [*_table_assets, core_rejects, core_builds]
 
 # ---------------------------------------------------------------------------------------------- checks
 @dg.asset_check(
+    pool=POOL,
     asset=core_grid_carbon,
     name="eia_matches_published",
     additional_deps=["core_grid_fuel_mix"],
@@ -422,6 +423,7 @@ def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
 
 
 @dg.asset_check(
+    pool=POOL,
     asset=core_builds,
     name="builds_current",
     additional_deps=["raw_files"],

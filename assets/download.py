@@ -6,30 +6,42 @@ Behaviour, in order, for :meth:`Downloader.fetch`:
    its ``.meta.json`` sidecar (and with a given ``sha256``). A match is returned as is (``cached=True``);
    a mismatch or a missing sidecar moves the file to ``<cache>/.quarantine/`` (nothing is deleted) and
    downloads it again.
-2. The body streams into ``<dest>.part``. A leftover ``.part`` from an interrupted run is resumed with an
-   HTTP ``Range`` request; a ``206`` must start exactly at the requested offset (``Content-Range``),
-   otherwise the part is discarded and the file restarts; a server that ignores ``Range`` (status 200)
-   restarts the file from zero.
+   ``dest`` must be a plain relative path: no ``..``, not absolute, and no symbolic link on the way
+   (the file, its directories, ``.part``, ``.quarantine``) — everything stays inside the cache.
+2. The body streams into ``<dest>.part``; the validator of the answer that started it (a strong
+   ``ETag``, else ``Last-Modified``) is kept in ``<dest>.part.json``. A leftover ``.part`` from an
+   interrupted run is resumed with an HTTP ``Range`` request carrying ``If-Range``; a ``206`` must start
+   exactly at the requested offset (``Content-Range``) and carry the same validator, otherwise the part is
+   discarded and the file restarts from zero (two upstream versions are never spliced); a server that
+   ignores ``Range`` or says the file changed (status 200) restarts the file from zero. (A server that
+   sends no validator at all cannot be checked; its parts resume as before.)
 3. The expected length comes from ``Content-Length`` (200) or the total of ``Content-Range`` (206). A
    close-delimited body (no length, not chunked) is confirmed by asking for the bytes after its end: a
    ``416`` confirms it, a ``206`` shows it was cut short (the download resumes). A body that cannot be
    confirmed and ends mid-line where CSV/JSON was expected is refused.
+   Every transfer has a hard wall-clock deadline (``deadline_s`` for the whole fetch, retries included;
+   each socket read waits at most the time left), so a server dripping bytes is stopped; a body larger
+   than ``max_bytes`` (the dataset's size cap) is refused as soon as it is announced or received.
 4. One retry layer (a urllib3 ``Retry`` driving this loop; the HTTP adapter itself never retries):
    connection errors, timeouts, short bodies and 429/5xx answers are retried with exponential backoff
    (``Retry-After`` honoured) until ``retries`` is spent or the total ``deadline_s`` has passed. A host
    that cannot be reached (DNS failure, refused, connect timeout) is retried only ``connect_retries``
    times and is then reported as unreachable (offline?) within seconds; later files on that host fail
    at once.
-5. The finished file is validated: an HTML body where data was expected, a truncated or corrupt gzip, a
-   size that differs from the expected length or a sha256 mismatch each raise :class:`DownloadError`
-   naming the URL (API keys redacted), and the partial file is removed so no bad bytes survive.
+5. The finished file is validated: an HTML body where data was expected (sniffed on the whole first
+   line after any leading whitespace), a truncated or corrupt gzip, a gzip that inflates past
+   :data:`assets.gzcap.MAX_RATIO` × its size (inflated in bounded chunks, never whole), a size that
+   differs from the expected length, a CSV that ends mid-line although the server's length says it is
+   complete and a Range request shows there is more (a ``Content-Length`` shorter than the file), or a
+   sha256 mismatch each raise :class:`DownloadError` naming the URL, and the partial file is removed so
+   no bad bytes survive. Every error message is scrubbed of secrets (``api_key=…`` and the literal
+   values of secret query parameters, also where a server echoes them in its body).
 6. The ``.meta.json`` sidecar (url, size, sha256, time, whether the length was verified) is written,
    then the file is atomically renamed into place and made read-only.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import logging
@@ -37,12 +49,12 @@ import os
 import re
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -57,6 +69,8 @@ from urllib3.exceptions import (
 from urllib3.exceptions import HTTPError as Urllib3HTTPError
 from urllib3.util.retry import Retry
 
+from assets.gzcap import MAX_RATIO, GzipBomb, inflate
+
 Expect = Literal["any", "csv", "gzip", "json", "parquet"]
 
 log = logging.getLogger(__name__)
@@ -67,6 +81,19 @@ _SECRET_PARAMS = re.compile(r"(api_key|apikey|token|key|sig|signature)=([^&]+)",
 def redact(url: str) -> str:
     """Return ``url`` with secret query parameters (api_key, token, sig…) replaced by ``***``."""
     return _SECRET_PARAMS.sub(lambda m: f"{m.group(1)}=***", url)
+
+
+_SECRET_NAMES = re.compile(r"^(api_key|apikey|token|key|sig|signature|access_token|secret)$", re.IGNORECASE)
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (an error message, perhaps quoting a server's body) with secrets removed: ``api_key=…``
+    style pairs and every literal value of a secret query parameter of ``url``."""
+    out = redact(text)
+    for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=False):
+        if _SECRET_NAMES.match(name) and len(value) >= 4:
+            out = out.replace(value, "***")
+    return out
 
 
 class DownloadError(RuntimeError):
@@ -101,27 +128,51 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def _looks_like_html(head: bytes) -> bool:
-    s = head.lstrip()[:256].lower()
-    return s.startswith(b"<!doctype html") or s.startswith(b"<html") or b"<html" in s[:64]
+SNIFF_BYTES = 1 << 20  # how far the first line is read when sniffing a body
+_HTML_MARKS = (b"<!doctype", b"<html", b"<head", b"<body", b"<script", b"<?xml")
 
 
-def _validate_body(path: Path, url: str, expect: Expect) -> None:
+def first_line(path: Path, limit: int = SNIFF_BYTES) -> bytes:
+    """The first line of ``path`` after any leading whitespace (at most ``limit`` bytes are read)."""
     with open(path, "rb") as f:
-        head = f.read(512)
-    if expect in ("csv", "json", "gzip", "parquet") and _looks_like_html(head):
-        raise DownloadError(f"{redact(url)}: got an HTML page where {expect} data was expected")
+        data = f.read(limit)
+    return data.lstrip().split(b"\n", 1)[0]
+
+
+def _looks_like_html(line: bytes) -> bool:
+    s = line.strip().lower()
+    return s.startswith(b"<") or any(m in s for m in _HTML_MARKS)
+
+
+def _validate_body(path: Path, url: str, expect: Expect, max_ratio: float = MAX_RATIO) -> None:
+    with open(path, "rb") as f:
+        head = f.read(8)
+    binary = head[:2] == b"\x1f\x8b" or head[:4] == b"PAR1"
+    if expect in ("csv", "json", "gzip", "parquet") and not binary:
+        line = first_line(path)
+        if not line.strip() and path.stat().st_size:
+            raise DownloadError(
+                f"{redact(url)}: the first {SNIFF_BYTES} bytes are blank where {expect} data was expected"
+            )
+        if _looks_like_html(line):
+            raise DownloadError(f"{redact(url)}: got an HTML page where {expect} data was expected")
     if expect == "gzip" or (expect in ("csv", "json") and head[:2] == b"\x1f\x8b"):
         if head[:2] != b"\x1f\x8b":
             raise DownloadError(f"{redact(url)}: not a gzip file (first bytes {head[:8]!r})")
         try:
-            with gzip.open(path, "rb") as g:
-                while g.read(1 << 20):
-                    pass
+            inflate(path, max_ratio=max_ratio)
+        except GzipBomb as e:
+            raise DownloadError(f"{redact(url)}: {e}") from None
         except (EOFError, OSError, zlib.error) as e:
             raise DownloadError(f"{redact(url)}: truncated or corrupt gzip ({e})") from e
-    if expect == "parquet" and head[:4] != b"PAR1":
-        raise DownloadError(f"{redact(url)}: not a parquet file (first bytes {head[:8]!r})")
+    if expect == "parquet":
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 4))
+            tail = f.read(4)
+        if head[:4] != b"PAR1" or tail != b"PAR1":
+            raise DownloadError(
+                f"{redact(url)}: not a complete parquet file (first bytes {head[:8]!r}, last {tail!r})"
+            )
     if expect == "json" and head[:2] != b"\x1f\x8b":
         try:
             json.loads(path.read_bytes())
@@ -149,6 +200,57 @@ def _content_range(value: str | None) -> tuple[int, int, int | None] | None:
     return int(m.group(1)), int(m.group(2)), None if m.group(3) == "*" else int(m.group(3))
 
 
+def _validator(headers: object) -> str | None:
+    """What identifies the upstream version of an answer: a strong ``ETag``, else ``Last-Modified``."""
+    etag = headers.get("ETag")  # type: ignore[attr-defined]
+    if etag and not etag.startswith("W/"):
+        return str(etag)
+    lm = headers.get("Last-Modified")  # type: ignore[attr-defined]
+    return str(lm) if lm else None
+
+
+def _part_meta(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _read_part_validator(part: Path) -> str | None:
+    try:
+        v = json.loads(_part_meta(part).read_text()).get("validator")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return v if isinstance(v, str) else None
+
+
+def _drop_part(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    _part_meta(part).unlink(missing_ok=True)
+
+
+def _write_small(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a fresh temporary file (never through a planted symlink)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - 1))
+        return f.read(1) == b"\n"
+
+
+def _excerpt(r: requests.Response, limit: int = 512) -> str:
+    """The first ``limit`` bytes of an error body, on one line (never the whole body: it may be endless)."""
+    try:
+        raw = r.raw.read(limit, decode_content=True) or b""
+    except Exception:  # a broken error body must not hide the status
+        raw = b""
+    return raw.decode("utf-8", "replace")[:200].strip().replace("\n", " ")
+
+
 def _read_meta(path: Path) -> dict[str, object] | None:
     try:
         return json.loads(path.with_name(path.name + ".meta.json").read_text())
@@ -170,6 +272,7 @@ class Downloader:
         connect_retries: int = 2,
         deadline_s: float = 600.0,
         chunk_bytes: int = 1 << 20,
+        max_ratio: float = MAX_RATIO,
         progress: bool | None = None,
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -182,11 +285,13 @@ class Downloader:
         self.connect_retries = connect_retries
         self.deadline_s = deadline_s
         self.chunk_bytes = chunk_bytes
+        self.max_ratio = max_ratio
         self.progress = progress
         self._sleep = sleep
         self.session = session or self._make_session()
         self._unreachable: dict[str, str] = {}  # host -> why, so later files fail at once
         self.requests = 0  # HTTP requests sent (for tests and metadata)
+        self._deadline: float | None = None  # monotonic hard deadline of the fetch under way
 
     def _make_session(self) -> requests.Session:
         s = requests.Session()
@@ -211,14 +316,54 @@ class Downloader:
             respect_retry_after_header=True,
         )
 
+    def resolve_dest(self, dest: str | Path) -> Path:
+        """``cache_dir/dest`` after checking that it stays inside the cache: ``dest`` is relative, has no
+        ``..``/``.`` component, does not start with ``.quarantine``, and no existing component (nor the
+        file's ``.part``/``.meta.json``) is a symbolic link. Raises :class:`DownloadError` otherwise."""
+        rel = Path(dest)
+        parts = rel.parts
+        if (
+            not parts
+            or rel.is_absolute()
+            or any(p in ("..", ".", "") or "\\" in p for p in parts)
+            or parts[0] == ".quarantine"
+            or rel.name.endswith((".part", ".meta.json", ".part.json", ".tmp"))
+        ):
+            raise DownloadError(
+                f"{dest}: not a plain relative path inside the raw cache {self.cache_dir} (no '..', no "
+                "absolute path, no cache bookkeeping name); refusing to write there"
+            )
+        path = self.cache_dir.joinpath(*parts)
+        self._no_links(path, [path.with_name(path.name + s) for s in (".part", ".part.json", ".meta.json")])
+        return path
+
+    def _no_links(self, path: Path, extra: Sequence[Path] = ()) -> None:
+        """Raise :class:`DownloadError` if a component of ``path`` below the cache, or one of ``extra``,
+        is a symbolic link (writing through it would leave the cache)."""
+        cur = self.cache_dir
+        for p in path.relative_to(self.cache_dir).parts:
+            cur = cur / p
+            if cur.is_symlink():
+                raise DownloadError(
+                    f"{cur}: is a symbolic link inside the raw cache; refusing to read or write through it "
+                    "(remove the link)"
+                )
+        for e in extra:
+            if e.is_symlink():
+                raise DownloadError(
+                    f"{e}: is a symbolic link inside the raw cache; refusing (remove the link)"
+                )
+
     def _quarantine(self, path: Path, why: str) -> Path:
         q = self.cache_dir / ".quarantine" / f"{path.relative_to(self.cache_dir)}.{int(time.time())}"
+        self._no_links(q.parent)
         q.parent.mkdir(parents=True, exist_ok=True)
+        self._no_links(q, [q.with_name(q.name + s) for s in (".meta.json", ".why.txt")])
         os.replace(path, q)
         meta = path.with_name(path.name + ".meta.json")
         if meta.exists():
             os.replace(meta, q.with_name(q.name + ".meta.json"))
-        q.with_name(q.name + ".why.txt").write_text(why + "\n")
+        _write_small(q.with_name(q.name + ".why.txt"), why + "\n")
         return q
 
     def verify_cached(self, path: Path, url: str, sha256: str | None = None) -> tuple[bool, str]:
@@ -241,10 +386,27 @@ class Downloader:
         sha256: str | None = None,
         expect: Expect = "any",
         headers: dict[str, str] | None = None,
+        max_bytes: int | None = None,
     ) -> DownloadResult:
-        """Download ``url`` to ``cache_dir/dest`` (see module docstring). Raises :class:`DownloadError`."""
-        path = self.cache_dir / dest
+        """Download ``url`` to ``cache_dir/dest`` (see module docstring), refusing a body larger than
+        ``max_bytes``. Raises :class:`DownloadError`, its message scrubbed of secrets."""
+        try:
+            return self._fetch(url, dest, sha256, expect, headers, max_bytes)
+        except DownloadError as e:
+            raise DownloadError(scrub(str(e), url)) from None
+
+    def _fetch(
+        self,
+        url: str,
+        dest: str | Path,
+        sha256: str | None,
+        expect: Expect,
+        headers: dict[str, str] | None,
+        max_bytes: int | None,
+    ) -> DownloadResult:
+        path = self.resolve_dest(dest)
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._no_links(path)
         if path.exists():
             ok, digest_or_why = self.verify_cached(path, url, sha256)
             if ok:
@@ -259,12 +421,13 @@ class Downloader:
         resumed = False
         retry = self._retry_policy()
         t0 = time.monotonic()
+        self._deadline = t0 + self.deadline_s
         attempt = 0
         verified = True
         while True:
             attempt += 1
             try:
-                r_resumed, verified = self._stream(url, part, headers or {}, expect)
+                r_resumed, verified = self._stream(url, part, headers or {}, expect, max_bytes)
                 resumed |= r_resumed
                 break
             except DownloadError:
@@ -290,12 +453,12 @@ class Downloader:
                 self._sleep(wait)
 
         try:
-            _validate_body(part, url, expect)
+            _validate_body(part, url, expect, self.max_ratio)
             digest = sha256_file(part)
             if sha256 and digest != sha256:
                 raise DownloadError(f"{redact(url)}: sha256 {digest} does not match expected {sha256}")
         except DownloadError:
-            part.unlink(missing_ok=True)
+            _drop_part(part)
             raise
         size = part.stat().st_size
         meta = {
@@ -308,19 +471,29 @@ class Downloader:
             "length_verified": verified,
         }
         # sidecar first: a file in place always has the sidecar that vouches for it
-        side = path.with_name(path.name + ".meta.json")
-        tmp = side.with_name(side.name + ".tmp")
-        tmp.write_text(json.dumps(meta, indent=2))
-        os.replace(tmp, side)
+        _write_small(path.with_name(path.name + ".meta.json"), json.dumps(meta, indent=2))
         os.replace(part, path)
+        _part_meta(part).unlink(missing_ok=True)
         path.chmod(0o444)
         return DownloadResult(url, path, size, digest, False, resumed, attempt)
 
+    def _left(self, url: str, have: int = 0) -> float:
+        """Seconds left before this fetch's hard deadline; :class:`DownloadError` when none are."""
+        deadline = self._deadline if self._deadline is not None else time.monotonic() + self.deadline_s
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DownloadError(
+                f"{redact(url)}: stopped at the hard deadline of {self.deadline_s:g} s for one file "
+                f"({have} bytes received; a server sending too slowly?)"
+            )
+        return left
+
     def _get(self, url: str, headers: dict[str, str]) -> requests.Response:
         self.requests += 1
+        read_s = max(0.05, min(self.timeout_s, self._left(url)))
         try:
             r = self.session.get(
-                url, stream=True, timeout=(self.connect_timeout_s, self.timeout_s), headers=headers
+                url, stream=True, timeout=(min(self.connect_timeout_s, read_s), read_s), headers=headers
             )
         except requests.exceptions.ConnectTimeout as e:
             raise _Retryable(f"connect timeout ({e})", error=ConnectTimeoutError(str(e))) from e
@@ -336,7 +509,7 @@ class Downloader:
         except requests.Timeout as e:
             raise _Retryable(f"read timeout ({e})", error=ReadTimeoutError(None, url, str(e))) from e
         if r.status_code in (429, 500, 502, 503, 504):
-            body = r.text[:200].strip().replace("\n", " ")
+            body = _excerpt(r)
             err = _Retryable(f"HTTP {r.status_code} {r.reason}: {body}", response=r.raw)
             ra = r.headers.get("Retry-After")
             err.retry_after = float(ra) if ra and ra.strip().isdigit() else None
@@ -344,53 +517,78 @@ class Downloader:
             raise err
         return r
 
-    def _stream(self, url: str, part: Path, headers: dict[str, str], expect: Expect) -> tuple[bool, bool]:
+    def _stream(
+        self, url: str, part: Path, headers: dict[str, str], expect: Expect, max_bytes: int | None = None
+    ) -> tuple[bool, bool]:
         """Stream one attempt into ``part``. Returns ``(resumed, length_verified)``; raises
-        :class:`_Retryable` on a failure worth retrying (incl. a short body) and :class:`DownloadError`
-        on one that is not."""
+        :class:`_Retryable` on a failure worth retrying (incl. a short body or a part of another upstream
+        version) and :class:`DownloadError` on one that is not (over the size cap or the deadline)."""
         have = part.stat().st_size if part.exists() else 0
+        stored = _read_part_validator(part) if have else None
         req_headers = dict(headers)
         if have:
             req_headers["Range"] = f"bytes={have}-"
+            if stored:
+                req_headers["If-Range"] = stored  # a changed file comes back whole (200), not spliced
         with self._get(url, req_headers) as r:
+            got_validator = _validator(r.headers)
             if r.status_code == 416 and have:
                 # Range not satisfiable: the part is complete if the server's total says so, else stale
                 total = (r.headers.get("Content-Range") or "").rpartition("/")[2]
-                if total.isdigit() and int(total) == have:
+                same = got_validator is None or stored is None or got_validator == stored
+                if total.isdigit() and int(total) == have and same:
                     return False, True
-                part.unlink()
+                _drop_part(part)
                 raise _Retryable("range not satisfiable; restarting from zero", error=ProtocolError("416"))
             if r.status_code >= 400:
-                body = r.text[:200].strip().replace("\n", " ")
+                body = _excerpt(r)
                 raise DownloadError(f"{redact(url)}: HTTP {r.status_code} {r.reason}: {body}")
             resuming = False
             total: int | None = None
             if r.status_code == 206:
                 cr = _content_range(r.headers.get("Content-Range"))
                 if cr is None:
-                    part.unlink(missing_ok=True)
+                    _drop_part(part)
                     raise _Retryable(
                         "206 without a valid Content-Range; restarting", error=ProtocolError("206")
                     )
                 start, _, total = cr
                 if start != have:
                     # the server sent another slice than asked for: never splice it onto the part
-                    part.unlink(missing_ok=True)
+                    _drop_part(part)
                     raise _Retryable(
                         f"206 starts at byte {start}, not at the requested {have}; restarting from zero",
                         error=ProtocolError("bad 206 offset"),
                     )
+                if got_validator != stored:
+                    # another upstream version than the part holds (or one that cannot be told apart)
+                    _drop_part(part)
+                    raise _Retryable(
+                        f"the upstream file changed since the part was started (validator {stored!r}, now "
+                        f"{got_validator!r}); restarting from zero",
+                        error=ProtocolError("upstream changed"),
+                    )
                 resuming = have > 0
             elif r.headers.get("Content-Length") is not None:
                 total = int(r.headers["Content-Length"])
+            if max_bytes is not None and total is not None and total > max_bytes:
+                _drop_part(part)
+                raise DownloadError(
+                    f"{redact(url)}: the file has {total} bytes, over the size cap of {max_bytes} bytes "
+                    "left for its dataset (raise it with the max_bytes parameter)"
+                )
             chunked = "chunked" in r.headers.get("Transfer-Encoding", "").lower()
+            if not resuming:
+                _drop_part(part)
+                _write_small(_part_meta(part), json.dumps({"url": redact(url), "validator": got_validator}))
             mode = "ab" if resuming else "wb"
             got = 0
+            start_size = have if resuming else 0
             with (
                 open(part, mode) as f,
                 tqdm(
                     total=total,
-                    initial=have if resuming else 0,
+                    initial=start_size,
                     unit="B",
                     unit_scale=True,
                     desc=part.name.removesuffix(".part"),
@@ -398,30 +596,65 @@ class Downloader:
                     leave=False,
                 ) as bar,
             ):
-                # raw bytes as sent (no transparent Content-Encoding decoding): the cache keeps upstream bytes
+                # raw bytes as sent (no transparent Content-Encoding decoding): the cache keeps upstream
+                # bytes. read1 returns what has arrived, so the deadline is checked however slow the server
                 try:
-                    for block in r.raw.stream(self.chunk_bytes, decode_content=False):
+                    while True:
+                        self._left(url, start_size + got)
+                        block = r.raw.read1(self.chunk_bytes, decode_content=False)
+                        if not block:
+                            break
                         f.write(block)
                         got += len(block)
                         bar.update(len(block))
+                        if max_bytes is not None and start_size + got > max_bytes:
+                            raise DownloadError(
+                                f"{redact(url)}: more than {max_bytes} bytes received, over the size cap "
+                                "left for its dataset (raise it with the max_bytes parameter)"
+                            )
+                except DownloadError:
+                    f.close()
+                    _drop_part(part)
+                    raise
                 except (Urllib3HTTPError, requests.exceptions.ChunkedEncodingError) as e:
                     err = (
                         ReadTimeoutError(None, url, str(e))
                         if "timed out" in str(e)
                         else ProtocolError(str(e))
                     )
-                    raise _Retryable(f"body cut short after {have + got} bytes ({e})", error=err) from e
+                    raise _Retryable(f"body cut short after {start_size + got} bytes ({e})", error=err) from e
         size = part.stat().st_size
         if total is not None:
             if size < total:
                 raise _Retryable(f"short body: {size} of {total} bytes", error=ProtocolError("short body"))
             if size > total:
-                part.unlink(missing_ok=True)
+                _drop_part(part)
                 raise DownloadError(f"{redact(url)}: got {size} bytes, more than the announced {total}")
+            if expect == "csv" and size and not _ends_with_newline(part):
+                self._confirm_announced_length(url, part, headers, size)
             return resuming, True
         if chunked:
             return resuming, True  # chunked framing has its own end marker (urllib3 raises if cut)
         return resuming, self._confirm_close_delimited(url, part, headers, expect)
+
+    def _confirm_announced_length(self, url: str, part: Path, headers: dict[str, str], size: int) -> None:
+        """A CSV of the announced length ends mid-line: ask for the bytes after it. A ``416`` (or a whole
+        file of this length) confirms it; more bytes mean the ``Content-Length`` was short, and the file
+        is refused (:class:`DownloadError`, nothing cached)."""
+        with self._get(url, {**headers, "Range": f"bytes={size}-"}) as r:
+            status = r.status_code
+            cr = _content_range(r.headers.get("Content-Range")) if status == 206 else None
+            length = r.headers.get("Content-Length") if status == 200 else None
+        if status == 416 or (length is not None and int(length) == size):
+            return
+        _drop_part(part)
+        more = (
+            f"the file has {cr[2] if cr and cr[2] else 'more'}" if cr else f"the file has {length or 'more'}"
+        )
+        raise DownloadError(
+            f"{redact(url)}: the server announced {size} bytes but {more} bytes and the body ends mid-line: "
+            "refusing a file cut short by a wrong Content-Length"
+        )
 
     def _confirm_close_delimited(self, url: str, part: Path, headers: dict[str, str], expect: Expect) -> bool:
         """A body without a length ended when the server closed: ask for the bytes after it. True when
@@ -451,7 +684,7 @@ class Downloader:
                 f.seek(max(0, size - 1))
                 last = f.read(1)
             if expect == "csv" and last != b"\n":
-                part.unlink(missing_ok=True)
+                _drop_part(part)
                 raise DownloadError(
                     f"{redact(url)}: the server sent no length and the body ends mid-line after {size} "
                     "bytes: refusing a probably truncated file"

@@ -32,7 +32,7 @@ from assets.warehouse import write_tables
 from sim.harmony.classify import fit_classes
 from sim.harmony.forecast import ForecastConfig
 from sim.harmony.run import HarmonyConfig, predict_demand
-from studies import harmony as hs
+from studies.harmony import runner as hs
 
 GROUP = "harmony"
 

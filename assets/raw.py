@@ -17,6 +17,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from assets import snapshot
 from assets.checks import table_checks
 from assets.download import Downloader, sha256_file
 from assets.normalize import RawFile
@@ -57,8 +58,9 @@ def collect_files(
 ) -> list[dict[str, Any]]:
     """Return ``raw_files`` rows for ``ds``: registered samples or downloaded remote files.
 
-    Raises ``ValueError`` for an unknown source or a missing sample file, :class:`DownloadError` for a
-    failed download (naming the URL).
+    Raises ``ValueError`` for an unknown source, a missing sample file or a remote parameter that is not
+    a plain name (cache paths never leave ``data/raw``), :class:`DownloadError` for a failed download
+    (naming the URL) or one that would take the dataset past its size cap (``max_bytes``).
     """
     now = datetime.now(UTC)
     rows: list[dict[str, Any]] = []
@@ -66,8 +68,12 @@ def collect_files(
         p = dict(params)
         if "EIA_API_KEY" in ds.needs_env:
             p.setdefault("api_key", os.environ.get("EIA_API_KEY"))
+        from assets.sources import integer
+
+        budget = integer(p, "max_bytes", ds.max_bytes, 1, 1 << 50)
         for rf in ds.remote(p):
-            res = downloader.fetch(rf.url, rf.dest, expect=rf.expect)
+            left = budget - sum(r["bytes"] for r in rows)
+            res = downloader.fetch(rf.url, rf.dest, expect=rf.expect, max_bytes=left)
             # EIA pages past the end of the data come back empty: stop paging at the first empty one
             if rf.expect == "json" and _empty_eia_page(res.path):
                 res.path.unlink()
@@ -137,7 +143,7 @@ def _empty_eia_page(path: Any) -> bool:
 
 
 def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
-    """Replace the ``raw_files`` rows of ``dataset`` in one transaction."""
+    """Replace the ``raw_files`` rows of ``dataset`` in one transaction, then publish the snapshot."""
     conn.execute(RAW_FILES.ddl().replace("CREATE OR REPLACE TABLE", "CREATE TABLE IF NOT EXISTS"))
     df = pl.DataFrame(rows, schema={c.name: None for c in RAW_FILES.columns}).select(RAW_FILES.column_names)  # noqa: F841
     conn.execute("BEGIN TRANSACTION")
@@ -148,6 +154,7 @@ def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
     except Exception:
         conn.execute("ROLLBACK")
         raise
+    snapshot.publish(conn)  # readers see the new registry too, not only after the next core write
 
 
 def raw_files_for(conn: Any, dataset: str) -> list[RawFile]:

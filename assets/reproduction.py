@@ -12,8 +12,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from assets.checks import table_checks
-from assets.core import md_table
+from assets.checks import md_table, table_checks
 from assets.raw import POOL
 from assets.schema import OUT_REPRODUCTION
 from assets.sim import study_asset_name

@@ -1,12 +1,25 @@
-"""Dagster resources: the DuckDB warehouse (key ``duckdb``) and the download client (key ``downloader``)."""
+"""Dagster resources: the DuckDB warehouse (key ``duckdb``, :class:`WarehouseResource`) and the download
+client (key ``downloader``)."""
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import dagster as dg
+import duckdb
 from dagster_duckdb import DuckDBResource
 
 from assets.download import Downloader
+from assets.snapshot import snapshot_path
 from sim import paths
+
+#: how long a connection waits for a lock held by another process before saying who holds it
+LOCK_WAIT_S = 10.0
 
 
 class DownloaderResource(dg.ConfigurableResource):
@@ -17,7 +30,9 @@ class DownloaderResource(dg.ConfigurableResource):
     backoff_s: float = 0.5
     timeout_s: float = 120.0
     connect_timeout_s: float = 5.0
-    deadline_s: float = 600.0  # no retry starts after this many seconds on one file
+    # hard wall-clock limit for one file, retries included (a dripping server is stopped there); sized
+    # for the largest upstream files (multi-GB) on a slow link
+    deadline_s: float = 3600.0
 
     def client(self) -> Downloader:
         return Downloader(
@@ -30,11 +45,104 @@ class DownloaderResource(dg.ConfigurableResource):
         )
 
 
+class WarehouseUnavailable(duckdb.IOException):
+    """The warehouse cannot be opened: locked past the wait, corrupt, or not writable. One line naming the
+    file (and the lock holder) and the way out."""
+
+
+_LOCK = re.compile(r"lock", re.IGNORECASE)
+_NOT_WRITABLE = ("permission denied", "read-only file system", "read only file system")
+
+
+def _holder(msg: str) -> str:
+    """``pid N (command line)`` of the process DuckDB names as holding the lock, when it names one."""
+    m = re.search(r"PID (\d+)", msg)
+    if not m:
+        return "another process"
+    pid = int(m.group(1))
+    try:
+        import psutil
+
+        cmd = " ".join(psutil.Process(pid).cmdline())[:120]
+    except Exception:  # gone meanwhile, or not ours to inspect
+        cmd = ""
+    return f"pid {pid}" + (f" ({cmd})" if cmd else "")
+
+
+def open_warehouse(
+    database: str, config: dict[str, Any] | None = None, lock_wait_s: float = LOCK_WAIT_S, poll_s: float = 0.2
+) -> duckdb.DuckDBPyConnection:
+    """A read-write connection to ``database``. Only a lock held by another process is waited for, up to
+    ``lock_wait_s`` in all; then, or at once for any other failure, :class:`WarehouseUnavailable` says in
+    one line what is wrong and what to do: who holds the lock, that the file is corrupt (restore it from
+    its snapshot or rebuild), or that the place is not writable."""
+    deadline = time.monotonic() + lock_wait_s
+    path = Path(database)
+    while True:
+        try:
+            return duckdb.connect(database, read_only=False, config=config or {})
+        except duckdb.Error as e:
+            msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            low = msg.lower()
+            if isinstance(e, duckdb.IOException) and _LOCK.search(msg) and "conflicting" in low:
+                if time.monotonic() + poll_s < deadline:
+                    time.sleep(poll_s)
+                    continue
+                raise WarehouseUnavailable(
+                    f"the warehouse {path} is locked by {_holder(msg)}; waited {lock_wait_s:g} s. Let it "
+                    "finish or stop it (readers such as notebooks should open the snapshot "
+                    f"{snapshot_path(path).name} through analysis.warehouse.connect())"
+                ) from None
+            if any(w in low for w in _NOT_WRITABLE):
+                raise WarehouseUnavailable(
+                    f"the warehouse {path} cannot be written here ({msg.split(': ', 1)[-1]}); make "
+                    f"{path.parent} writable or point VARCAP_HOME / VARCAP_WAREHOUSE elsewhere"
+                ) from None
+            if not path.parent.is_dir():
+                raise WarehouseUnavailable(
+                    f"the warehouse {path} cannot be created: its directory {path.parent} does not exist"
+                ) from None
+            if path.exists():
+                snap = snapshot_path(path)
+                way = (
+                    f"restore it from the snapshot (cp {snap} {path}; chmod u+w {path})"
+                    if snap.exists()
+                    else "no snapshot exists"
+                )
+                raise WarehouseUnavailable(
+                    f"the warehouse {path} cannot be opened ({_strip(msg)}): the file is damaged or not a "
+                    f"DuckDB database; {way}, or move it aside and rebuild it with `varcap run`"
+                ) from None
+            raise WarehouseUnavailable(f"the warehouse {path} cannot be opened ({_strip(msg)})") from None
+
+
+def _strip(msg: str) -> str:
+    return re.sub(r"^[A-Za-z ]*Error: ", "", msg)
+
+
+class WarehouseResource(DuckDBResource):
+    """The ``duckdb`` resource: :class:`DuckDBResource` whose connections come from
+    :func:`open_warehouse` (waits only for a lock, ``lock_wait_s`` in all; every other failure at once,
+    in one line) and are closed however the block ends."""
+
+    lock_wait_s: float = LOCK_WAIT_S
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        conn = open_warehouse(
+            self.database, {"custom_user_agent": "dagster", **self.connection_config}, self.lock_wait_s
+        )
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
 def warehouse_resource() -> DuckDBResource:
     """DuckDB resource for ``$VARCAP_WAREHOUSE`` (default ``data/warehouse.duckdb``)."""
     path = paths.warehouse_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    return DuckDBResource(database=str(path))
+    return WarehouseResource(database=str(path))
 
 
 def warehouse_run_config() -> dict[str, object]:

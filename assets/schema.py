@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim.metrics import METRICS
+
 
 @dataclass(frozen=True)
 class Col:
@@ -85,6 +87,8 @@ class TableSchema:
 
 
 TS = "TIMESTAMP WITH TIME ZONE"
+#: an hourly grid or price stamp outside [2000-01-01, now + 2 days] (day-ahead prices run one day ahead)
+TS_OUT_OF_RANGE = "ts_utc < TIMESTAMPTZ '2000-01-01 00:00:00+00' OR ts_utc > now() + INTERVAL 2 DAY"
 
 CORE_JOBS = TableSchema(
     "core_jobs",
@@ -155,6 +159,7 @@ CORE_GRID_CARBON = TableSchema(
     ),
     ("grid", "source", "ts_utc"),
     (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
         Range("intensity_in_range", "gco2_per_kwh < 0 OR gco2_per_kwh > 2000"),
         Range("direct_in_range", "gco2_per_kwh_direct < 0 OR gco2_per_kwh_direct > 2000"),
         Range("reference_in_range", "reference_gco2_per_kwh < 0 OR reference_gco2_per_kwh > 2000"),
@@ -171,12 +176,17 @@ CORE_GRID_FUEL_MIX = TableSchema(
         Col("grid", "VARCHAR", "-", "grid name", False),
         Col("ts_utc", TS, "UTC", "start of the hour", False),
         Col("fuel", "VARCHAR", "-", "WND SUN WAT OIL NG COL NUC OTH", False),
+        # negative only for WAT and OTH (pumped storage, batteries): range generation_nonnegative
         Col("mwh", "DOUBLE", "MWh", "net generation in the hour (may be negative)", False),
         Col("source", "VARCHAR", "-", "eia930", False),
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "source", "ts_utc", "fuel"),
-    (Range("mwh_plausible", "abs(mwh) > 1e6"),),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("mwh_plausible", "abs(mwh) > 1e6"),
+        Range("generation_nonnegative", "mwh < 0 AND fuel NOT IN ('WAT', 'OTH')"),
+    ),
 )
 
 CORE_POWER_PRICE = TableSchema(
@@ -191,7 +201,7 @@ CORE_POWER_PRICE = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("market", "node", "market_type", "ts_utc"),
-    (Range("price_plausible", "abs(usd_per_mwh) > 100000"),),
+    (Range("ts_in_range", TS_OUT_OF_RANGE), Range("price_plausible", "abs(usd_per_mwh) > 100000")),
     hourly_series=("market", "node", "market_type"),
 )
 
@@ -207,7 +217,11 @@ CORE_GRID_MARGINAL = TableSchema(
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
     ("grid", "ts_utc"),
-    (Range("value_nonnegative", "moer_value < 0"), Range("value_plausible", "moer_value > 100000")),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("value_nonnegative", "moer_value < 0"),
+        Range("value_plausible", "moer_value > 100000"),
+    ),
 )
 
 CORE_REJECTS = TableSchema(
@@ -412,38 +426,6 @@ ALL_TABLES.update(CAPACITY_TABLES)
 
 
 # ------------------------------------------------------------------------------- simulation sweeps
-_METRIC_DOCS = {
-    "jobs": ("BIGINT", "jobs", "jobs simulated"),
-    "completed": ("BIGINT", "jobs", "jobs completed before the horizon"),
-    "terminations": ("BIGINT", "kills", "job terminations by capacity drops"),
-    "failure_rate": ("DOUBLE", "kills/job", "terminations / jobs"),
-    "jobs_not_scheduled": ("BIGINT", "jobs", "jobs never started"),
-    "goodput": ("DOUBLE", "fraction", "completed work / available core-seconds"),
-    "wasted_fraction": ("DOUBLE", "fraction", "work lost to terminations / available core-seconds"),
-    "in_flight_fraction": ("DOUBLE", "fraction", "work of jobs running at the horizon"),
-    "idle_fraction": ("DOUBLE", "fraction", "available core-seconds left idle"),
-    "latency_mean_s": ("DOUBLE", "s", "mean wait from submit to first start"),
-    "latency_p50_s": ("DOUBLE", "s", "median wait to first start"),
-    "latency_p90_s": ("DOUBLE", "s", "P90 wait to first start"),
-    "latency_p95_s": ("DOUBLE", "s", "P95 wait to first start"),
-    "latency_p99_s": ("DOUBLE", "s", "P99 wait to first start"),
-    "mean_stretch": ("DOUBLE", "-", "mean (end − submit) / duration of completed jobs"),
-    "max_stretch": ("DOUBLE", "-", "max stretch of completed jobs"),
-    "avg_aborted_time_s": ("DOUBLE", "s", "mean run time lost per termination"),
-    "slo_miss_rate": ("DOUBLE", "fraction", "jobs not done within 1.1 × duration of submit"),
-    "available_core_seconds": ("DOUBLE", "core·s", "∫ available cores dt over the measurement window"),
-    "goodput_partial": (
-        "DOUBLE",
-        "fraction",
-        "seed 001 GOODPUT(T): goodput plus the work of jobs running at the window's end",
-    ),
-    "aborted_volume": (
-        "DOUBLE",
-        "fraction",
-        "seed 001 ABORTEDVOLUME: whole attempts killed in the window / available core-seconds",
-    ),
-}
-
 OUT_SIM_RESULTS = TableSchema(
     "out_sim_results",
     "One row per simulated scenario (`varcap sweep`): its parameters, every metric, and the versions it "
@@ -459,7 +441,8 @@ OUT_SIM_RESULTS = TableSchema(
         Col("cores", "DOUBLE", "cores", "cores per machine", False),
         Col("horizon_s", "DOUBLE", "s", "simulated time", False),
         Col("seed", "BIGINT", "-", "scenario seed", False),
-        *(Col(k, t, u, d) for k, (t, u, d) in _METRIC_DOCS.items()),
+        # the metric columns: one per entry of sim.metrics.METRICS (the one list of metrics)
+        *(Col(m.name, "BIGINT" if m.kind is int else "DOUBLE", m.unit, m.description) for m in METRICS),
         Col("wall_s", "DOUBLE", "s", "simulation wall time of the run that produced the row", False),
         Col("code_version", "VARCHAR", "-", "hash of the simulator and catalogue sources", False),
         Col("inputs_version", "VARCHAR", "-", "data version of out_sim_inputs used", False),
@@ -481,7 +464,7 @@ OUT_REPRODUCTION = TableSchema(
     "out_reproduction",
     "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
     "varcap's mean over replicates with a 95 % Student-t interval, the acceptance band written down "
-    "before the runs (rules in `studies/reproduction.py`), and for rows outside the band the run that "
+    "before the runs (rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`), and for rows outside the band the run that "
     "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
     (
         Col("headline_id", "VARCHAR", "-", "fixed id, e.g. thesis-6.2-ias-cut-zipf-1.5", False),

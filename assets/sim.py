@@ -29,7 +29,8 @@ from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads import to_sim_jobs
 from studies import sweep
-from studies.scenarios import GRIDS, STUDIES, Scenario, all_scenarios, study
+from studies.catalogue import STUDIES, all_scenarios, study
+from studies.scenarios import GRIDS, Scenario
 
 CODE_VERSION = sweep.code_version()
 

@@ -67,6 +67,42 @@ def comment(conn: duckdb.DuckDBPyConnection) -> int:
     return n
 
 
+def drop_stale_temps(dst: Path) -> list[Path]:
+    """Remove the temporary copies ``.<snapshot>.tmp<pid>`` left beside ``dst`` by writers that died
+    mid-copy (their pid is gone). Returns the removed paths."""
+    out = []
+    for p in dst.parent.glob(f".{dst.name}.tmp*"):
+        pid = p.name.rpartition(".tmp")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            p.unlink(missing_ok=True)
+            out.append(p)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def fresh_snapshot(warehouse: Path) -> Path | None:
+    """The snapshot of ``warehouse`` if it holds everything committed to it: written after the warehouse
+    file and its write-ahead log last changed. None when it is missing or older."""
+    snap = snapshot_path(warehouse)
+    try:
+        t_snap = snap.stat().st_mtime
+        t_wh = warehouse.stat().st_mtime
+    except OSError:
+        return None
+    wal = warehouse.with_name(warehouse.name + ".wal")
+    t_wal = wal.stat().st_mtime if wal.exists() else 0.0
+    return snap if t_snap >= max(t_wh, t_wal) else None
+
+
 def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
     """Checkpoint ``conn``'s database and atomically replace its read-only snapshot with a copy.
 
@@ -78,6 +114,7 @@ def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
         return None
     dst = snapshot_path(src)
     tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
+    drop_stale_temps(dst)
     try:
         comment(conn)
         conn.execute("CHECKPOINT")

@@ -7,7 +7,8 @@ newer Electricity Maps release folder needs no code change. This module is pure 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,15 +79,57 @@ class RemoteFile:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A raw dataset: sample files (paths relative to ``data/samples``) and a remote file lister."""
+    """A raw dataset: sample files (paths relative to ``data/samples``), a remote file lister (lazy: files
+    are listed as they are fetched) and a cap on the bytes its remote files may total (``max_bytes``,
+    overridable by the ``max_bytes`` parameter)."""
 
     key: str
     description: str
     sample_files: tuple[str, ...]
     has_header: bool = True
     columns: tuple[str, ...] | None = None
-    remote: Callable[[dict[str, Any]], list[RemoteFile]] | None = None
+    remote: Callable[[dict[str, Any]], Iterable[RemoteFile]] | None = None
     needs_env: tuple[str, ...] = field(default_factory=tuple)
+    max_bytes: int = 1 << 30
+
+
+# ------------------------------------------------------------------------------- parameter validation
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}")
+
+
+def path_part(field_name: str, value: object) -> str:
+    """``value`` as one file-name component of a cache path: a string of letters, digits and ``. _ - : +``
+    that does not start with a dot (so never ``..``, ``/``, an absolute path or a hidden name). Raises
+    ``ValueError`` naming the parameter and the value otherwise."""
+    if not isinstance(value, str) or not _NAME.fullmatch(value) or ".." in value:
+        raise ValueError(
+            f"params_json: {field_name} = {value!r} is not a plain name (letters, digits and . _ - : + "
+            "only, no '..' or '/'); it becomes part of a file name in the raw cache"
+        )
+    return value
+
+
+def names(p: dict[str, Any], key: str, default: list[str]) -> list[str]:
+    """The list parameter ``key`` (default ``default``), each element checked by :func:`path_part`."""
+    v = p.get(key, default)
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"params_json: {key} must be a non-empty list of names, got {v!r}")
+    return [path_part(f"{key}[{i}]", x) for i, x in enumerate(v)]
+
+
+def integer(p: dict[str, Any], key: str, default: int, lo: int = 0, hi: int = 10**9) -> int:
+    """The integer parameter ``key`` (default ``default``) within ``[lo, hi]``; ``ValueError`` otherwise."""
+    v = p.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"params_json: {key} = {v!r} must be an integer in [{lo}, {hi}]")
+    return v
+
+
+def integers(p: dict[str, Any], key: str, default: list[int], lo: int = 0, hi: int = 10**9) -> list[int]:
+    v = p.get(key, default)
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"params_json: {key} must be a non-empty list of integers, got {v!r}")
+    return [integer({key: x}, f"{key}", 0, lo, hi) for x in v]
 
 
 # --------------------------------------------------------------------------------------- remote listers
@@ -95,8 +138,8 @@ def _gaia_remote(p: dict[str, Any]) -> list[RemoteFile]:
         "base_url",
         "https://raw.githubusercontent.com/umassos/GAIA/fa4d11def9e1d0efef27b1e8941a8fae432d3325/src/cluster_traces",
     )
-    names = p.get("traces", ["azure-100k", "pai-100k", "mustang-trace-2015-100k"])
-    return [RemoteFile(f"{base}/{n}.csv", f"gaia/{n}.csv", "csv") for n in names]
+    traces = names(p, "traces", ["azure-100k", "pai-100k", "mustang-trace-2015-100k"])
+    return [RemoteFile(f"{base}/{n}.csv", f"gaia/{n}.csv", "csv") for n in traces]
 
 
 def _vmtable_remote(p: dict[str, Any]) -> list[RemoteFile]:
@@ -109,7 +152,7 @@ def _vmtable_remote(p: dict[str, Any]) -> list[RemoteFile]:
 
 def _borg2011_remote(p: dict[str, Any]) -> list[RemoteFile]:
     base = p.get("base_url", "https://storage.googleapis.com/clusterdata-2011-2/task_events")
-    shards = p.get("shards", [0, 1, 2, 3, 4, 5])
+    shards = integers(p, "shards", [0, 1, 2, 3, 4, 5], 0, 499)
     return [
         RemoteFile(
             f"{base}/part-{s:05d}-of-00500.csv.gz",
@@ -123,9 +166,9 @@ def _borg2011_remote(p: dict[str, Any]) -> list[RemoteFile]:
 
 def _borg2019_remote(p: dict[str, Any]) -> list[RemoteFile]:
     base = p.get("base_url", "https://storage.googleapis.com/clusterdata_2019_{cell}")
-    cell = p.get("cell", "a")
-    tables = p.get("tables", ["instance_events", "collection_events"])
-    shards = p.get("shards", [0])
+    cell = path_part("cell", p.get("cell", "a"))
+    tables = names(p, "tables", ["instance_events", "collection_events"])
+    shards = integers(p, "shards", [0])
     return [
         RemoteFile(
             f"{base.format(cell=cell)}/{t}-{s:012d}.json.gz",
@@ -139,9 +182,9 @@ def _borg2019_remote(p: dict[str, Any]) -> list[RemoteFile]:
 
 def _emaps_remote(p: dict[str, Any]) -> list[RemoteFile]:
     base = p.get("base_url", "https://data.electricitymaps.com/{release}")
-    release = p.get("release", "2025-01-27")
-    zones = p.get("zones", ["US-CAL-CISO", "US-TEX-ERCO", "US-MIDW-MISO", "US-CENT-SWPP"])
-    years = p.get("years", [2024])
+    release = path_part("release", p.get("release", "2025-01-27"))
+    zones = names(p, "zones", ["US-CAL-CISO", "US-TEX-ERCO", "US-MIDW-MISO", "US-CENT-SWPP"])
+    years = integers(p, "years", [2024], 1900, 2200)
     return [
         RemoteFile(
             f"{base.format(release=release)}/{z}_{y}_hourly.csv",
@@ -156,8 +199,10 @@ def _emaps_remote(p: dict[str, Any]) -> list[RemoteFile]:
 EIA_API_URL = "https://api.eia.gov/v2/electricity/rto/fuel-type-data/data/"
 
 
-def _eia_remote(p: dict[str, Any]) -> list[RemoteFile]:
-    """EIA API v2 pages. The key comes from ``p['api_key']`` (the asset fills it from ``EIA_API_KEY``)."""
+def _eia_remote(p: dict[str, Any]) -> Iterator[RemoteFile]:
+    """EIA API v2 pages, listed one at a time (the caller stops at the first empty page, so ``max_pages``
+    never builds every URL first). The key comes from ``p['api_key']`` (the asset fills it from
+    ``EIA_API_KEY``). Parameters are checked before the first page."""
     key = p.get("api_key")
     if not key:
         raise ValueError(
@@ -165,20 +210,25 @@ def _eia_remote(p: dict[str, Any]) -> list[RemoteFile]:
             "(free at https://www.eia.gov/opendata/register.php)"
         )
     url = p.get("url", EIA_API_URL)
-    bas = p.get("respondents", ["CISO", "ERCO", "MISO", "SWPP"])
-    start, end = p.get("start", "2024-01-01T00"), p.get("end", "2024-12-31T23")
-    page_rows = int(p.get("page_rows", 5000))
-    pages = int(p.get("max_pages", 60))
+    bas = names(p, "respondents", ["CISO", "ERCO", "MISO", "SWPP"])
+    start = path_part("start", p.get("start", "2024-01-01T00"))
+    end = path_part("end", p.get("end", "2024-12-31T23"))
+    page_rows = integer(p, "page_rows", 5000, 1, 5000)
+    pages = integer(p, "max_pages", 60, 1, 10**9)
+    return _eia_pages(url, str(key), bas, start, end, page_rows, pages)
+
+
+def _eia_pages(
+    url: str, key: str, bas: list[str], start: str, end: str, page_rows: int, pages: int
+) -> Iterator[RemoteFile]:
     facets = "".join(f"&facets[respondent][]={b}" for b in bas)
-    out = []
+    tag = "_".join(bas)
     for i in range(pages):
         q = (
             f"{url}?api_key={key}&frequency=hourly&data[0]=value{facets}&start={start}&end={end}"
             f"&sort[0][column]=period&sort[0][direction]=asc&offset={i * page_rows}&length={page_rows}"
         )
-        tag = "_".join(bas)
-        out.append(RemoteFile(q, f"eia930_api/{tag}_{start}_{end}/page_{i:05d}.json", "json"))
-    return out
+        yield RemoteFile(q, f"eia930_api/{tag}_{start}_{end}/page_{i:05d}.json", "json")
 
 
 # ------------------------------------------------------------------------------------------- catalogue
@@ -196,6 +246,7 @@ DATASETS: dict[str, Dataset] = {
             "Azure Public Dataset V2 vmtable (sample: the 500 VMs alive for the whole month)",
             ("azure_v2/vmtable_sample_500_fullmonth_vms.parquet",),
             remote=_vmtable_remote,
+            max_bytes=8 << 30,
         ),
         Dataset(
             "borg2011_task_events",
@@ -204,12 +255,14 @@ DATASETS: dict[str, Dataset] = {
             has_header=False,
             columns=GOOGLE_2011_TASK_EVENTS_COLUMNS,
             remote=_borg2011_remote,
+            max_bytes=4 << 30,
         ),
         Dataset(
             "borg2019_events",
             "Google clusterdata-2019 instance/collection events (sample: 99-row Kaggle-style slice)",
             ("google2019/borg_traces_data_kaggle_slice.csv.gz",),
             remote=_borg2019_remote,
+            max_bytes=16 << 30,
         ),
         Dataset(
             "electricitymaps_hourly",

@@ -66,6 +66,41 @@ def blocking_checks(
     return out
 
 
+def same_input(schema: TableSchema, df: pl.DataFrame, datasets: Sequence[str]) -> tuple[str, Consistency]:
+    """Cross-table check: ``df``, the rows of ``schema``'s table built from the same raw ``datasets`` as the
+    table being staged, passes ``schema``'s blocking checks too (staged beside it, then dropped). So a
+    file one table refuses cannot feed another (``core_grid_carbon`` and ``core_grid_fuel_mix`` share
+    the EIA-930 files)."""
+
+    def _check(conn: duckdb.DuckDBPyConnection, table: str) -> CheckOutcome:
+        what = f"{schema.name}, built from the same {list(datasets)} files,"
+        if df.height == 0:
+            return CheckOutcome(True, f"{what} has no rows")
+        sibling_rows = df.select(schema.column_names).to_arrow()  # noqa: F841 - referenced in SQL
+        name = f"{schema.name}__same_input"
+        cols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in schema.columns)
+        conn.execute(schema.ddl().replace(f"TABLE {schema.name} (", f"TABLE {name} (", 1))
+        try:
+            conn.execute(f"INSERT INTO {name} SELECT {cols} FROM sibling_rows")
+        except duckdb.Error as e:  # the transaction is aborted: fail the build here (it rolls back)
+            raise CheckFailed(
+                f"{table.removesuffix('__staging')}: {what} does not fit its schema "
+                f"({str(e).splitlines()[0]}); previous table kept"
+            ) from e
+        failed = [
+            f"{n} failed: {o.description}" for n, o in blocking_checks(conn, schema, name) if not o.passed
+        ]
+        conn.execute(f"DROP TABLE {name}")
+        return CheckOutcome(
+            not failed,
+            f"{what} passes its blocking checks"
+            if not failed
+            else f"{what} fails its blocking checks ({'; '.join(failed)}), so this table refuses them too",
+        )
+
+    return (f"same_input_as_{schema.name}", _check)
+
+
 def replace_table(
     conn: duckdb.DuckDBPyConnection,
     schema: TableSchema,

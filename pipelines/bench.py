@@ -217,7 +217,9 @@ _INPUTS = (
 def _needs_inputs(tree: Path, study: str, env: dict[str, str]) -> bool:
     """Whether ``study`` (in the sources of ``tree``) reads exported warehouse inputs."""
     code = (
-        "import sys; from studies import sweep; from studies.scenarios import study; "
+        "import sys; from studies import sweep\n"
+        "try:\n    from studies.catalogue import study\nexcept ImportError:  # a revision before the catalogue\n"
+        "    from studies.scenarios import study\n"
         f"sys.exit(int(any(sweep.needs_inputs(s) for s in study({study!r}))))"
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, check=False)

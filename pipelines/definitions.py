@@ -13,7 +13,8 @@ from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
 from assets.schema import ALL_TABLES
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
-from studies.scenarios import STUDIES
+from pipelines.guard import dead_runs_sensor
+from studies.catalogue import STUDIES
 
 
 def _with_columns(spec: dg.AssetSpec) -> dg.AssetSpec:
@@ -91,7 +92,7 @@ defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values()],
-    sensors=[automation_sensor],
+    sensors=[automation_sensor, dead_runs_sensor()],
     resources=resources(),
 )
 

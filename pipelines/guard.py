@@ -3,9 +3,12 @@ warehouse access that waits briefly for a writer, outputs written atomically, an
 that a dead run can no longer hold.
 
 Pool slots: every run the CLI starts is tagged with its process (``varcap/pid``, ``varcap/host``,
-``varcap/started``). :func:`free_dead_slots` (called when ``varcap run`` starts) frees the slots of runs
-whose process is gone and marks those runs failed; :class:`SlotWatcher` reports, within seconds, a step
-waiting for a slot held by another run, and frees it if that run's process has died meanwhile.
+``varcap/started``). :func:`free_dead_slots` (called when ``varcap run``, a sweep or a reproduction
+starts) marks failed every unfinished run so tagged whose process is gone (:func:`fail_dead_runs`: a
+killed sweep or Harmony run holds no slot but still counts against the UI's ``max_concurrent_runs``)
+and frees the slots of dead runs; the sensor ``varcap_dead_runs`` (:func:`dead_runs_sensor`) does the
+same every 30 s while the UI runs. :class:`SlotWatcher` reports, within seconds, a step waiting for a
+slot held by another run, and frees it if that run's process has died meanwhile.
 """
 
 from __future__ import annotations
@@ -74,10 +77,18 @@ def _strip_duckdb(msg: str) -> str:
 
 
 def connect_readonly(path: Path, wait_s: float = 5.0, poll_s: float = 0.25) -> Any:
-    """A read-only DuckDB connection to ``path``; while a writer holds the lock, retry for ``wait_s``,
-    then raise :class:`WarehouseBusy` naming the writer's pid when DuckDB tells it."""
+    """A read-only DuckDB connection to the warehouse ``path``: its published snapshot when that holds
+    everything committed (:func:`assets.snapshot.fresh_snapshot`), so a reader never blocks a run;
+    otherwise ``path`` itself, retrying for ``wait_s`` while a writer holds the lock, then raising
+    :class:`WarehouseBusy` naming the writer's pid when DuckDB tells it."""
     import duckdb
 
+    from assets.snapshot import fresh_snapshot
+
+    snap = fresh_snapshot(Path(path))
+    if snap is not None:
+        with contextlib.suppress(duckdb.Error):
+            return duckdb.connect(str(snap), read_only=True)
     deadline = time.monotonic() + wait_s
     while True:
         try:
@@ -187,12 +198,59 @@ def run_alive(run: Any) -> bool | None:
     return not (started and now is not None and abs(now - float(started)) > 1.0)
 
 
+#: run states that count against ``max_concurrent_runs`` or may still hold slots
+_UNFINISHED = ("NOT_STARTED", "STARTING", "STARTED", "CANCELING")
+
+
+def fail_dead_runs(instance: Any) -> list[str]:
+    """Mark failed every unfinished run tagged ``varcap/pid`` (on this host) whose process is gone, and
+    free its pool slots. Runs launched elsewhere (the UI, no tag) and live ones are left alone. Returns
+    the ids of the runs marked failed."""
+    import dagster as dg
+
+    statuses = [dg.DagsterRunStatus[s] for s in _UNFINISHED]
+    out = []
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=statuses)):
+        if "varcap/pid" not in run.tags or run_alive(run) is not False:
+            continue
+        if instance.event_log_storage.supports_global_concurrency_limits:
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        instance.report_run_failed(
+            run, f"its process (pid {run.tags['varcap/pid']}) died; marked failed by varcap at start-up"
+        )
+        out.append(run.run_id)
+    return out
+
+
+def dead_runs_sensor() -> Any:
+    """A sensor, running by default, that calls :func:`fail_dead_runs` every 30 s, so a killed CLI run
+    never leaves the UI's run queue waiting."""
+    import dagster as dg
+
+    @dg.sensor(
+        name="varcap_dead_runs",
+        minimum_interval_seconds=30,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="marks failed the runs started by the varcap CLI whose process has died (they would "
+        "count against max_concurrent_runs forever)",
+    )
+    def _sensor(context):  # type: ignore[no-untyped-def]  # (dagster reads annotations at import)
+        failed = fail_dead_runs(context.instance)
+        return dg.SkipReason(
+            f"marked {len(failed)} dead runs failed: {', '.join(failed)}" if failed else "no dead runs"
+        )
+
+    return _sensor
+
+
 def free_dead_slots(instance: Any, pool: str = POOL) -> list[str]:
-    """Free the pool slots (and pending claims) of runs whose process is gone, and mark those runs failed.
-    Returns the freed run ids."""
+    """Mark failed every dead CLI run (:func:`fail_dead_runs`), then free the pool slots (and pending
+    claims) of runs whose process is gone and mark those runs failed. Returns the ids of the runs whose
+    slots were freed or that were marked failed."""
+    dead = fail_dead_runs(instance)
     storage = instance.event_log_storage
     if not storage.supports_global_concurrency_limits:
-        return []
+        return dead
     info = storage.get_concurrency_info(pool)
     run_ids = {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
     freed = []
@@ -203,7 +261,7 @@ def free_dead_slots(instance: Any, pool: str = POOL) -> list[str]:
             if run is not None and not run.is_finished:
                 instance.report_run_failed(run, "its process died; pool slots freed by varcap")
             freed.append(run_id)
-    return freed
+    return sorted({*dead, *freed})
 
 
 def free_slots(instance: Any, run_ids: Iterable[str]) -> list[str]:

@@ -6,19 +6,20 @@ One format everywhere: points ``(time_s, machines_alive)`` sorted by time, the f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from sim.capacity_registry import KINDS, REQUIRED, BuildArgs, get_kind
+from sim.capacity_registry import MEAN_CAPACITY as MEAN_CAPACITY  # defined once, there
+
 HOUR = 3600.0
 DAY = 86400.0
-#: Mean fraction of machines alive in every variable-capacity model (thesis §3.4: "on average 70 % of
-#: the machines"); also the fixed-capacity reference and the target of budget traces.
-MEAN_CAPACITY = 0.7
 
 
 @dataclass(frozen=True)
@@ -167,53 +168,31 @@ def read_machine_capacity(path: str | Path, machines: int | None, horizon_s: flo
 
 
 # --------------------------------------------------------------------------------- capacity specifications
-_REQUIRED = object()
-#: Every kind of capacity a spec can name: its parameters with their types and defaults (``_REQUIRED``:
-#: none). Generated kinds build from these alone; ``*_budget`` and ``stranded`` also take an hourly
-#: signal; ``file`` reads a trace.
-SPEC_KINDS: dict[str, dict[str, tuple[type, Any]]] = {
-    "constant": {"fraction": (float, MEAN_CAPACITY)},  # the fixed-capacity reference (thesis Fig. 2.1a)
-    "random_walk": {
-        "changes_per_hour": (float, 1.0),
-        "step": (float, 0.15),
-        "dynamic_range": (float, 0.6),
-        "mean": (float, MEAN_CAPACITY),
-        "seed": (int, 0),
-    },
-    "random_uniform": {
-        "changes_per_hour": (float, 1.0),
-        "dynamic_range": (float, 0.6),
-        "mean": (float, MEAN_CAPACITY),
-        "seed": (int, 0),
-    },
-    "risk_aware_walk": {
-        "m_avg": (int, _REQUIRED),
-        "m_ra": (int, _REQUIRED),
-        "period_s": (float, _REQUIRED),
-        "seed": (int, 0),
-    },
-    "harvest": {
-        "pool": (int, _REQUIRED),
-        "max_cores": (int, 48),
-        "stability_spread": (float, 0.0),
-        "seed": (int, 0),
-    },
-    "carbon_budget": {
-        "grid": (str, ""),
-        "signal": (str, ""),
-        "mean": (float, MEAN_CAPACITY),
-        "floor": (float, 0.0),
-    },
-    "cost_budget": {"mean": (float, MEAN_CAPACITY), "floor": (float, 0.0)},
-    "stranded": {"threshold": (float, _REQUIRED), "base_fraction": (float, 0.0)},
-    "file": {"path": (str, _REQUIRED)},
-}
-SIGNAL_KINDS = ("carbon_budget", "cost_budget", "stranded")
+class _KindParams(Mapping[str, dict[str, tuple[type, Any]]]):
+    """Read-only view of the capacity-kind registry: kind → {parameter: (type, default)}."""
+
+    def __getitem__(self, kind: str) -> dict[str, tuple[type, Any]]:
+        try:
+            return {k: (p.type, p.default) for k, p in get_kind(kind).params.items()}
+        except ValueError as e:
+            raise KeyError(kind) from e
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(KINDS.names())
+
+    def __len__(self) -> int:
+        return len(KINDS.names())
+
+
+#: Every kind of capacity a spec can name (:mod:`sim.capacity_registry`): its parameters with their types
+#: and defaults (``REQUIRED``: none).
+SPEC_KINDS: Mapping[str, dict[str, tuple[type, Any]]] = _KindParams()
 
 
 @dataclass(frozen=True)
 class CapacitySpec:
-    """What capacity a simulation runs under: a ``kind`` of :data:`SPEC_KINDS` and its parameters.
+    """What capacity a simulation runs under: a registered ``kind`` (:mod:`sim.capacity_registry`) and
+    its parameters.
 
     The one parser for capacity specifications: the CLI's ``--capacity`` text (:meth:`parse`), the study
     catalogue's dicts (:meth:`from_dict`) and the capacity assets all build traces through :meth:`build`.
@@ -225,15 +204,13 @@ class CapacitySpec:
 
     def __post_init__(self) -> None:
         kind = self.kind.replace("-", "_")
-        if kind not in SPEC_KINDS:
-            raise ValueError(f"unknown capacity kind {self.kind!r}; kinds: {', '.join(SPEC_KINDS)}")
-        known = SPEC_KINDS[kind]
+        known = get_kind(kind).params  # ValueError listing the kinds
         unknown = sorted(set(self.params) - set(known))
         if unknown:
             raise ValueError(
                 f"capacity kind {kind!r} has no parameter {unknown[0]!r}; parameters: {', '.join(known)}"
             )
-        missing = [k for k, (_, d) in known.items() if d is _REQUIRED and k not in self.params]
+        missing = [k for k, p in known.items() if p.default is REQUIRED and k not in self.params]
         if missing:
             raise ValueError(f"capacity kind {kind!r} needs {', '.join(missing)}")
         object.__setattr__(self, "kind", kind)
@@ -250,13 +227,18 @@ class CapacitySpec:
     def parse(cls, text: str) -> CapacitySpec:
         """From ``KIND[:key=value,...]`` (``-`` or ``_`` in names, e.g. ``random-walk:changes_per_hour=4,
         step=0.3,seed=1``) or a path to a trace file (CSV/parquet). Values are converted to the parameter's
-        type; ValueError names the offending part."""
+        type; ValueError names the offending part (or a kind that is not written on a command line)."""
         path = cls.file_path(text)
         if path is not None:
             return cls("file", {"path": path})
         head, _, rest = text.partition(":")
         kind = head.strip().replace("-", "_")
-        known = SPEC_KINDS[kind]
+        entry = get_kind(kind)
+        if not entry.cli:
+            raise ValueError(
+                f"capacity spec {text!r}: kind {kind!r} is given as a catalogue dict, not as text"
+            )
+        known = entry.params
         params: dict[str, Any] = {}
         for part in filter(None, (p.strip() for p in rest.split(","))):
             key, eq, value = part.partition("=")
@@ -267,7 +249,7 @@ class CapacitySpec:
                 raise ValueError(
                     f"capacity spec {text!r}: kind {kind!r} has no parameter {key!r}; parameters: {', '.join(known)}"
                 )
-            typ = known[key][0]
+            typ = known[key].type
             try:
                 params[key] = (
                     typ(float(value)) if typ is int and float(value).is_integer() else typ(value.strip())
@@ -278,65 +260,83 @@ class CapacitySpec:
 
     @staticmethod
     def file_path(text: str) -> str | None:
-        """The trace file a ``--capacity`` text names, or None if it names a generated kind."""
+        """The trace file a ``--capacity`` text names, or None if it names a registered kind."""
         kind = text.partition(":")[0].strip().replace("-", "_")
-        return None if kind in SPEC_KINDS and kind != "file" else text
+        return None if kind in KINDS and kind != "file" else text
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.params}
 
     def get(self, key: str) -> Any:
         """The parameter ``key``, or its default."""
-        return self.params[key] if key in self.params else SPEC_KINDS[self.kind][key][1]
+        return self.params[key] if key in self.params else get_kind(self.kind).params[key].default
 
     @property
     def needs_signal(self) -> bool:
-        return self.kind in SIGNAL_KINDS
+        """Whether the kind is built from an hourly signal (``carbon_budget``, ``cost_budget``, ``stranded``)."""
+        return get_kind(self.kind).signal is not None
+
+    @property
+    def one_machine(self) -> bool:
+        """Whether the trace is simulated as one machine holding every core (``pool``)."""
+        return get_kind(self.kind).one_machine
 
     def build(
-        self, machines: int, horizon_s: float, signal: np.ndarray | None = None, label: str | None = None
+        self,
+        machines: int,
+        horizon_s: float,
+        signal: np.ndarray | None = None,
+        label: str | None = None,
+        *,
+        cores: float = 1.0,
+        signal_of: Callable[[CapacitySpec], np.ndarray | None] | None = None,
     ) -> CapacityTrace | MachineCapacityTrace:
-        """The trace over ``[0, horizon_s)`` on ``machines`` machines (``harvest`` has ``pool`` machines and
-        ``risk_aware_walk`` ``m_avg + m_ra``, whatever ``machines`` says). Signal
-        kinds take ``signal`` (hourly values, repeated to cover the horizon, which is cut to whole hours)
-        and ``label`` (default: the ``grid`` parameter). Raises ValueError for a missing signal."""
-        from sim import generators as g  # generators build on this module
+        """The trace over ``[0, horizon_s)`` on ``machines`` machines of ``cores`` cores (``harvest`` has
+        ``pool`` machines and ``risk_aware_walk`` ``m_avg + m_ra``, whatever ``machines`` says). Signal
+        kinds take ``signal`` (hourly values, repeated to cover the horizon, which is cut to whole hours;
+        else ``signal_of(self)``) and ``label`` (default: the ``grid`` parameter). Raises ValueError for a
+        missing signal."""
+        entry = get_kind(self.kind)
+        if entry.signal is not None:
+            if signal is None and signal_of is not None:
+                signal = signal_of(self)
+            if signal is None:
+                raise ValueError(f"capacity kind {self.kind!r} needs an hourly signal")
+            vals = np.asarray(signal)
+            reps = int(np.ceil(horizon_s / (len(vals) * HOUR)))
+            signal = np.tile(vals, reps)[: int(horizon_s // HOUR)]
+        return entry.build(self, BuildArgs(machines, horizon_s, cores, signal, label, signal_of))
 
-        k, p = self.kind, self.get
-        if k == "constant":
-            return CapacityTrace.constant(machines, horizon_s, int(round(p("fraction") * machines)))
-        if k == "random_walk":
-            return g.random_walk(
-                machines,
-                horizon_s,
-                p("changes_per_hour"),
-                p("step"),
-                p("dynamic_range"),
-                p("mean"),
-                p("seed"),
-            )
-        if k == "random_uniform":
-            return g.random_uniform(
-                machines, horizon_s, p("changes_per_hour"), p("dynamic_range"), p("mean"), p("seed")
-            )
-        if k == "risk_aware_walk":
-            return g.risk_aware_walk(p("m_avg"), p("m_ra"), p("period_s"), horizon_s, seed=p("seed"))
-        if k == "harvest":
-            return g.harvest_trace(
-                p("pool"),
-                horizon_s,
-                max_cores=p("max_cores"),
-                stability_spread=p("stability_spread"),
-                seed=p("seed"),
-            )
-        if k == "file":
-            return read_capacity(p("path"), machines, horizon_s)
-        if signal is None:
-            raise ValueError(f"capacity kind {k!r} needs an hourly signal")
-        vals = np.asarray(signal)
-        reps = int(np.ceil(horizon_s / (len(vals) * HOUR)))
-        vals = np.tile(vals, reps)[: int(horizon_s // HOUR)]
-        label = p("grid") if label is None and k == "carbon_budget" else (label or "")
-        if k == "stranded":
-            return g.stranded_trace(vals, machines, p("threshold"), p("base_fraction"), label=label)
-        return g.budget_trace(vals, machines, k.removesuffix("_budget"), p("mean"), p("floor"), label=label)
+
+# ------------------------------------------------------------------------------------ hourly signals
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """``[first hour, first hour of the next month)`` of ``YYYY-MM`` in UTC. ValueError if malformed."""
+    try:
+        y, m = (int(x) for x in month.split("-"))
+        start = datetime(y, m, 1, tzinfo=UTC)
+    except ValueError as e:
+        raise ValueError(f"month {month!r}: expected YYYY-MM") from e
+    return start, datetime(y + (m == 12), m % 12 + 1, 1, tzinfo=UTC)
+
+
+def to_hourly(ts: pl.Series, values: pl.Series, start: datetime, end: datetime) -> np.ndarray:
+    """One value per hour of ``[start, end)`` from a time series (``ts`` timezone-aware or UTC).
+
+    The gap rule, the one every hourly capacity signal follows: a value counts for the hour it falls in
+    (timestamps floored to the hour; several in one hour: their mean; nulls and NaN are no value); an hour
+    without a value takes the last earlier hour's value, and hours before the first value take the first
+    value. Raises ValueError if no value falls in ``[start, end)``."""
+    hours = pl.datetime_range(start, end, "1h", closed="left", time_zone="UTC", eager=True).alias("ts")
+    t = ts.dt.replace_time_zone("UTC") if getattr(ts.dtype, "time_zone", None) is None else ts
+    df = (
+        pl.DataFrame({"ts": t, "v": values.cast(pl.Float64)})
+        .with_columns(pl.col("ts").dt.convert_time_zone("UTC").dt.cast_time_unit("us").dt.truncate("1h"))
+        .filter(pl.col("v").is_not_null() & pl.col("v").is_not_nan())
+        .filter((pl.col("ts") >= hours.min()) & (pl.col("ts") <= hours.max()))
+        .group_by("ts")
+        .agg(pl.col("v").mean())
+    )
+    if df.height == 0:
+        raise ValueError(f"no values in [{start:%Y-%m-%d %H:%M}, {end:%Y-%m-%d %H:%M}) UTC")
+    full = pl.DataFrame({"ts": hours}).join(df, on="ts", how="left").sort("ts")
+    return full["v"].fill_null(strategy="forward").fill_null(strategy="backward").to_numpy()

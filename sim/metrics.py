@@ -35,29 +35,53 @@ STATUS_NAMES = {QUEUED: "queued", RUNNING: "running", COMPLETED: "completed", FA
 # attempt outcomes (attempt log)
 ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 
-METRIC_NAMES = (
-    "jobs",
-    "completed",
-    "terminations",
-    "failure_rate",
-    "jobs_not_scheduled",
-    "goodput",
-    "wasted_fraction",
-    "in_flight_fraction",
-    "idle_fraction",
-    "latency_mean_s",
-    "latency_p50_s",
-    "latency_p90_s",
-    "latency_p95_s",
-    "latency_p99_s",
-    "mean_stretch",
-    "max_stretch",
-    "avg_aborted_time_s",
-    "slo_miss_rate",
-    "available_core_seconds",
-    "goodput_partial",
-    "aborted_volume",
+
+@dataclass(frozen=True)
+class Metric:
+    """One run metric: ``name`` (a key of :func:`compute_metrics`' dict), ``kind`` (int or float), unit and
+    description. :data:`METRICS` is the one list: ``out_sim_results``' metric columns, their units and
+    descriptions (``assets/schema.py``, the data dictionary) are derived from it."""
+
+    name: str
+    kind: type
+    unit: str
+    description: str
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("jobs", int, "jobs", "jobs simulated"),
+    Metric("completed", int, "jobs", "jobs completed before the horizon"),
+    Metric("terminations", int, "kills", "job terminations by capacity drops"),
+    Metric("failure_rate", float, "kills/job", "terminations / jobs"),
+    Metric("jobs_not_scheduled", int, "jobs", "jobs never started"),
+    Metric("goodput", float, "fraction", "completed work / available core-seconds"),
+    Metric("wasted_fraction", float, "fraction", "work lost to terminations / available core-seconds"),
+    Metric("in_flight_fraction", float, "fraction", "work of jobs running at the horizon"),
+    Metric("idle_fraction", float, "fraction", "available core-seconds left idle"),
+    Metric("latency_mean_s", float, "s", "mean wait from submit to first start"),
+    Metric("latency_p50_s", float, "s", "median wait to first start"),
+    Metric("latency_p90_s", float, "s", "P90 wait to first start"),
+    Metric("latency_p95_s", float, "s", "P95 wait to first start"),
+    Metric("latency_p99_s", float, "s", "P99 wait to first start"),
+    Metric("mean_stretch", float, "-", "mean (end − submit) / duration of completed jobs"),
+    Metric("max_stretch", float, "-", "max stretch of completed jobs"),
+    Metric("avg_aborted_time_s", float, "s", "mean run time lost per termination"),
+    Metric("slo_miss_rate", float, "fraction", "jobs not done within 1.1 × duration of submit"),
+    Metric("available_core_seconds", float, "core·s", "∫ available cores dt over the measurement window"),
+    Metric(
+        "goodput_partial",
+        float,
+        "fraction",
+        "seed 001 GOODPUT(T): goodput plus the work of jobs running at the window's end",
+    ),
+    Metric(
+        "aborted_volume",
+        float,
+        "fraction",
+        "seed 001 ABORTEDVOLUME: whole attempts killed in the window / available core-seconds",
+    ),
 )
+METRIC_NAMES = tuple(m.name for m in METRICS)
 
 
 @dataclass(frozen=True)

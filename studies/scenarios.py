@@ -6,7 +6,8 @@ and the capacity of a scenario (:func:`build_jobs`, :func:`build_capacity`) need
 inputs (``data/sim/inputs``: workloads and grid signals written by the ``out_sim_inputs`` asset) and
 :mod:`sim` — never DuckDB, so many scenario processes can run while the warehouse is being written.
 
-Studies (from the seeds; see the README's sweep section):
+Sweep studies (:data:`SWEEP_STUDIES`; from the seeds, see the README's sweep section; the reproduction
+studies ``repro-*`` are the paper packages', and :mod:`studies.catalogue` lists both):
 
 * ``thesis-ch4-synthetic`` — 6 change frequencies × 4 step sizes × {azure, borg2011} × ff (48).
 * ``thesis-ch6-ias`` — {zipf-1.1 … zipf-1.8, azure} × {ff, ias (A = 0.6)} at 1 change/h, step 0.15 (18).
@@ -33,18 +34,19 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity import DAY, MEAN_CAPACITY, CapacitySpec, CapacityTrace, MachineCapacityTrace
-from sim.policies import get_policy, parse_params
-from sim.workloads import (
-    bootstrap_jobs,
-    harvest_jobs,
-    harvest_tasks,
-    native_bootstrap,
-    offered_load,
-    pareto_workload,
-    seed001_uniform,
-    zipf_workload,
+from sim.capacity import (
+    DAY,
+    MEAN_CAPACITY,
+    CapacitySpec,
+    CapacityTrace,
+    MachineCapacityTrace,
+    month_bounds,
+    to_hourly,
 )
+from sim.capacity_registry import get_kind
+from sim.policies import get_policy, parse_params
+from sim.workload_registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
+from sim.workloads import offered_load
 
 CH4_FREQS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 CH4_STEPS = (0.15, 0.3, 0.45, 0.6)
@@ -199,7 +201,9 @@ def _smoke() -> list[Scenario]:
     ]
 
 
-STUDIES: dict[str, Any] = {
+#: The sweep studies (the reproduction studies, ``repro-*``, are the paper packages'; the whole catalogue,
+#: both together, is :data:`studies.catalogue.STUDIES`).
+SWEEP_STUDIES: dict[str, Any] = {
     "thesis-ch4-synthetic": _ch4,
     "thesis-ch6-ias": lambda: _ch6([("ff", {}), ("ias", {"aggressiveness": "0.6"})]),
     "thesis-ch6-aggressiveness": lambda: _ch6(
@@ -213,91 +217,100 @@ STUDIES: dict[str, Any] = {
 }
 
 
-def study(name: str) -> list[Scenario]:
-    """The scenarios of a study, in catalogue order, without duplicates. KeyError lists the studies."""
-    if name not in STUDIES:
-        raise KeyError(f"unknown study {name!r}; studies: {', '.join(STUDIES)}")
-    return list({s.id: s for s in STUDIES[name]()}.values())
-
-
-def all_scenarios() -> dict[str, Scenario]:
-    return {s.id: s for name in STUDIES for s in study(name)}
-
-
 # ---------------------------------------------------------------------- building a scenario's inputs
+#: the exported input (``data/sim/inputs``) holding each kind of hourly signal a scenario reads: file and
+#: value column; a scenario's series is ``<grid>:<signal>`` of its capacity's parameters
+SIGNAL_INPUTS = {"carbon": ("grid_carbon.parquet", "gco2_per_kwh")}
+
+
 def workload_needs(workload: str) -> str | None:
-    """The exported input file a workload is built from (None: generated from its parameters)."""
-    if workload in ("azure", "borg2011"):
-        return f"workload_{workload}.parquet"
-    if workload in ("borg2011-riskaware", "borg2011-native", "borg2011-seed001"):
-        return "workload_borg2011.parquet"
-    return None
+    """The exported input file a workload is built from (None: generated from its parameters). ValueError
+    listing the workloads for an unknown one."""
+    template = get_workload(workload).template
+    return f"workload_{template}.parquet" if template else None
+
+
+def capacity_needs(capacity: dict[str, Any]) -> list[str]:
+    """The exported input files a capacity spec (a catalogue dict, nested specs included) is built from.
+    ValueError for an unknown kind or a signal no exported input holds."""
+    spec = CapacitySpec.from_dict(capacity)
+    kind = get_kind(spec.kind)
+    out = [_signal_input(spec)[0]] if kind.signal else []
+    for name, param in kind.params.items():
+        if param.type is dict and name in spec.params:  # a nested spec (a pool's `of`)
+            out += capacity_needs(spec.params[name])
+    return list(dict.fromkeys(out))
+
+
+def _signal_input(spec: CapacitySpec) -> tuple[str, str]:
+    signal = get_kind(spec.kind).signal
+    if signal not in SIGNAL_INPUTS:
+        raise ValueError(
+            f"capacity kind {spec.kind!r} is built from a {signal} signal; scenarios read "
+            f"{', '.join(SIGNAL_INPUTS)} signals (exported by out_sim_inputs)"
+        )
+    return SIGNAL_INPUTS[signal]
+
+
+def scenario_signal(spec: CapacitySpec, inputs: Path) -> np.ndarray:
+    """The hourly signal of a signal kind's spec: its series ``<grid>:<signal>`` of the exported input,
+    over the month ``signal`` ends with (``source:YYYY-MM``), hour by hour by the one gap rule of
+    :func:`sim.capacity.to_hourly`. FileNotFoundError for a missing input, ValueError for a missing series."""
+    fname, column = _signal_input(spec)
+    f = inputs / fname
+    if not f.is_file():
+        raise FileNotFoundError(f"{f}: sweep input missing; materialize out_sim_inputs")
+    series = f"{spec.get('grid')}:{spec.get('signal')}"
+    sig = pl.read_parquet(f).filter(pl.col("series") == series)
+    if sig.height == 0:
+        raise ValueError(f"{f}: no {get_kind(spec.kind).signal} series {series}")
+    start, end = month_bounds(str(spec.get("signal")).rpartition(":")[2])
+    return to_hourly(sig["ts_utc"], sig[column], start, end)
 
 
 def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
-    """Jobs of ``sc``: exported warehouse workloads, borg2011 resampled to the platform's load, Zipf-s
-    (thesis §4.3.1) or seed 002-style harvest tasks. Raises FileNotFoundError naming a missing input."""
-    h = sc.horizon_s
-    if sc.workload.startswith("zipf-"):
-        return zipf_workload(float(sc.workload.split("-")[1]), machines, sc.cores, h, seed=sc.seed)
-    if sc.workload.startswith("pareto-"):  # pareto-<alpha>-<xm_s>: the issue's generic instance
-        _, alpha, xm = sc.workload.split("-")
-        load = sc.load * MEAN_CAPACITY
-        return pareto_workload(float(alpha), float(xm), machines, sc.cores, h, load=load, seed=sc.seed)
-    if sc.workload in ("seed001-uniform", "seed001-uniform-literal"):
-        # seed 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
-        # number of machines required … is around 26 (e.g. such that the total core hour is around 209664,
-        # which means T_avg = 209664/n hours)" — two readings: 26 machines' worth of work (cores counted,
-        # default) or T_avg = 209,664 h / n literally (2.8 × that work)
-        n = max(1, int(round(20_000 * h / (21 * DAY))))
-        mean_cores = 3.5  # E[c] of the 1/2/4/8-core draw
-        tavg = 26 * sc.cores * h / (n * mean_cores)
-        if sc.workload.endswith("literal"):
-            tavg = 209_664 * 3600.0 / 20_000
-        return seed001_uniform(n, h, tavg, seed=sc.seed)
-    if sc.workload == "harvest-jobs":
-        return harvest_jobs(machines * 25.0, h, load=sc.load, seed=sc.seed)  # 25 = mean cores of a 2–48 HVM
-    if sc.workload == "harvest-tasks":
-        nodes = int(sc.settings.get("nodes", machines))
-        return harvest_tasks(nodes * 25.0, h, load=0.6, seed=sc.seed)  # 25 = mean cores of a 2–48 core HVM
-    f = inputs / (workload_needs(sc.workload) or "")
-    if not f.is_file():
-        raise FileNotFoundError(f"{f}: sweep input missing; materialize out_sim_inputs (varcap sweep does)")
-    jobs = pl.read_parquet(f)
-    if sc.workload == "azure":
-        return jobs
-    if sc.workload == "borg2011-native":
-        # thesis §3.4: the workload offers ~80 % of the mean (70 %) capacity; jobs keep their real
-        # durations and cores — only the count follows from the load (no duration rescaling)
-        return native_bootstrap(jobs, sc.load * MEAN_CAPACITY * machines * sc.cores, h, seed=sc.seed)
-    if sc.workload == "borg2011-seed001":
-        # seed 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26
-        # machines × 24 cores over the window (we hold that density over warm-up and window alike)
-        short = jobs.filter(pl.col("duration_s") < DAY)
-        return native_bootstrap(short, 26 * sc.cores, h, seed=sc.seed)
-    target = sc.load * MEAN_CAPACITY * machines * sc.cores
-    if sc.workload == "borg2011-riskaware":
-        target = sc.load * sc.capacity["m_avg"] * sc.cores
-        return bootstrap_jobs(jobs, 3000, h, target_cores=target, seed=sc.seed)
-    per_machine_day = 430  # the Borg-scale benchmark's density: 600k jobs on 200 machines for 7 days
-    n = int(per_machine_day * machines * sc.horizon_days)
-    return bootstrap_jobs(jobs, n, h, target_cores=target, seed=sc.seed)
+    """Jobs of ``sc`` on ``machines`` machines, by its workload's builder (:mod:`sim.workload_registry`),
+    handed the exported template workload if it has one. Raises FileNotFoundError naming a missing input,
+    ValueError listing the workloads for an unknown one."""
+    spec, values = resolve_workload(sc.workload)
+    template = None
+    if spec.template:
+        f = inputs / f"workload_{spec.template}.parquet"
+        if not f.is_file():
+            raise FileNotFoundError(
+                f"{f}: sweep input missing; materialize out_sim_inputs (varcap sweep does)"
+            )
+        template = pl.read_parquet(f)
+    args = WorkloadArgs(
+        values,
+        machines,
+        sc.cores,
+        sc.horizon_s,
+        sc.horizon_days,
+        sc.load,
+        sc.seed,
+        sc.settings,
+        sc.capacity,
+        template,
+    )
+    return spec.build(args)
 
 
 #: workloads whose jobs do not depend on the platform size (:func:`build_jobs` ignores ``machines``)
-SIZE_FREE_WORKLOADS = ("azure", "seed001-uniform", "seed001-uniform-literal", "borg2011-riskaware")
+SIZE_FREE_WORKLOADS = concrete_names(lambda s: s.size_free)
 
 
 def sized_jobs(sc: Scenario, inputs: Path) -> tuple[int, pl.DataFrame]:
     """The platform size of ``sc`` (:func:`platform_size`) and its jobs (:func:`build_jobs`), building the
-    jobs once where sizing needed them and they do not depend on the size (:data:`SIZE_FREE_WORKLOADS`).
+    jobs once where sizing needed them and they do not depend on the size (``size_free`` workloads).
     Raises like those two."""
-    if sc.machines or sc.workload in ("borg2011", "borg2011-native", "borg2011-seed001"):
+    spec = get_workload(sc.workload)
+    if sc.machines or spec.default_machines or spec.needs_machines:
         machines = platform_size(sc, inputs)
         return machines, build_jobs(sc, inputs, machines)
     probe = build_jobs(sc, inputs, 1)
     machines = _size_for(sc, probe)
-    return machines, probe if sc.workload in SIZE_FREE_WORKLOADS else build_jobs(sc, inputs, machines)
+    return machines, probe if spec.size_free else build_jobs(sc, inputs, machines)
 
 
 def _size_for(sc: Scenario, jobs: pl.DataFrame) -> int:
@@ -305,50 +318,33 @@ def _size_for(sc: Scenario, jobs: pl.DataFrame) -> int:
 
 
 def platform_size(sc: Scenario, inputs: Path) -> int:
-    """``sc.machines``, or the platform at which the workload offers ``load`` of the mean capacity."""
+    """``sc.machines``, the workload's default platform, or the platform at which the workload offers
+    ``load`` of the mean capacity. ValueError if the workload needs the size given."""
     if sc.machines:
         return sc.machines
-    if sc.workload == "borg2011":
-        return 100
-    if sc.workload in ("borg2011-native", "borg2011-seed001"):
+    spec = get_workload(sc.workload)
+    if spec.default_machines:
+        return spec.default_machines
+    if spec.needs_machines:
         raise ValueError(f"{sc.workload}: give the platform size (machines)")
     return _size_for(sc, build_jobs(sc, inputs, 1))
 
 
 def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace | MachineCapacityTrace:
-    """The capacity trace named by ``sc.capacity``. Raises ValueError for an unknown kind.
+    """The capacity trace named by ``sc.capacity``, built by its kind (:mod:`sim.capacity_registry`); a
+    signal kind reads its hourly signal from the exported inputs (:func:`scenario_signal`). Raises
+    ValueError for an unknown kind, FileNotFoundError for a missing input.
 
     ``{"kind": "pool", "of": SPEC}`` (seed 003's resource level): one machine holding every core, whose
     cores follow ``cores × machines alive`` of the machines-alive trace ``SPEC``."""
-    if sc.capacity["kind"] == "pool":
-        inner = Scenario(sc.workload, dict(sc.capacity["of"]), horizon_days=sc.horizon_days, seed=sc.seed)
-        walk = build_capacity(inner, inputs, machines)
-        if not isinstance(walk, CapacityTrace):
-            raise ValueError("a pool capacity needs a machines-alive trace inside")
-        t = walk.time_s
-        return MachineCapacityTrace(
-            t,
-            np.zeros(len(t), np.int64),
-            walk.machines_alive * sc.cores,
-            1,
-            sc.horizon_s,
-            "pool",
-            sc.capacity,
-        )
     spec = CapacitySpec.from_dict(sc.capacity)
-    signal = None
-    if spec.kind == "carbon_budget":
-        f = inputs / "grid_carbon.parquet"
-        if not f.is_file():
-            raise FileNotFoundError(f"{f}: sweep input missing; materialize out_sim_inputs")
-        series = f"{spec.get('grid')}:{spec.get('signal')}"
-        sig = pl.read_parquet(f).filter(pl.col("series") == series)
-        if sig.height == 0:
-            raise ValueError(f"{f}: no carbon series {series}")
-        signal = sig.sort("hour")["gco2_per_kwh"].to_numpy()
-    return spec.build(machines, sc.horizon_s, signal)
+    return spec.build(machines, sc.horizon_s, cores=sc.cores, signal_of=lambda s: scenario_signal(s, inputs))
 
 
-# the reproduction studies register themselves into STUDIES when their module has loaded (whichever of the
-# two modules is imported first)
-import studies.reproduction  # noqa: E402, F401, I001
+def simulated_platform(sc: Scenario, machines: int) -> tuple[int, float]:
+    """``(machines, cores per machine)`` the simulator runs ``sc`` on: the platform, or one machine holding
+    every core for a ``one_machine`` capacity kind (a pool)."""
+    if CapacitySpec.from_dict(sc.capacity).one_machine:
+        return 1, machines * sc.cores
+    return machines, sc.cores
+

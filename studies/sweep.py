@@ -16,6 +16,7 @@ are collected (:func:`scan_runs`), a run directory that cannot be read is report
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -33,9 +34,17 @@ from sim.api import simulate
 from sim.capacity import DAY
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
-from studies.scenarios import Scenario, build_capacity, sized_jobs, workload_needs
+from studies.scenarios import (
+    Scenario,
+    build_capacity,
+    capacity_needs,
+    simulated_platform,
+    sized_jobs,
+    workload_needs,
+)
 
-_CODE_ROOTS = ("sim", "studies/scenarios.py", "studies/sweep.py")
+#: the studies modules a scenario's run goes through (runner, scenario building); see :func:`result_sources`
+_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py")
 _ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
 log = logging.getLogger(__name__)
 
@@ -54,16 +63,61 @@ def runs_dir() -> Path:
 
 @functools.cache
 def code_version() -> str:
-    """Hash of the simulator package and the scenario catalogue sources (changes when either does)."""
-    root = Path(__file__).resolve().parents[1]
+    """The scenario cache key's code part: hash of the sources a scenario's result depends on
+    (:func:`result_sources`), so editing a benchmark, the Harmony simulator or the docs keeps every cached
+    run. Computed once per process."""
+    return source_version(Path(__file__).resolve().parents[1])
+
+
+def source_version(root: Path) -> str:
+    """Hash (12 hex) of the relative paths and contents of :func:`result_sources` under ``root``."""
     h = hashlib.sha256()
-    for r in _CODE_ROOTS:
-        p = root / r
-        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
-        for f in files:
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
+    for f in result_sources(root):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
     return h.hexdigest()[:12]
+
+
+def result_sources(root: Path) -> list[Path]:
+    """The files a scenario's result depends on, sorted: the run path (:data:`_RUN_PATH`: runner, scenario
+    building), every policy module (``sim/policies/``), and every ``sim`` module these import — at any
+    depth, inside functions too, or named as a string (``sim/__init__``'s lazy names) — with the
+    ``__init__`` of each package on the way. Engine, event loop, metrics, workload and capacity registries
+    and generators are in; ``sim/bench.py``, ``sim/harmony/`` and the studies' catalogues are not."""
+    todo = [root / r for r in _RUN_PATH] + sorted((root / "sim" / "policies").glob("*.py"))
+    seen: set[Path] = set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.is_file():
+            continue
+        seen.add(f)
+        todo += _sim_modules(f, root)
+    return sorted(seen)
+
+
+def _sim_modules(path: Path, root: Path) -> list[Path]:
+    """Files of the ``sim`` modules (and their packages' ``__init__``) that ``path`` imports or names."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+    out = []
+    for name in names:
+        parts = name.split(".")
+        if parts[0] != "sim" or not all(p.isidentifier() for p in parts):
+            continue
+        for i in range(1, len(parts) + 1):
+            base = root.joinpath(*parts[:i])
+            for f in (base / "__init__.py", base.with_suffix(".py")):
+                if f.is_file():
+                    out.append(f)
+                    break
+    return out
 
 
 def input_versions(inputs: Path) -> dict[str, str]:
@@ -74,9 +128,7 @@ def input_versions(inputs: Path) -> dict[str, str]:
 def input_files(sc: Scenario) -> list[str]:
     """The exported input files ``sc`` reads (empty if it is generated from its parameters alone)."""
     needed = [n for n in (workload_needs(sc.workload),) if n]
-    if sc.capacity["kind"] == "carbon_budget":
-        needed.append("grid_carbon.parquet")
-    return needed
+    return needed + capacity_needs(sc.capacity)
 
 
 def needs_inputs(sc: Scenario) -> bool:
@@ -165,7 +217,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
     # a pool capacity (seed 003's resource level) is one machine holding the whole platform's cores
-    n_sim, c_sim = (1, machines * sc.cores) if sc.capacity["kind"] == "pool" else (machines, sc.cores)
+    n_sim, c_sim = simulated_platform(sc, machines)
     r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed, **window)
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,12 @@ class Route:
     no_length: bool = False  # close-delimited body: no Content-Length, the connection close ends it
     range_from_zero: bool = False  # answer a Range request with 206 but the body from byte 0
     stall_s: float = 0.0  # wait this long before answering (a stalled server)
+    etag: str | None = None  # sent as ETag; If-Range is honoured against it unless ignore_if_range
+    ignore_if_range: bool = False
+    drip_s: float = 0.0  # send the body 16 bytes at a time, sleeping this long between pieces
+    endless: bool = False  # a chunked body that never ends (the body is repeated forever)
+    length_delta: int = 0  # announce len(body) + delta as Content-Length (negative: a short length)
+    echo_query: bool = False  # error answers (fail_first) quote the request's query string
     hits: int = 0
     ranges: list[str] = field(default_factory=list)
 
@@ -45,10 +51,18 @@ class FixtureServer:
                 if route.stall_s:
                     time.sleep(route.stall_s)
                 if route.fail_first:
-                    self._send(route.fail_first.pop(0), b"server error", "text/plain")
+                    query = self.path.partition("?")[2].encode() if route.echo_query else b""
+                    self._send(route.fail_first.pop(0), b"server error for " + query, "text/plain")
                     return
                 body, status, extra = route.body, 200, {}
-                if rng and route.honor_range:
+                if route.etag:
+                    extra["ETag"] = route.etag
+                if route.endless or route.drip_s:
+                    self._stream(route)
+                    return
+                if_range = self.headers.get("If-Range")
+                changed = if_range is not None and if_range != route.etag and not route.ignore_if_range
+                if rng and route.honor_range and not changed:
                     start = int(rng.split("=")[1].split("-")[0])
                     if start >= len(route.body):
                         self._send(416, b"", "text/plain", {"Content-Range": f"bytes */{len(route.body)}"})
@@ -73,7 +87,38 @@ class FixtureServer:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if route.length_delta:
+                    self.send_response(status)
+                    self.send_header("Content-Type", route.content_type)
+                    self.send_header("Content-Length", str(len(body) + route.length_delta))
+                    self.send_header("Connection", "close")
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+                    self.close_connection = True
+                    return
                 self._send(status, body, route.content_type, extra)
+
+            def _stream(self, route: Route) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", route.content_type)
+                if route.endless:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    if route.endless:
+                        while True:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(route.body), route.body))
+                    for i in range(0, len(route.body), 16):
+                        self.wfile.write(route.body[i : i + 16])
+                        self.wfile.flush()
+                        time.sleep(route.drip_s)
+                except OSError:  # the client hung up
+                    pass
 
             def _send(
                 self, status: int, body: bytes, ctype: str, extra: dict[str, str] | None = None

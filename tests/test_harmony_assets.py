@@ -92,7 +92,7 @@ def test_harmony_group_materializes(warehouse: Path, tmp_path: Path, monkeypatch
     )
     assert _results_meta(res2)["cache_hits"].value == 3
     # a study sharing those scenarios (as harmony-headline shares harmony's) adds its rows, keeps the others'
-    import studies.harmony as hs
+    import studies.harmony.runner as hs
 
     orig = hs.harmony_scenarios
     monkeypatch.setattr(hs, "HARMONY_STUDIES", (*hs.HARMONY_STUDIES, "smoke-copy"))

@@ -13,7 +13,8 @@ from sim.generators import harvest_trace, random_walk
 from sim.intervals import IntervalModel, extract_intervals
 from sim.workloads import group_completion_times, harvest_jobs, native_bootstrap
 from studies import reproduction as repro
-from studies.scenarios import STUDIES, Scenario, study
+from studies.catalogue import STUDIES, study
+from studies.scenarios import Scenario
 
 
 def test_existing_ids_unchanged_and_warmup_changes_id() -> None:

@@ -106,7 +106,7 @@ def test_signal_kinds_repeat_the_signal_over_the_horizon() -> None:
 
 
 def test_every_catalogue_capacity_is_a_valid_spec() -> None:
-    from studies.scenarios import all_scenarios
+    from studies.catalogue import all_scenarios
 
     # a "pool" (seed 003's resource level, studies.scenarios.build_capacity) wraps a spec of its own
     caps = [sc.capacity.get("of", sc.capacity) for sc in all_scenarios().values()]

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 
 from studies import scenarios
-from studies.scenarios import Scenario, platform_size, sized_jobs, study
+from studies.catalogue import study
+from studies.scenarios import Scenario, platform_size, sized_jobs
 
 # ids computed by the catalogue before the id was cached (the sweep cache and partition keys rely on them)
 SMOKE_IDS = ["5edffef50576", "f2ef6d8c7d24", "868089182649", "d1d2647746cd"]

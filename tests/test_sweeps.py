@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from studies import sweep
-from studies.scenarios import STUDIES, Scenario, all_scenarios, study
+from studies.catalogue import STUDIES, all_scenarios, study
+from studies.scenarios import Scenario
 
 
 def test_catalogue_sizes_and_stable_unique_ids() -> None:

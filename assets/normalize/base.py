@@ -5,12 +5,15 @@ See :mod:`assets.normalize` for the ``(good, rejects)`` contract every normalize
 
 from __future__ import annotations
 
-import gzip
+import contextlib
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+
+from assets.gzcap import GzipBomb, inflate
 
 REJECT_COLUMNS = {
     "table_name": pl.Utf8,
@@ -47,19 +50,25 @@ def read_text_table(f: RawFile) -> pl.DataFrame:
             df = pl.read_parquet(f.path)
             df = df.with_columns(pl.all().cast(pl.Utf8))
         else:
-            source: Path | bytes = f.path
-            if f.path.suffix == ".gz":
-                # polars tolerates a truncated gzip stream; Python's gzip raises on it (EOFError)
-                with gzip.open(f.path, "rb") as g:
-                    source = g.read()
-            df = pl.read_csv(
-                source,
-                has_header=f.has_header,
-                new_columns=list(f.columns) if (f.columns and not f.has_header) else None,
-                infer_schema=False,
-                encoding="utf8-lossy",
-                truncate_ragged_lines=False,
-            )
+            with contextlib.ExitStack() as stack:
+                source: Path = f.path
+                if f.path.suffix == ".gz":
+                    # inflated in bounded chunks into a temporary file, a gzip bomb refused on the way
+                    # (polars would tolerate a truncated stream; Python's gzip raises on it, EOFError)
+                    tmp = stack.enter_context(tempfile.NamedTemporaryFile(suffix=".csv"))
+                    inflate(f.path, tmp)
+                    tmp.flush()
+                    source = Path(tmp.name)
+                df = pl.read_csv(
+                    source,
+                    has_header=f.has_header,
+                    new_columns=list(f.columns) if (f.columns and not f.has_header) else None,
+                    infer_schema=False,
+                    encoding="utf8-lossy",
+                    truncate_ragged_lines=False,
+                )
+    except GzipBomb as e:
+        raise BadFileError(f"{f.name}: {e}") from None
     except Exception as e:  # polars raises several error types for unreadable input
         raise BadFileError(f"{f.name}: cannot read file ({type(e).__name__}: {e})") from e
     return df.with_row_index("line", offset=f.first_line).with_columns(pl.col("line").cast(pl.Int64))

@@ -1,10 +1,9 @@
-"""The ``harmony`` study (seed 004 §9): baseline / CBP / CBS on the Borg 2011 sample, and the ω sweep.
+"""The ``harmony`` study runner (seed 004 §9): baseline / CBP / CBS on the Borg 2011 sample, and the ω sweep.
 
 §9.2: "In our first experiment, we use an over-provisioning factor of 1.2"; "we varied the values of the
 over-provisioning factor ω^k between 0.6-2.2 to produce different tradeoffs between operational costs
-(energy and reconfiguration cost) and the average scheduling delay" (Figs. 32–33); headline: "CBS incurs
-the lowest energy costs, corresponding to a 28 percent reduction in energy cost compared to the baseline
-algorithm".
+(energy and reconfiguration cost) and the average scheduling delay" (Figs. 32–33). The headline (CBS's
+energy-cost reduction against the baseline) is :mod:`studies.harmony.claims`.
 
 Workloads (from ``core_jobs`` rows of ``borg2011``: normalized cpu and memory requests, priority):
 
@@ -21,7 +20,7 @@ Results are cached per scenario under ``data/sim/harmony/<id>/`` (``run.json`` w
 ``intervals.parquet``, ``tasks.parquet``), keyed by the code version of ``sim/harmony`` and this module
 and by the workload's hash; nothing here opens DuckDB.
 
-Not registered in :data:`studies.scenarios.STUDIES`: that catalogue holds :class:`studies.scenarios.Scenario`
+Not registered in :data:`studies.catalogue.STUDIES`: that catalogue holds :class:`studies.scenarios.Scenario`
 runs of ``sim.simulate`` (one policy on a capacity trace); Harmony scenarios choose the capacity
 themselves. ``varcap sweep harmony`` materializes the ``harmony`` asset group instead.
 """
@@ -161,9 +160,9 @@ def harmony_dir() -> Path:
 @functools.cache
 def code_version() -> str:
     """Hash of ``sim/harmony`` and this module (a change invalidates cached Harmony runs)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
-    for f in [*sorted((root / "sim" / "harmony").glob("*.py")), root / "studies" / "harmony.py"]:
+    for f in [*sorted((root / "sim" / "harmony").glob("*.py")), Path(__file__).resolve()]:
         h.update(f.name.encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:12]
@@ -291,23 +290,3 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
             }
         )
     return pl.DataFrame(recs, infer_schema_length=None)
-
-
-def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]:
-    """Seed 004 headline readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
-    reduction against the baseline of CBS's energy cost (default: §9.2 "28 percent reduction in energy
-    cost"), of CBS's server energy, and of CBP's energy cost. LookupError if a run is missing."""
-    rows = load_results("harmony", out)
-    need = {("baseline", 1.2), ("cbs", 1.2), ("cbp", 1.2)}
-    have = {
-        (r["params"]["scheme"], r["params"]["omega"])
-        for r in rows
-        if r["params"]["workload"] == "borg2011-sample"
-    }
-    if not need <= have:
-        raise LookupError(f"harmony study runs missing: {sorted(need - have)}; run `varcap sweep harmony`")
-    return {
-        "cost": [-energy_change_pct(rows, "cbs", "energy_cost_usd")],
-        "kwh": [-energy_change_pct(rows, "cbs", "energy_kwh")],
-        "cbp-cost": [-energy_change_pct(rows, "cbp", "energy_cost_usd")],
-    }

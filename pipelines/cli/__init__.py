@@ -1,0 +1,208 @@
+"""``varcap`` command line: run the pipeline, open the UI, simulate, sweep, benchmark.
+
+``varcap run`` materializes every asset in-process against the Dagster instance in ``$DAGSTER_HOME``
+(default ``.dagster_home`` in the repo), so runs also appear in the UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from pipelines.cli.common import (
+    _ensure_sim_inputs,
+    _has_tables,
+    _materialize,
+    _parse_sets,
+    prepare_dagster_home,
+)
+from pipelines.cli.data import cmd_sql, cmd_ui, cmd_warm
+from pipelines.cli.docs import cmd_docs
+from pipelines.cli.run import (
+    HARMONY_REPORT_TABLES,
+    SLOW_POLICIES,
+    cmd_figures,
+    cmd_reports,
+    cmd_reproduce,
+    cmd_run,
+    run_reports,
+    simulate_quick,
+)
+from pipelines.cli.simulate import (
+    capacity_file,
+    check_policy_args,
+    cmd_policies,
+    cmd_simulate,
+    load_capacity_arg,
+    load_jobs_arg,
+)
+from pipelines.cli.sweeps import (
+    cmd_results,
+    cmd_studies,
+    cmd_sweep,
+    local_sweep_job,
+    local_sweep_run_config,
+    run_harmony,
+    run_sweep,
+    study_results,
+    sweep_run_config,
+)
+from sim.capacity_registry import capacity_help
+
+__all__ = [
+    "HARMONY_REPORT_TABLES",
+    "SLOW_POLICIES",
+    "_ensure_sim_inputs",
+    "_has_tables",
+    "_materialize",
+    "_parse_sets",
+    "build_parser",
+    "capacity_file",
+    "check_policy_args",
+    "cmd_docs",
+    "cmd_figures",
+    "cmd_policies",
+    "cmd_reports",
+    "cmd_reproduce",
+    "cmd_results",
+    "cmd_run",
+    "cmd_simulate",
+    "cmd_sql",
+    "cmd_studies",
+    "cmd_sweep",
+    "cmd_ui",
+    "cmd_warm",
+    "load_capacity_arg",
+    "load_jobs_arg",
+    "local_sweep_job",
+    "local_sweep_run_config",
+    "main",
+    "prepare_dagster_home",
+    "run_harmony",
+    "run_reports",
+    "run_sweep",
+    "simulate_quick",
+    "study_results",
+    "sweep_run_config",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
+    ap.add_argument("--debug", action="store_true", help="show Python tracebacks (also VARCAP_DEBUG=1)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="materialize every asset (embedded samples by default)")
+    r.add_argument("--source", choices=["sample", "remote"], help="raw data source (default: sample)")
+    r.add_argument("--groups", nargs="*", help="only these asset groups (raw, core, …)")
+    r.add_argument(
+        "--free-slots",
+        nargs="+",
+        metavar="RUN_ID",
+        help="free the duckdb_write pool slots held by these (dead) runs, then exit",
+    )
+    r.add_argument("--workers", type=int, default=2, help="processes for the quick studies (default 2)")
+    r.add_argument(
+        "--no-sim",
+        action="store_true",
+        help="render the reports from the results there are; simulate nothing",
+    )
+    r.add_argument(
+        "--quick-all",
+        action="store_true",
+        help=f"simulate every quick scenario (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)",
+    )
+    r.set_defaults(fn=cmd_run)
+    rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
+    rr.set_defaults(fn=cmd_reports)
+    fg = sub.add_parser("figures", help="copy the README's figures from the rendered reports to docs/figures")
+    fg.set_defaults(fn=cmd_figures)
+    u = sub.add_parser("ui", help="Dagster UI (dagster dev) on 127.0.0.1:3000")
+    u.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")
+    u.add_argument("--port", type=int, default=3000, help="port (default 3000)")
+    u.set_defaults(fn=cmd_ui)
+    s = sub.add_parser("simulate", help="simulate one scheduler on one workload and capacity trace")
+    s.add_argument(
+        "--jobs", required=True, help="JOBS.csv|parquet or warehouse:WORKLOAD (azure, borg2011, …)"
+    )
+    s.add_argument(
+        "--capacity",
+        required=True,
+        help=capacity_help().replace("%", "%%"),  # from the capacity-kind registry
+    )
+    s.add_argument("--machines", type=int, required=True, help="machines on the platform (indices 0…M−1)")
+    s.add_argument("--cores", type=float, required=True, help="cores per machine")
+    s.add_argument("--horizon-s", type=float, required=True, help="simulated time in seconds (e.g. 2592000)")
+    s.add_argument("--policy", default="ff", help="scheduler (default ff; list: `varcap policies`)")
+    s.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable; `varcap policies`)"
+    )
+    s.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    s.add_argument("--window-start-s", type=float, default=0.0, help="measurement window start (warm-up)")
+    s.add_argument(
+        "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
+    )
+    s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
+    s.add_argument("--out", help="write the metric dict as JSON")
+    s.set_defaults(fn=cmd_simulate)
+    w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
+    w.add_argument("study", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)")
+    w.add_argument(
+        "--max-workers", type=int, default=os.cpu_count() or 1, help="simulation processes (default: cores)"
+    )
+    w.add_argument(
+        "--executor",
+        choices=["multiprocess", "dask"],
+        default="multiprocess",
+        help="multiprocess: warm local processes (default); dask: one step per chunk on a dask cluster",
+    )
+    w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
+    w.set_defaults(fn=cmd_sweep)
+    rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
+    rs.add_argument("study", help="study name (list: `varcap studies`)")
+    st = sub.add_parser("studies", help="list the studies, or one study's scenarios and partition keys")
+    st.add_argument("study", nargs="?", help="list this study's scenarios")
+    st.set_defaults(fn=cmd_studies)
+    po = sub.add_parser("policies", help="list the scheduling policies with their parameters and defaults")
+    po.set_defaults(fn=cmd_policies)
+    rs.add_argument("--out", help="write CSV or parquet instead of printing")
+    rs.set_defaults(fn=cmd_results)
+    rp = sub.add_parser("reproduce", help="run the seed-reproduction studies and print out_reproduction")
+    rp.add_argument("--quick", action="store_true", help="small platforms, short horizons, 3 replicates")
+    rp.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="simulation processes")
+    rp.set_defaults(fn=cmd_reproduce)
+    wm = sub.add_parser("warm", help="compile the simulator once for this environment (numba cache)")
+    wm.add_argument("--force", action="store_true", help="run the warm-up even if the cache is warm")
+    wm.set_defaults(fn=cmd_warm)
+    q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
+    q.add_argument("query")
+    q.add_argument("--rows", type=int, default=40, help="rows to print")
+    q.add_argument("--csv", help="write the result to this CSV file instead")
+    q.set_defaults(fn=cmd_sql)
+    dc = sub.add_parser("docs", help="write the generated pages docs/data-dictionary.md and docs/cli.md")
+    dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is out of date")
+    dc.set_defaults(fn=cmd_docs)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
+    input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
+    args = build_parser().parse_args([a for a in argv if a != "--debug"])
+    args.debug = debug  # commands show Dagster's own log too
+    try:
+        return int(args.fn(args) or 0)
+    except KeyboardInterrupt:
+        print("varcap: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if debug:
+            raise
+        from pipelines.guard import user_error
+
+        code, msg = user_error(e)
+        print(f"varcap: error: {msg}", file=sys.stderr)
+        return code

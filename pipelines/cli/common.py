@@ -1,0 +1,110 @@
+"""Shared by the commands: the Dagster instance's home, in-process materializations guarded against dead
+runs' pool slots, and small argument parsers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from sim import paths
+
+
+def prepare_dagster_home() -> str:
+    """Create ``$DAGSTER_HOME`` (default ``.dagster_home``) holding a copy of the repo's dagster.yaml."""
+    home = paths.dagster_home()
+    home.mkdir(parents=True, exist_ok=True)
+    src = paths.home() / "dagster.yaml"
+    if not src.exists():  # VARCAP_HOME elsewhere: the repository's instance settings still apply
+        src = Path(__file__).resolve().parents[2] / "dagster.yaml"
+    if src.exists():
+        shutil.copyfile(src, home / "dagster.yaml")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return str(home)
+
+
+def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise SystemExit(f"--set expects key=value, got {it!r}")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+@contextlib.contextmanager
+def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
+    """Around one in-process Dagster run: frees the pool slots of dead runs first, watches for a step
+    waiting on a slot meanwhile; yields (instance, tags for the run)."""
+    import dagster as dg
+
+    from pipelines import guard
+
+    instance = dg.DagsterInstance.get()
+    for r in guard.free_dead_slots(instance):
+        console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
+    watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
+    watcher.start()
+    try:
+        yield instance, guard.run_tags()
+    finally:
+        watcher.stop()
+
+
+def _print_failures(events, console) -> None:
+    from pipelines import guard
+
+    for line in guard.failure_lines(events):
+        console.print(line, style="red", markup=False, highlight=False)
+
+
+def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
+    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config; print
+    failures. True on success."""
+    import dagster as dg
+
+    from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
+
+    with _guarded_run(console) as (instance, tags):
+        result = dg.materialize(
+            [*ALL_ASSETS, *ALL_CHECKS],
+            selection=[dg.AssetKey(k) for k in keys],
+            instance=instance,
+            resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
+            tags=tags,
+            run_config={
+                "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+                **({"ops": ops_config} if ops_config else {}),
+            },
+            raise_on_error=False,
+        )
+    _print_failures(result.all_events, console)
+    return result.success
+
+
+def _ensure_sim_inputs(console) -> bool:
+    """Materialize raw → core if the warehouse has no core tables, then ``out_sim_inputs``."""
+    import dagster as dg
+
+    if not _has_tables(["core_jobs", "core_grid_carbon"]):
+        console.print("warehouse has no core tables: materializing raw → core first (embedded samples)")
+        from pipelines.definitions import defs
+
+        keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
+        if not _materialize([k.to_user_string() for k in keys], console):
+            return False
+    return _materialize(["out_sim_inputs"], console)
+
+
+def _has_tables(names: list[str]) -> bool:
+    import duckdb
+
+    p = paths.warehouse_path()
+    if not p.exists():
+        return False
+    with duckdb.connect(str(p), read_only=True) as con:
+        have = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+    return set(names) <= have

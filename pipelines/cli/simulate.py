@@ -1,0 +1,174 @@
+"""``varcap simulate`` and ``varcap policies``: one scheduler on one workload and capacity trace, and the
+policy registry with its parameters."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+
+from pipelines.cli.common import _parse_sets
+from sim import paths
+
+
+def load_jobs_arg(spec: str, cores: float):
+    """``PATH`` (CSV/parquet) or ``warehouse:WORKLOAD`` (core_jobs, read-only; oversize jobs dropped)."""
+    from sim.api import read_jobs
+
+    if spec.startswith("warehouse:"):
+        import duckdb
+
+        from sim.tables import read_core_jobs
+        from sim.workloads import to_sim_jobs
+
+        workload = spec.split(":", 1)[1]
+        path = paths.warehouse_path()
+        if not path.exists():
+            raise SystemExit(f"{path} not found: run `make run` (or `varcap run`) first")
+        with duckdb.connect(str(path), read_only=True) as con:
+            df = read_core_jobs(con, workload)
+        if df.height == 0:
+            raise SystemExit(f"no jobs for workload {workload!r} in core_jobs")
+        jobs, dropped = to_sim_jobs(df, cores)
+        if dropped:
+            print(f"note: {dropped} {workload} jobs need more than {cores:g} cores and were left out")
+        return jobs
+    return read_jobs(spec)
+
+
+def capacity_file(spec: str) -> str | None:
+    """The trace file ``--capacity`` names, or None for a generated kind (see :func:`load_capacity_arg`)."""
+    from sim.capacity import CapacitySpec
+
+    return CapacitySpec.file_path(spec)
+
+
+def load_capacity_arg(spec: str, machines: int, horizon_s: float):
+    """``PATH`` (time_s, machines_alive | time_s, machine, cores_available) or a generated kind of
+    :class:`sim.capacity.CapacitySpec`, e.g. ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
+    from sim.capacity import CapacitySpec
+
+    try:
+        parsed = CapacitySpec.parse(spec)
+        if parsed.needs_signal:
+            raise ValueError(f"kind {parsed.kind!r} is built from a grid signal by the capacity assets")
+        return parsed.build(machines, horizon_s)
+    except ValueError as e:
+        raise SystemExit(f"--capacity: {e}") from e
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import json
+    import warnings
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipelines.guard import write_outputs
+    from sim import simulate
+    from sim.engine import choose_engine
+    from sim.validate import check_inputs
+    from sim.warmup import ensure_warm
+
+    console = Console()
+    check_policy_args(args.policy, args.set)
+    jobs = load_jobs_arg(args.jobs, args.cores)
+    with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)
+        warnings.simplefilter("ignore")
+        check_inputs(
+            jobs,
+            capacity_file(args.capacity),
+            args.machines,
+            args.cores,
+            args.horizon_s,
+            None if args.jobs.startswith("warehouse:") else args.jobs,
+        )
+    cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
+    if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
+        ensure_warm(console.print)
+    t0 = time.perf_counter()
+    with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # jobs after the horizon: reported below
+        r = simulate(
+            jobs,
+            cap,
+            args.machines,
+            args.cores,
+            args.horizon_s,
+            args.policy,
+            _parse_sets(args.set),
+            args.seed,
+            window_start_s=args.window_start_s,
+            window_end_s=args.window_end_s,
+        )
+    wall = time.perf_counter() - t0
+    table = Table(
+        title=f"{args.policy} — {jobs.height:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
+    )
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, v in r.metrics.items():
+        table.add_row(k, f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
+    console.print(table)
+    if r.jobs_after_horizon:
+        console.print(f"note: {r.jobs_after_horizon} jobs submitted at or after the horizon were left out")
+    outputs = []
+    if args.out:
+        outputs.append((args.out, lambda p: p.write_text(json.dumps(r.metrics, indent=2))))
+    if args.jobs_out:
+        outputs.append(
+            (
+                args.jobs_out,
+                lambda p: (
+                    r.jobs.write_parquet(p) if args.jobs_out.endswith(".parquet") else r.jobs.write_csv(p)
+                ),
+            )
+        )
+    write_outputs(outputs)  # all or nothing: a failure leaves existing files untouched
+    if args.out:
+        console.print(f"metrics → {args.out}")
+    if args.jobs_out:
+        console.print(f"per-job table → {args.jobs_out}")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    """List the registered policies with their parameters (``--set key=value``) and defaults."""
+    import dataclasses
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim.policies import available, get_policy
+
+    t = Table(title="policies (varcap simulate --policy NAME --set key=value)")
+    for c in ("policy", "parameters (default)"):
+        t.add_column(c, overflow="fold")
+    for name in available():
+        pol = get_policy(name)
+        fields = dataclasses.fields(pol.Params)
+        t.add_row(name, ", ".join(f"{f.name}={_default(f)}" for f in fields) or "-")
+    Console(width=max(Console().width, 120)).print(t)
+    return 0
+
+
+def _default(f) -> str:
+    import dataclasses
+
+    if f.default is not dataclasses.MISSING:
+        return "auto" if f.default is None else str(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return str(f.default_factory())
+    return "required"
+
+
+def check_policy_args(policy: str, sets: Sequence[str] | None) -> None:
+    """``--policy``/``--set`` name a known policy and its parameters: ValueError naming them otherwise
+    (checked before any data is loaded)."""
+    from sim.policies import get_policy, parse_params
+
+    try:
+        parse_params(get_policy(policy), _parse_sets(sets))
+    except (KeyError, TypeError, ValueError) as e:
+        msg = e.args[0] if e.args else str(e)
+        raise ValueError(f"--policy {policy}: {msg} (see `varcap policies`)") from e

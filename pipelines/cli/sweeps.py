@@ -1,0 +1,335 @@
+"""``varcap sweep``, ``varcap results`` and ``varcap studies``: a study's scenarios as one Dagster run, its
+rows of ``out_sim_results``, the study catalogue (and Harmony's own asset group)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from pipelines.cli.common import (
+    _ensure_sim_inputs,
+    _guarded_run,
+    _has_tables,
+    _materialize,
+    _print_failures,
+    prepare_dagster_home,
+)
+from sim import paths
+
+
+def sweep_run_config(
+    executor: str, max_workers: int, dask_address: str | None, study_name: str | None = None
+) -> dict:
+    """Run config of a sweep job: ``max_workers`` processes forked from a warm server that has loaded the
+    definitions once, or a dask cluster (existing or local); with ``study_name``, its scenarios to
+    simulate are dealt into ``max_workers`` steps."""
+    if executor == "multiprocess":
+        warm = {"forkserver": {"preload_modules": ["pipelines.definitions"]}}
+        cfg: dict = {"execution": {"config": {"max_concurrent": max_workers, "start_method": warm}}}
+    else:
+        cluster = (
+            {"existing": {"address": dask_address}}
+            if dask_address
+            else {"local": {"n_workers": max_workers, "threads_per_worker": 1}}
+        )
+        cfg = {"execution": {"config": {"cluster": cluster}}}
+    if study_name:
+        from assets.sim import study_asset_name
+
+        plan = f"plan_{study_name.replace('-', '_')}"
+        cfg["ops"] = {study_asset_name(study_name): {"ops": {plan: {"config": {"chunks": max_workers}}}}}
+    return cfg
+
+
+def local_sweep_job(study_name: str):
+    """The study's sweep job as ``varcap sweep`` runs it by default: in this process (run it with
+    :func:`local_sweep_run_config`)."""
+    from pipelines.definitions import SWEEP_JOBS, defs
+
+    return defs.resolve_job_def(SWEEP_JOBS[study_name].name)
+
+
+def local_sweep_run_config(study_name: str, workers: int) -> dict:
+    """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes; the
+    results go to the current ``VARCAP_HOME``'s warehouse."""
+    from assets.resources import warehouse_run_config
+    from assets.sim import study_asset_name
+
+    plan = f"plan_{study_name.replace('-', '_')}"
+    return {
+        "ops": {study_asset_name(study_name): {"ops": {plan: {"config": {"local_workers": workers}}}}},
+        "resources": warehouse_run_config(),
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+    }
+
+
+def run_sweep(
+    study_name: str,
+    max_workers: int,
+    executor: str = "multiprocess",
+    dask_address: str | None = None,
+    progress: bool = True,
+) -> bool:
+    """Materialize the study's sweep asset over all its partitions and then ``out_sim_results``, in one
+    Dagster run (scenarios run in parallel on the executor). Returns success."""
+    from rich.console import Console
+
+    from studies import sweep
+    from studies.catalogue import study
+
+    console = Console()
+    scs = study(study_name)
+    todo = [s for s in scs if not sweep.is_cached(s)]
+    if executor == "multiprocess" and todo:
+        sweep.start_pool(max_workers, todo)  # they import the simulator (and its needs) while Dagster loads
+    try:
+        return _run_sweep(study_name, scs, max_workers, executor, dask_address, progress, console)
+    finally:
+        sweep.stop_pool()
+
+
+def _run_sweep(
+    study_name: str,
+    scs: list,
+    max_workers: int,
+    executor: str,
+    dask_address: str | None,
+    progress: bool,
+    console,
+) -> bool:
+    import threading
+
+    import dagster as dg
+    from tqdm import tqdm
+
+    from assets.sim import study_asset_name
+    from studies import sweep
+
+    if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
+        return False
+    done_before = sum(sweep.is_cached(s) for s in scs)
+    if done_before < len(scs):  # compile once here, not in every worker process side by side
+        from sim.warmup import ensure_warm
+
+        ensure_warm(console.print)
+    keys = sweep.partition_keys(scs)
+    tags = {
+        "dagster/asset_partition_range_start": keys[scs[0].id],
+        "dagster/asset_partition_range_end": keys[scs[-1].id],
+        "varcap/study": study_name,
+    }
+    run_config = {
+        **sweep_run_config(executor, max_workers, dask_address, study_name),
+        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+    }
+    box: dict = {}
+    t0 = time.time()
+
+    def _go() -> None:
+        with _guarded_run(console) as (instance, guard_tags):
+            if executor == "multiprocess":
+                # one in-process Dagster run: its plan step simulates on max_workers warm processes, then
+                # out_sim_results is rebuilt in the same run
+                res = local_sweep_job(study_name).execute_in_process(
+                    run_config=local_sweep_run_config(study_name, max_workers),
+                    instance=instance,
+                    tags={**guard_tags, **tags},
+                    raise_on_error=False,
+                )
+                box["success"], box["events"] = res.success, res.all_events
+                return
+            # other executors start processes that rebuild the job: a reconstructable target
+            job = dg.build_reconstructable_job(
+                "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
+            )
+            with dg.execute_job(
+                job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
+            ) as res:
+                box["success"], box["events"] = res.success, res.all_events
+
+    th = threading.Thread(target=_go)
+    th.start()
+    ids = [s.id for s in scs]
+    with tqdm(
+        total=len(scs), initial=done_before, desc=study_name, unit="scenario", disable=not progress
+    ) as bar:
+        seen = done_before
+        while th.is_alive():
+            th.join(1.0)
+            fresh = sum(
+                1
+                for i in ids
+                if (f := sweep.runs_dir() / i / "run.json").is_file() and f.stat().st_mtime >= t0
+            )
+            now = min(len(ids), done_before + fresh)
+            bar.update(now - seen)
+            seen = now
+        bar.update(len(ids) - seen)
+    sweep.stop_pool(wait=False)
+    if not box.get("success"):
+        _print_failures(box.get("events", []), console)
+        return False
+    if executor == "multiprocess":
+        console.print(
+            f"{study_asset_name(study_name)}: {len(ids)} scenarios and out_sim_results in "
+            f"{time.time() - t0:.1f} s"
+        )
+        return True
+    console.print(f"{study_asset_name(study_name)}: {len(ids)} scenarios in {time.time() - t0:.1f} s")
+    return _materialize(["out_sim_results"], console)  # the dask job leaves it out (sweep_job)
+
+
+def study_results(study_name: str):
+    """The study's rows of ``out_sim_results`` (read-only), in catalogue order, labelled with their partition
+    keys (as the UI shows them)."""
+    import polars as pl
+
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    keys = sweep.partition_keys(scs)
+    order = pl.DataFrame(
+        {"scenario_id": [s.id for s in scs], "label": [keys[s.id] for s in scs]}
+    ).with_row_index("i")
+    from pipelines.guard import connect_readonly
+
+    with connect_readonly(paths.warehouse_path()) as con:
+        df = con.sql("SELECT * FROM out_sim_results").pl()
+    return order.join(df, on="scenario_id", how="inner").sort("i").drop("i")
+
+
+def _print_summary(df, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    cols = [
+        "scenario_id",
+        "label",
+        "machines",
+        "terminations",
+        "goodput",
+        "wasted_fraction",
+        "latency_p50_s",
+        "wall_s",
+    ]
+    for c in cols:
+        t.add_column(c, overflow="fold")
+    for r in df.select(cols).iter_rows():
+        t.add_row(
+            *(
+                f"{v:.4f}"
+                if isinstance(v, float) and abs(v) < 10
+                else (f"{v:,.1f}" if isinstance(v, float) else str(v))
+                for v in r
+            )
+        )
+    Console(width=max(Console().width, 150)).print(t)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    prepare_dagster_home()
+    from studies.harmony import HARMONY_STUDIES
+
+    if args.study in HARMONY_STUDIES:  # seed 004: its own asset group (studies/harmony/runner.py)
+        return 0 if run_harmony(args.study) else 1
+    if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
+        return 1
+    df = study_results(args.study)
+    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    return 0
+
+
+def run_harmony(study: str, show: bool = True) -> bool:
+    """Materialize the ``harmony`` asset group for ``study`` (raw → core first on an empty warehouse);
+    ``show``: print the study's results table."""
+    from rich.console import Console
+
+    console = Console()
+    if not _has_tables(["core_jobs", "core_power_price"]):
+        import dagster as dg
+
+        from pipelines.definitions import defs
+
+        keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
+        if not _materialize([k.to_user_string() for k in keys], console):
+            return False
+    keys = ["out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"]
+    wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
+    ok = _materialize(
+        keys,
+        console,
+        {
+            "out_harmony_demand": {"config": {"workload": wl}},
+            "out_harmony_results": {"config": {"study": study}},
+        },
+    )
+    if ok and study not in ("harmony-smoke", "harmony-headline"):  # the chapter and the index
+        ok = _materialize(["report_harmony", "report_index"], console)
+        if ok:
+            from assets.reports import reports_dir
+
+            console.print(f"Harmony's chapter: [bold]{reports_dir() / 'harmony.html'}[/]")
+    if ok and show:
+        import duckdb
+
+        with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
+            df = con.sql(
+                "SELECT scheme, omega, round(energy_kwh, 1) kwh, round(energy_cost_usd, 2) usd, "
+                "round(delay_p50_s_all, 1) p50_s, round(delay_p90_s_all, 1) p90_s, round(delay_p99_s_all, 1) "
+                "p99_s, unscheduled FROM out_harmony_results WHERE study = ? ORDER BY scheme, omega",
+                params=[study],
+            ).pl()
+        console.print(df)
+    return ok
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    if not paths.warehouse_path().exists():
+        print(f"{paths.warehouse_path()} not found: run `make run` and `varcap sweep {args.study}` first")
+        return 1
+    df = study_results(args.study)
+    if df.height == 0:
+        print(f"no results for {args.study}: run `varcap sweep {args.study}`")
+        return 1
+    if args.out:
+        df.write_parquet(args.out) if args.out.endswith(".parquet") else df.write_csv(args.out)
+        print(f"{df.height} rows → {args.out}")
+        return 0
+    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    return 0
+
+
+def cmd_studies(args: argparse.Namespace) -> int:
+    """List the catalogued studies, or one study's scenarios with their partition keys and cache state."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from studies import sweep
+    from studies.catalogue import STUDIES, study
+
+    console = Console(width=max(Console().width, 150))
+    if args.study:
+        scs = study(args.study)
+        keys = sweep.partition_keys(scs)
+        t = Table(title=f"{args.study}: {len(scs)} scenarios (partitions of {args.study} in the UI)")
+        for c in ("partition key", "scenario id", "cached"):
+            t.add_column(c, overflow="fold")
+        for sc in scs:
+            t.add_row(keys[sc.id], sc.id, "yes" if sweep.is_cached(sc) else "")
+        console.print(t)
+        return 0
+    t = Table(title="studies (varcap sweep STUDY; varcap studies STUDY lists its scenarios)")
+    for c in ("study", "scenarios", "workloads", "policies"):
+        t.add_column(c, overflow="fold")
+    for name in STUDIES:
+        scs = study(name)
+        t.add_row(
+            name,
+            str(len(scs)),
+            ", ".join(dict.fromkeys(s.workload for s in scs)),
+            ", ".join(dict.fromkeys(s.policy for s in scs)),
+        )
+    console.print(t)
+    return 0

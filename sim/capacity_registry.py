@@ -1,0 +1,301 @@
+"""Capacity kinds: every kind of capacity a spec can name, with its parameters, help text and builder.
+
+One :class:`CapacityKind` and one :func:`register` line per kind; :class:`sim.capacity.CapacitySpec`
+(CLI ``--capacity``, catalogue dicts, capacity assets) validates and builds through this registry, the
+scenario runner asks it which hourly signal a kind reads and on what platform it is simulated, and
+``varcap simulate --help`` shows :func:`capacity_help`. Light on purpose: builders import the
+generators (numpy) when they run.
+
+A builder is ``build(spec, args)``: ``spec.get(name)`` gives a parameter or its default, ``args``
+(:class:`BuildArgs`) the platform, horizon and — for a kind with a ``signal`` — the hourly signal,
+already repeated to cover the horizon and cut to whole hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sim.registry import Registry
+
+if TYPE_CHECKING:
+    from sim.capacity import CapacitySpec
+
+#: Mean fraction of machines alive in every variable-capacity model (thesis §3.4: "on average 70 % of
+#: the machines"); also the fixed-capacity reference and the target of budget traces. Re-exported as
+#: ``sim.capacity.MEAN_CAPACITY``.
+MEAN_CAPACITY = 0.7
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "required"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a capacity kind: its type, default (``REQUIRED``: none) and help text."""
+
+    type: type
+    default: Any = REQUIRED
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class BuildArgs:
+    """What a builder gets besides its spec. ``signal``: hourly values covering the horizon (signal kinds
+    only); ``label``: the signal's name as given by the caller (None: the kind's default);
+    ``signal_of(spec)``: the hourly signal of a nested spec (a ``pool``'s inner spec), None if the caller
+    has none."""
+
+    machines: int
+    horizon_s: float
+    cores: float = 1.0
+    signal: Any = None
+    label: str | None = None
+    signal_of: Callable[[CapacitySpec], Any] | None = None
+
+
+@dataclass(frozen=True)
+class CapacityKind:
+    """A kind of capacity. ``signal``: the hourly signal it is built from (``carbon`` = gCO2/kWh,
+    ``price`` = USD/MWh, ``any``; None: generated from its parameters alone). ``one_machine``: simulated
+    as one machine holding every core of the platform (seed 003's resource level). ``cli``: can be
+    written as ``--capacity KIND:key=value,…`` (False for kinds whose parameters are not scalars)."""
+
+    name: str
+    help: str
+    params: Mapping[str, Param]
+    build: Callable[[CapacitySpec, BuildArgs], Any]
+    signal: str | None = None
+    one_machine: bool = False
+    cli: bool = True
+
+
+KINDS: Registry[CapacityKind] = Registry("capacity kind")
+
+
+def register(kind: CapacityKind) -> CapacityKind:
+    """Add a capacity kind (ValueError if its name is taken)."""
+    return KINDS.register(kind.name, kind)
+
+
+def get_kind(name: str) -> CapacityKind:
+    """The kind registered as ``name`` (``-`` or ``_``). ValueError listing the kinds if there is none."""
+    return KINDS.get(name.replace("-", "_"))
+
+
+def capacity_help() -> str:
+    """The ``--capacity`` help of ``varcap simulate``: a trace file, or each command-line kind with its
+    parameters and defaults (from the registry)."""
+    kinds = []
+    for name, k in KINDS.items():
+        if not k.cli or k.signal:
+            continue
+        ps = ",".join(f"{p}={_fmt(v.default)}" for p, v in k.params.items())
+        kinds.append(f"{name.replace('_', '-')}[:{ps}] ({k.help})")
+    signal = [n.replace("_", "-") for n, k in KINDS.items() if k.signal]
+    return (
+        "CAP.csv|parquet (time_s, machines_alive | time_s, machine, cores_available) or KIND[:key=value,…]: "
+        + "; ".join(kinds)
+        + (f". Built from grid signals by the capacity assets: {', '.join(signal)}" if signal else "")
+    )
+
+
+def _fmt(v: Any) -> str:
+    return "REQUIRED" if v is REQUIRED else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# ------------------------------------------------------------------------------------------ the kinds
+def _constant(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.capacity import CapacityTrace
+
+    return CapacityTrace.constant(a.machines, a.horizon_s, int(round(spec.get("fraction") * a.machines)))
+
+
+def _random_walk(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import random_walk
+
+    p = spec.get
+    return random_walk(
+        a.machines, a.horizon_s, p("changes_per_hour"), p("step"), p("dynamic_range"), p("mean"), p("seed")
+    )
+
+
+def _random_uniform(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import random_uniform
+
+    p = spec.get
+    return random_uniform(
+        a.machines, a.horizon_s, p("changes_per_hour"), p("dynamic_range"), p("mean"), p("seed")
+    )
+
+
+def _risk_aware_walk(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import risk_aware_walk
+
+    p = spec.get
+    return risk_aware_walk(p("m_avg"), p("m_ra"), p("period_s"), a.horizon_s, seed=p("seed"))
+
+
+def _harvest(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import harvest_trace
+
+    p = spec.get
+    return harvest_trace(
+        p("pool"),
+        a.horizon_s,
+        max_cores=p("max_cores"),
+        stability_spread=p("stability_spread"),
+        seed=p("seed"),
+    )
+
+
+def _budget(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import budget_trace
+
+    kind = spec.kind.removesuffix("_budget")
+    label = spec.get("grid") if a.label is None and spec.kind == "carbon_budget" else (a.label or "")
+    return budget_trace(a.signal, a.machines, kind, spec.get("mean"), spec.get("floor"), label=label)
+
+
+def _stranded(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.generators import stranded_trace
+
+    p = spec.get
+    return stranded_trace(a.signal, a.machines, p("threshold"), p("base_fraction"), label=a.label or "")
+
+
+def _file(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.capacity import read_capacity
+
+    return read_capacity(spec.get("path"), a.machines, a.horizon_s)
+
+
+def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:
+    import numpy as np
+
+    from sim.capacity import CapacitySpec, CapacityTrace, MachineCapacityTrace
+
+    inner = CapacitySpec.from_dict(spec.get("of"))
+    signal = a.signal_of(inner) if a.signal_of is not None and inner.needs_signal else None
+    walk = inner.build(a.machines, a.horizon_s, signal, cores=a.cores, signal_of=a.signal_of)
+    if not isinstance(walk, CapacityTrace):
+        raise ValueError("a pool capacity needs a machines-alive trace inside")
+    t = walk.time_s
+    alive = walk.machines_alive * a.cores
+    return MachineCapacityTrace(t, np.zeros(len(t), np.int64), alive, 1, a.horizon_s, "pool", spec.to_dict())
+
+
+_SHAPE = {
+    "dynamic_range": Param(float, 0.6, "max − min alive, fraction of machines"),
+    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive"),
+    "seed": Param(int, 0, "random seed"),
+}
+_BUDGET = {
+    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive"),
+    "floor": Param(float, 0.0, "least fraction alive"),
+}
+
+register(
+    CapacityKind(
+        "constant",
+        "the fixed-capacity reference, thesis Fig. 2.1a",
+        {"fraction": Param(float, MEAN_CAPACITY, "fraction of machines alive")},
+        _constant,
+    )
+)
+register(
+    CapacityKind(
+        "random_walk",
+        "thesis ch. 4 random walk of machines alive",
+        {
+            "changes_per_hour": Param(float, 1.0, "changes per hour"),
+            "step": Param(float, 0.15, "step, fraction of machines"),
+            **_SHAPE,
+        },
+        _random_walk,
+    )
+)
+register(
+    CapacityKind(
+        "random_uniform",
+        "seed 003: a uniform draw in the range at each change",
+        {"changes_per_hour": Param(float, 1.0, "changes per hour"), **_SHAPE},
+        _random_uniform,
+    )
+)
+register(
+    CapacityKind(
+        "risk_aware_walk",
+        "seed 001 §5.4: m_avg + m_ra machines, m_ra of them at risk every period",
+        {
+            "m_avg": Param(int, REQUIRED, "machines always alive on average"),
+            "m_ra": Param(int, REQUIRED, "machines at risk"),
+            "period_s": Param(float, REQUIRED, "period of a change, seconds"),
+            "seed": Param(int, 0, "random seed"),
+        },
+        _risk_aware_walk,
+    )
+)
+register(
+    CapacityKind(
+        "harvest",
+        "seed 002: harvest VMs whose cores change, one trace per machine",
+        {
+            "pool": Param(int, REQUIRED, "harvest VMs"),
+            "max_cores": Param(int, 48, "cores of a full VM"),
+            "stability_spread": Param(float, 0.0, "spread of the VMs' change rates"),
+            "seed": Param(int, 0, "random seed"),
+        },
+        _harvest,
+    )
+)
+register(
+    CapacityKind(
+        "carbon_budget",
+        "constant carbon budget over an hourly carbon intensity",
+        {
+            "grid": Param(str, "", "grid of the signal (a scenario's series is grid:signal)"),
+            "signal": Param(str, "", "source:YYYY-MM of the signal"),
+            **_BUDGET,
+        },
+        _budget,
+        signal="carbon",
+    )
+)
+register(
+    CapacityKind(
+        "cost_budget", "constant cost budget over an hourly power price", _BUDGET, _budget, signal="price"
+    )
+)
+register(
+    CapacityKind(
+        "stranded",
+        "every machine while the signal is at most the threshold",
+        {
+            "threshold": Param(float, REQUIRED, "signal at or below which power is stranded"),
+            "base_fraction": Param(float, 0.0, "fraction alive otherwise"),
+        },
+        _stranded,
+        signal="any",
+    )
+)
+register(
+    CapacityKind("file", "a trace file", {"path": Param(str, REQUIRED, "CSV or parquet")}, _file, cli=False)
+)
+register(
+    CapacityKind(
+        "pool",
+        "seed 003's resource level: one machine holding every core, following cores × machines alive of "
+        "the machines-alive spec `of`",
+        {"of": Param(dict, REQUIRED, "the machines-alive capacity spec, a dict")},
+        _pool,
+        one_machine=True,
+        cli=False,
+    )
+)

@@ -1,0 +1,12 @@
+"""Seed 001, risk-aware scheduling: FirstFitAware against TargetASAP and PackedTargetASAP
+(:mod:`studies.riskaware.scenarios`: ``repro-riskaware``; :mod:`studies.riskaware.claims`)."""
+
+from __future__ import annotations
+
+from studies.riskaware.claims import EXPLANATIONS, HEADLINES
+from studies.riskaware.scenarios import ra_scenarios
+
+STUDY_BUILDERS = {"repro-riskaware": ra_scenarios}
+FIGURES: dict[str, dict] = {}
+
+__all__ = ["EXPLANATIONS", "FIGURES", "HEADLINES", "STUDY_BUILDERS", "ra_scenarios"]

@@ -1,0 +1,11 @@
+"""Seed 002, SlackSched on harvest VMs: job completion time against YARN's CapacityScheduler
+(:mod:`studies.slacksched.scenarios`: ``repro-slacksched``; :mod:`studies.slacksched.claims`)."""
+
+from __future__ import annotations
+
+from studies.slacksched.claims import EXPLANATIONS, FIGURES, HEADLINES
+from studies.slacksched.scenarios import POLS_SS, ss_scenarios
+
+STUDY_BUILDERS = {"repro-slacksched": ss_scenarios}
+
+__all__ = ["EXPLANATIONS", "FIGURES", "HEADLINES", "POLS_SS", "STUDY_BUILDERS", "ss_scenarios"]

@@ -1,0 +1,48 @@
+"""Seed 000, the thesis: variable capacity (ch. 2, 4) and the Interval-Aware Scheduler (ch. 6).
+
+* :mod:`studies.thesis.scenarios` — the ``repro-thesis-ch4``, ``repro-thesis-ch6``, ``repro-grids`` and
+  ``repro-generic`` scenario sets;
+* :mod:`studies.thesis.ch4` — claims of §2.1.2, §4.1 and Table 4.1;
+* :mod:`studies.thesis.ias` — claims of §6.2–6.3 (Table 6.2) and issue #10's generic instance.
+"""
+
+from __future__ import annotations
+
+from studies.thesis import ch4, ias
+from studies.thesis.scenarios import (
+    GENERIC_POLICIES,
+    ZIPFS,
+    ch4_scenarios,
+    ch6_scenarios,
+    generic_scenarios,
+    grid_scenarios,
+)
+
+STUDY_BUILDERS = {
+    "repro-grids": grid_scenarios,
+    "repro-generic": generic_scenarios,
+    "repro-thesis-ch4": ch4_scenarios,
+    "repro-thesis-ch6": ch6_scenarios,
+}
+#: the thesis' rows in table order (§4.1 and §2.1.2, Table 6.2 and §6.2–6.3, Table 4.1)
+HEADLINES = [*ch4.HEADLINES, *ias.HEADLINES, *ch4.TABLE_4_1]
+#: issue #10's generic heavy-tailed instance (listed after the seed papers' rows)
+GENERIC_HEADLINES = list(ias.GENERIC)
+EXPLANATIONS = {**ch4.EXPLANATIONS, **ias.EXPLANATIONS}
+FIGURES = {**ch4.FIGURES, **ias.FIGURES}
+
+__all__ = [
+    "EXPLANATIONS",
+    "FIGURES",
+    "GENERIC_HEADLINES",
+    "GENERIC_POLICIES",
+    "HEADLINES",
+    "STUDY_BUILDERS",
+    "ZIPFS",
+    "ch4",
+    "ch4_scenarios",
+    "ch6_scenarios",
+    "generic_scenarios",
+    "grid_scenarios",
+    "ias",
+]
