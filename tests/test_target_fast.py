@@ -49,27 +49,6 @@ def test_starts_now_says_whether_the_earliest_start_is_now(plan, t, w, c) -> Non
     assert now == (earliest_start(p, float(t), float(w), c, 4.0) <= t)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    plan=st.lists(
-        st.tuples(st.integers(0, 60), st.integers(1, 25), st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])),
-        max_size=40,
-    ),
-    t=st.integers(0, 60),
-    w=st.integers(1, 30),
-    c=st.sampled_from([0.25, 0.5, 1.0, 2.5, 4.0]),
-    above=st.integers(0, 90),
-)
-def test_a_bounded_scan_is_the_earliest_start_cut_at_the_bound(plan, t, w, c, above) -> None:
-    from sim.policies.target import _plan_profile, earliest_start_below
-
-    p = [(float(s), float(s + d), float(k)) for s, d, k in plan]
-    bound = float(t + above)
-    exact = plan_earliest_start(p, float(t), float(w), c, 4.0)
-    got = float(earliest_start_below(0, float(t), float(w), c, 4.0, _plan_profile(p, float(t)), bound))
-    assert got == min(exact, bound)
-
-
 PLANS = st.lists(
     st.tuples(st.integers(0, 60), st.integers(1, 25), st.sampled_from([0.25, 0.5, 1.0, 2.0, 3.0])),
     max_size=40,

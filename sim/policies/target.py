@@ -192,39 +192,6 @@ def earliest_start(m, t, w, c, cap, P):
 
 
 @njit(cache=True)
-def earliest_start_below(m, t, w, c, cap, P, bound):
-    """:func:`earliest_start` if it is below ``bound``, else ``bound``: the scan stops at the first
-    candidate at or after ``bound`` (candidates only grow)."""
-    n = P[4][m]
-    o = P[5][m]
-    t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
-    lim = cap + 1e-9
-    if t >= bound:
-        return bound
-    i = np.searchsorted(t_, t, side="right") - 1
-    s0 = t
-    val = u_[i] if i >= 0 else 0.0
-    y = i + 1
-    last = t
-    while True:
-        if val + c <= lim:
-            z = _window_end(t_, u_, n, y, s0, w, c, lim)
-            if z == n or t_[z] >= s0 + w:
-                return s0
-            y = z + 1
-        while y < n and k_[y] == 0:
-            y += 1
-        if y >= n:
-            return last if last < bound else bound
-        s0 = t_[y]
-        if s0 >= bound:
-            return bound
-        last = s0
-        val = u_[y]
-        y += 1
-
-
-@njit(cache=True)
 def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
@@ -511,6 +478,42 @@ def _near_size(ist):
     return 2 * ist[1] + 1 + max(ist[2], 0)
 
 
+@njit(cache=True)
+def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
+    """Machine ``m0``'s earliest start for a job of ``cj`` cores and ``wj`` seconds; with ``use_h`` (one
+    re-allocation) the scan resumes at the best of m0's hints and leaves one (see :func:`_assign`)."""
+    a = -1
+    wa = 0.0
+    if use_h:
+        for h in range(hn[m0]):
+            if hint[m0, h, 0] <= cj and hint[m0, h, 1] <= wj and hint[m0, h, 2] > a:
+                a = int(hint[m0, h, 2])
+                wa = hint[m0, h, 1]
+    s_, idx, ok, g = _scan(m0, t, wj, cj, cap, P, a)
+    if not ok:
+        s_ = earliest_start(m0, t, wj, cj, cap, P)
+    elif use_h and idx > a:
+        # candidates before a fail for jobs the used hint covers; those from a to idx for jobs at least
+        # as large that are at least as long as this one or longer than g (a margin over rounding)
+        wn = max(wa, min(wj, g + HINT_MARGIN_S))
+        h = hn[m0]
+        for x in range(hn[m0]):  # one the new hint makes useless, else the one that skips least
+            if hint[m0, x, 0] >= cj and hint[m0, x, 1] >= wn and hint[m0, x, 2] <= idx:
+                h = x
+                break
+        if h == HINTS:
+            h = 0
+            for x in range(1, HINTS):
+                if hint[m0, x, 2] < hint[m0, h, 2]:
+                    h = x
+        elif h == hn[m0]:
+            hn[m0] += 1
+        hint[m0, h, 0] = cj
+        hint[m0, h, 1] = wn
+        hint[m0, h, 2] = idx
+    return s_
+
+
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
@@ -555,35 +558,7 @@ def _assign(
                 break
     if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
         m0 = near[0]
-        a = -1
-        wa = 0.0
-        if use_h:
-            for h in range(hn[m0]):
-                if hint[m0, h, 0] <= c[j] and hint[m0, h, 1] <= w[j] and hint[m0, h, 2] > a:
-                    a = int(hint[m0, h, 2])
-                    wa = hint[m0, h, 1]
-        s_, idx, ok, g = _scan(m0, t, w[j], c[j], cap, P, a)
-        if not ok:
-            s_ = earliest_start(m0, t, w[j], c[j], cap, P)
-        elif use_h and idx > a:
-            # candidates before a fail for jobs the used hint covers; those from a to idx for jobs at least
-            # as large that are at least as long as this one or longer than g (a margin over rounding)
-            wn = max(wa, min(w[j], g + HINT_MARGIN_S))
-            h = hn[m0]
-            for x in range(hn[m0]):  # one the new hint makes useless, else the one that skips least
-                if hint[m0, x, 0] >= c[j] and hint[m0, x, 1] >= wn and hint[m0, x, 2] <= idx:
-                    h = x
-                    break
-            if h == HINTS:
-                h = 0
-                for x in range(1, HINTS):
-                    if hint[m0, x, 2] < hint[m0, h, 2]:
-                        h = x
-            elif h == hn[m0]:
-                hn[m0] += 1
-            hint[m0, h, 0] = c[j]
-            hint[m0, h, 1] = wn
-            hint[m0, h, 2] = idx
+        s_ = _hinted_start(m0, t, w[j], c[j], cap, P, hint, hn, use_h)
         starts[0] = s_
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         pick = -1
@@ -606,9 +581,7 @@ def _assign(
                     break
             if pick < 0 and npk > 1:  # packed: the pack is the target (its earliest-starting machine)
                 for k in range(1, npk):
-                    # a start at or after the best so far loses (ties: lower index), so the scan may stop
-                    # there: starts[k] is then that bound, which never beats an exact start below
-                    starts[k] = earliest_start_below(near[k], t, w[j], c[j], cap, P, starts[home])
+                    starts[k] = _hinted_start(near[k], t, w[j], c[j], cap, P, hint, hn, use_h)
                     if starts[k] < starts[home]:
                         home = k
                 known = npk
