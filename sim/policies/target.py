@@ -17,7 +17,9 @@ First-Fit there is one planned queue per machine: a job assigned to a machine ge
   the target if possible, else now on the closest machine within ``D⁺`` (ties: the safer, lower index),
   else on the target if its planned stretch ≤ S⁺, else at the earliest start within ``D⁺``.
   ``packed-target-asap``: as target-asap, with the target rounded to the nearest multiple of ``pack``
-  (5) and the pack's machines tried in ascending order before the others.
+  (5) and the pack's machines tried in ascending order before the others; the pack is the target (§4.5),
+  so the S⁺ test and the plan on the target use the pack machine with the earliest start (ties: the lower
+  index), not the pack's first machine (which left the others idle while jobs waited: issue #29).
 * Completion: plans already hold the next starts; ``M_use`` and ``S⁺`` are updated.
 * Machine added: if ``M_use`` equalled the machines alive before and ``U > 0.95``, ``M_use`` grows and all
   planned-but-not-started jobs are re-allocated in ascending release order, as new arrivals.
