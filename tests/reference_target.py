@@ -118,7 +118,11 @@ class _Sim:
         tgt = self._target(j, t)
         near = self._near(tgt)
         starts = {m: earliest_start(self.plan[m], t, self.w[j], self.c[j], self.cap) for m in near}
-        stretch_ok = (starts[tgt] + self.w[j] - self.r[j]) / self.w[j] <= self.s_plus
+        home = tgt  # packed (§4.5): the pack is the target; the stretch test plans on its earliest start
+        if self.variant == "packed-target-asap":
+            pack = [m for m in range(tgt, min(tgt + self.p.pack, self.alive))]
+            home = min(pack, key=lambda x: (starts[x], x))
+        stretch_ok = (starts[home] + self.w[j] - self.r[j]) / self.w[j] <= self.s_plus
         if self.variant == "target-stretch":
             m = (
                 tgt
@@ -132,7 +136,7 @@ class _Sim:
             elif now:
                 m = now[0]
             elif stretch_ok:
-                m = tgt
+                m = home
             else:
                 m = min(near, key=lambda x: (starts[x], near.index(x)))
         s = starts[m]

@@ -327,3 +327,89 @@ def test_fifo_per_class_and_priority_order():
     # task fits beside it; the 0.5 tasks wait for the 0.9 to end (FIFO: the second waits for the first)
     assert st[0] == 300.0 and st[3] == 300.0
     assert st[1] == 400.0 and st[2] == 400.0
+
+
+# ------------------------------------------------------------------------------ issue #29: Harmony model
+def test_short_class_service_time_is_time_held_in_a_short_container(small):
+    jobs, tc = small
+    cpu, mem, pr = (jobs[c].to_numpy() for c in ("cpu", "mem", "priority"))
+    dur = jobs["duration_s"].to_numpy()
+    q = tc.size_cluster(cpu, mem, pr)
+    checked = 0
+    for qi in range(tc.n_queues):
+        d = dur[q == qi]
+        thr = tc.threshold_s[qi]
+        if d.size < 2 or not np.isfinite(thr) or not (d > thr).any():
+            continue
+        held = np.minimum(d, thr)  # a long task holds its short container until it is relabelled
+        mean, cv2 = tc.short_hold_s(qi)
+        assert mean == pytest.approx(held.mean(), rel=1e-9)
+        assert cv2 == pytest.approx(held.var() / held.mean() ** 2, rel=1e-6, abs=1e-9)
+        assert mean > tc.dur_mean_s[2 * qi]  # more than the short members' mean alone
+        checked += 1
+    assert checked > 0
+    cfg = HarmonyConfig()
+    fc = ForecastConfig(window=12, refit_every=12, min_train=4)
+    dem = predict_demand(jobs, tc, 12, cfg, fc)
+    for qi in range(tc.n_queues):
+        mean, cv2 = tc.short_hold_s(qi)
+        target = cfg.target_delay_s[int(tc.group[qi])]
+        for t in (6, 11):
+            lam = dem.arrivals_fc[t, qi] / cfg.interval_s
+            want = containers_for_delay(lam, 1.0 / mean, cv2, target, 10**7) if mean > 0 else 0
+            assert dem.containers[t, 2 * qi] == want
+
+
+def test_cbs_and_cbp_provision_the_same_machines(small):
+    """§9.2: "both CBS and CBP provision the same number of machines as indicated by the MPC algorithm":
+    the demand is the workload's, not a scheme's own queue."""
+    jobs, tc = small
+    types = (MachineType("a", 0.25, 0.5, 30, 70, 170), MachineType("b", 1.0, 1.0, 10, 300, 680))
+    fc = ForecastConfig(window=12, refit_every=12, min_train=4)
+    dem = predict_demand(jobs, tc, 12, HarmonyConfig(types=types), fc)
+    runs = {s: simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=s, types=types)) for s in ("cbp", "cbs")}
+    cols = [f"target_{m}" for m in range(2)]
+    assert runs["cbp"].intervals.select(cols).equals(runs["cbs"].intervals.select(cols))
+    assert runs["cbs"].intervals["queued"].sum() != runs["cbp"].intervals["queued"].sum()  # queues differ
+    assert runs["cbs"].intervals.select(cols).to_numpy().sum() > 0
+
+
+def test_results_do_not_depend_on_row_order(small):
+    jobs, _ = small
+    types = (MachineType("a", 0.25, 0.5, 30, 70, 170), MachineType("b", 1.0, 1.0, 10, 300, 680))
+    out = []
+    for perm in (None, 3):
+        j = jobs if perm is None else jobs.sample(fraction=1.0, shuffle=True, seed=perm)
+        cols = [j[c].to_numpy() for c in ("cpu", "mem", "priority", "duration_s")]
+        # fit on a sample: its rows must not follow the input order
+        tc = fit_classes(*cols, k_max=3, seed=0, fit_sample=400)
+        fc = ForecastConfig(window=12, refit_every=12, min_train=4)
+        cfg = HarmonyConfig(scheme="cbs", types=types)
+        r = simulate_harmony(j, tc, predict_demand(j, tc, 12, cfg, fc), cfg)
+        out.append((tc.threshold_s.tolist(), r.metrics))
+    assert out[0] == out[1]
+
+
+def test_power_figures_against_the_papers_statements():
+    from sim.harmony.machines import paper_statements
+
+    got = paper_statements(TABLE2)
+    assert got["baseline_order"] == [TABLE2[m].name for m in efficiency_order(TABLE2)]
+    # whole-machine power of a 0.2-CPU container: idle + slope × 0.2/C, only on types with C ≥ 0.2
+    r515, dl385 = TABLE2[1], TABLE2[2]
+    assert got["container_w_whole"]["HP DL385 G7"] == pytest.approx(131 + (345 - 131) * 0.4)
+    assert "Dell PowerEdge R210" not in got["container_w_whole"]
+    assert got["container_w_marginal"]["Dell PowerEdge R515"] == pytest.approx(
+        (r515.peak_w - r515.idle_w) * 0.8
+    )
+    assert got["container_whole_holds"] == (got["cheapest_whole"] == dl385.name)
+    # a list built to satisfy both statements passes both checks
+    ok = (
+        MachineType("Dell PowerEdge R210", 4 / 48, 4 / 64, 1, 40, 110),
+        MachineType("Dell PowerEdge R515", 12 / 48, 32 / 64, 1, 150, 250),
+        MachineType("HP DL385 G7", 24 / 48, 16 / 64, 1, 100, 300),
+        MachineType("HP DL585 G7", 1.0, 1.0, 1, 200, 400),
+    )
+    chk = paper_statements(ok)
+    assert chk["most_efficient_baseline_holds"] and chk["most_efficient_per_cpu_holds"]
+    assert chk["container_whole_holds"] and chk["cheapest_whole"] == "HP DL385 G7"

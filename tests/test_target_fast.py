@@ -194,3 +194,48 @@ def test_the_dispatcher_runs_the_fast_path() -> None:
     problem = Problem.build(jobs, Platform(1, 1.0), trace, 100.0)
     hooks = Target("target-asap").declare(problem, TargetParams(), 0)
     assert isinstance(hooks, _TargetHooks) and hooks.fast and hooks.ist[6] == 1
+
+
+def _packed_choice(fast: bool | None, s_plus: float) -> int:
+    """Machine chosen for a job that cannot start now on any of the 10 one-core machines (each busy until
+    ``ends[m]``), target 5 (category 0.5 × M_use 10): the pack is machines 5–9. ``fast`` None: the Python
+    reference."""
+    ends = [1000.0] * 5 + [900.0, 800.0, 300.0, 500.0, 400.0]
+    trace = CapacityTrace(np.array([0.0]), np.array([10]), 10, 1e5)
+    jobs = pl.DataFrame({"job_id": [0], "submit_s": [0.0], "duration_s": [100.0], "cores": [1.0]})
+    problem = Problem.build(jobs, Platform(10, 1.0), trace, 1e5)
+    params = TargetParams()
+    if fast is None:
+        from tests.reference_target import _Sim
+
+        sim = _Sim(problem, params, "packed-target-asap")
+        sim.alive, sim.m_use, sim.s_plus = 10, 10, s_plus
+        sim.plan = [[(0.0, e, 1.0)] for e in ends]
+        sim._target = lambda j, t: 5  # noqa: ARG005
+        sim._assign(0, 0.0)
+        return int(sim.mach[0])
+    from sim.policies.target import HINTS, _assign, _near_size
+
+    h = _TargetHooks(problem, params, "packed-target-asap", fast=fast)
+    h.ist[3] = h.ist[4] = 10  # M_use, alive
+    h.fst[0] = s_plus
+    for m, e in enumerate(ends):
+        _profile_add(h.profiles.P, m, 0.0, e, 1.0)
+    h.catk[0], h.catv[0] = 0, 0.5
+    ns = _near_size(h.ist)
+    return int(
+        _assign(
+            0, 0.0, *h.state, np.zeros((10, HINTS, 3)), np.zeros(10, np.int64), np.full(10, -2, np.int64),
+            False, np.empty(ns, np.int64), np.empty(ns),
+        )  # fmt: skip
+    )
+
+
+def test_packed_plans_a_waiting_job_at_the_packs_earliest_start() -> None:
+    """§4.5: the target is the pack. A job no machine can start now, whose stretch stays within S⁺, is
+    planned on the pack machine that frees first (7, at 300 s), not on the pack's first machine (5, at
+    900 s), which left the pack's other machines idle while jobs waited (issue #29). With S⁺ = 1 the
+    stretch test fails and the earliest start within D⁺ wins: the same machine."""
+    for fast in (True, False, None):
+        assert _packed_choice(fast, 1e9) == 7, fast
+        assert _packed_choice(fast, 1.0) == 7, fast

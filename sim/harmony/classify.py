@@ -97,6 +97,24 @@ class TaskClasses:
             out[sel] = qs[np.argmin(d, axis=1)]
         return out
 
+    def short_hold_s(self, q: int) -> tuple[float, float]:
+        """Mean and squared CV of the time a task of size cluster ``q`` holds a *short* container.
+
+        §5.1: "each task is initially assumed to be short. Later on if the task running time exceeds the
+        partitioning threshold ... the task will be relabelled": every task of the cluster enters the short
+        class, a short task holds its container for its duration, a long one until the threshold. So the
+        service time of the short class's M/G/N queue (§5.2) is ``min(duration, threshold)`` over *all*
+        the cluster's tasks, from the short and long members' counts and moments."""
+        n_s, n_l = float(self.count[2 * q]), float(self.count[2 * q + 1])
+        m_s, cv2_s = float(self.dur_mean_s[2 * q]), float(self.dur_cv2[2 * q])
+        thr = float(self.threshold_s[q])
+        if n_l <= 0 or not np.isfinite(thr):
+            return m_s, cv2_s
+        n = n_s + n_l
+        e1 = (n_s * m_s + n_l * thr) / n
+        e2 = (n_s * m_s * m_s * (1.0 + cv2_s) + n_l * thr * thr) / n
+        return e1, max(e2 / (e1 * e1) - 1.0, 0.0) if e1 > 0 else 0.0
+
     def label(self, q: np.ndarray, age_s: np.ndarray) -> np.ndarray:
         """Class at run time: short (2q) until the task has run longer than its threshold, then long."""
         return 2 * q + (age_s > self.threshold_s[q]).astype(np.int64)
@@ -112,8 +130,14 @@ def fit_classes(
     seed: int = 0,
     fit_sample: int = 50_000,
 ) -> TaskClasses:
-    """Two-step classification of §5.1 (K-means fitted on at most ``fit_sample`` seeded rows per group)."""
+    """Two-step classification of §5.1 (K-means fitted on at most ``fit_sample`` seeded rows per group).
+
+    The tasks are put in one canonical order (by cpu, memory, priority, duration) before any seeded
+    sample, so the classes depend on the seed and the tasks, never on the input's row order."""
     cpu, mem, dur = (np.asarray(a, dtype=float) for a in (cpu, mem, duration_s))
+    priority = np.asarray(priority)
+    canon = np.lexsort((dur, priority, mem, cpu))
+    cpu, mem, dur, priority = cpu[canon], mem[canon], dur[canon], priority[canon]
     g = priority_group(priority)
     rng = np.random.default_rng(seed)
     groups, cents, ks, scores = [], [], [], {}

@@ -15,23 +15,28 @@ HP DL585 G7            4      12     64 GB   500
 ("Num. of Cores" is per processor: 4 × 12 = 48 cores for the DL585 G7, as §9 states.)
 
 Eq. (6): ``E_t = p_t Σ_m Σ_i y_t^i (E^{idle,m} + Σ_r α^{mr} u_t^{ir})``. The paper estimated ``E^{idle,m}``
-and ``α^{mr}`` from the Energy Star server list [2] and only plots them (Fig. 9). **Assumptions** (we
-could not retrieve the SPECpower_ssj2008 result pages for these exact configurations with the search
-tool; each number says where it comes from):
+and ``α^{mr}`` from the Energy Star server list [2] and only plots them (Fig. 9). The SPECpower_ssj2008
+result pages of these four servers could not be retrieved here (the search corpora hold none of
+spec.org's result pages for them); what was found are SPECpower_ssj2008 measurements of the same
+processor configurations in other chassis (each ``source`` says which):
 
-* Dell PowerEdge R515 (2 × 6-core Opteron 4100): idle 72 W, 100 % load 174 W — a published SPECpower-style
-  measurement of a 2 × Opteron 4170 HE 1U server (channelpartner.de, "Test: AMD Opteron 4122, 4162 EE und
-  4170 HE", Java workload: 72 W idle, 174 W full load).
+* Dell PowerEdge R515 (2 × 6-core Opteron 4100): idle 72 W, 100 % load 174 W — SPECpower_ssj2008 run of a
+  1U server with 2 × Opteron 4170 HE (tecChannel test "AMD Opteron 4122, 4162 EE und 4170 HE",
+  https://channelpartner.de/a/test-amd-opteron-4122-4162-ee-und-4170-he,2033703,7, 2010).
+* HP DL385 G7 (2 × 12-core Opteron 6100): idle 131 W, 100 % load 345 W — SPECpower_ssj2008 run of a
+  2-socket G34 server with 2 × Opteron 6174 (tecChannel/computerwoche "AMD Opteron 6262 HE und 6276 mit
+  16-Core-Bulldozer", https://www.computerwoche.de/a/amd-opteron-6262-he-und-6276-mit-16-core-bulldozer,
+  2038251,7, 05.12.2011: "131 bei 2x Opteron 6174" idle, "Unter Volllast mit zwei Opteron 6174 fordert der
+  Server 345 Watt").
 * Dell PowerEdge R210 (1 × 4-core Xeon 3400): idle 40 W, 100 % load 110 W — *estimate* (single-socket
-  95 W-TDP 1U server; no SPECpower page located).
-* HP DL385 G7 (2 × 12-core Opteron 6100): idle 130 W, 100 % load 300 W — *estimate* (two 115 W-ACP
-  sockets; no SPECpower page located).
+  95 W-TDP 1U server; no measurement located).
 * HP DL585 G7 (4 × 12-core Opteron 6100): idle 300 W, 100 % load 680 W — *estimate* (four 115 W-ACP
-  sockets; no SPECpower page located).
+  sockets; no measurement located).
 
 SPECpower measures power against CPU load only, so ``α^{m,cpu} = P_peak − P_idle`` and ``α^{m,mem} = 0``
 (memory utilization adds no power in this model). Replace these numbers with measured ones by passing
-other :class:`MachineType` lists; nothing else depends on them.
+other :class:`MachineType` lists; nothing else depends on them. :func:`paper_statements` checks a list
+against the two statements of §9/§9.2 about the types' efficiency.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ TABLE2: tuple[MachineType, ...] = (
     MachineType(
         "Dell PowerEdge R515", 12 / 48, 32 / 64, 1500, 72.0, 174.0, "channelpartner.de Opteron 4170 HE"
     ),
-    MachineType("HP DL385 G7", 24 / 48, 16 / 64, 1000, 130.0, 300.0, "estimate"),
+    MachineType("HP DL385 G7", 24 / 48, 16 / 64, 1000, 131.0, 345.0, "computerwoche.de 2 x Opteron 6174"),
     MachineType("HP DL585 G7", 1.0, 1.0, 500, 300.0, 680.0, "estimate"),
 )
 
@@ -106,3 +111,44 @@ def energy_kwh(types: tuple[MachineType, ...], on_s: np.ndarray, used_s: np.ndar
         util = used_s[m] / t.capacity  # utilization-seconds summed over machines
         out[m] = (t.idle_w * on_s[m] + float(t.slope_w @ util)) / 3.6e6
     return out
+
+
+def cpu_efficiency_order(types: tuple[MachineType, ...]) -> np.ndarray:
+    """Types from most to least energy-efficient per CPU unit: peak watts per unit of CPU capacity (the
+    x axis of the paper's Fig. 9, "energy consumption as function of CPU usage")."""
+    return np.argsort(np.array([t.peak_w / t.cpu for t in types]), kind="stable")
+
+
+def paper_statements(types: tuple[MachineType, ...], container_cpu: float = 0.2) -> dict[str, object]:
+    """The power figures against §9.2 ("the most energy efficient (i.e., HP DL585 G7)") and §9 ("a
+    container requiring 0.2 CPU units should be placed in a HP DL385 G7 since the PowerEdge R210 does not
+    have enough CPU capacity, whereas the other types of servers are able to host it but will consume much
+    more energy").
+
+    Returns the type names in the baseline's order (:func:`efficiency_order`) and in the per-CPU order,
+    and the cheapest type able to host a ``container_cpu`` container read two ways: the power of a machine
+    running just that container (``idle + slope × c/C``) and the container's marginal power
+    (``slope × c/C``); ``*_holds`` say whether the statement holds for each reading."""
+    names = [t.name for t in types]
+    fits = [m for m, t in enumerate(types) if t.cpu >= container_cpu - 1e-12]
+    whole = {
+        names[m]: types[m].idle_w + (types[m].peak_w - types[m].idle_w) * container_cpu / types[m].cpu
+        for m in fits
+    }
+    marginal = {names[m]: (types[m].peak_w - types[m].idle_w) * container_cpu / types[m].cpu for m in fits}
+    base = [names[m] for m in efficiency_order(types)]
+    per_cpu = [names[m] for m in cpu_efficiency_order(types)]
+    cheapest_whole = min(whole, key=whole.__getitem__) if whole else ""
+    cheapest_marginal = min(marginal, key=marginal.__getitem__) if marginal else ""
+    return {
+        "baseline_order": base,
+        "cpu_order": per_cpu,
+        "most_efficient_baseline_holds": base[0] == "HP DL585 G7",
+        "most_efficient_per_cpu_holds": per_cpu[0] == "HP DL585 G7",
+        "container_w_whole": whole,
+        "container_w_marginal": marginal,
+        "cheapest_whole": cheapest_whole,
+        "cheapest_marginal": cheapest_marginal,
+        "container_whole_holds": cheapest_whole == "HP DL385 G7",
+        "container_marginal_holds": cheapest_marginal == "HP DL385 G7",
+    }

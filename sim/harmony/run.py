@@ -6,10 +6,11 @@
 1. demand (computed once per workload by :func:`predict_demand`, shared by every scheme): the forecast
    arrivals of each size class (ARIMA, trailing window) give the short-class containers by the M/G/N
    model for the group's target delay; the forecast number of long-running tasks gives the long-class
-   containers (§5.2). With ``backlog`` (default) every task already waiting at the decision adds one
-   short-class container — the M/G/N count is a steady-state figure and would never drain a backlog left
-   by a forecast miss (our reading of "the number of containers required to schedule the current
-   workload", §4);
+   containers (§5.2). A short class's service time is the time a task holds a short container,
+   ``min(duration, threshold)`` over all the cluster's tasks (every task starts short, §5.1; see
+   :meth:`sim.harmony.classify.TaskClasses.short_hold_s`). The demand depends on the workload only, never
+   on a scheme's own queue, so CBP and CBS solve the same LP and "provision the same number of machines"
+   (§9.2);
 2. Harmony (CBP, CBS): DCP-RELAX with Theorem 1 container sizes and over-provisioning ω, the current
    machines as z_{t−1}, the interval's price; then ⌈z⌉ machines (both), and for CBS ⌈x⌉ containers placed by
    first fit; baseline: the 80 % bottleneck-utilization rule on the current total demand;
@@ -58,7 +59,6 @@ class HarmonyConfig:
     eps: float = 0.001
     mk: int = 100
     baseline_util: float = 0.8
-    backlog: bool = True
     seed: int = 0
     types: tuple[MachineType, ...] = field(default=TABLE2)
 
@@ -82,12 +82,14 @@ class Demand:
 
 
 def jobs_arrays(jobs: pl.DataFrame) -> dict[str, np.ndarray]:
-    """Columns ``submit_s, duration_s, cpu, mem, priority`` as arrays sorted by submit time (stable)."""
+    """Columns ``submit_s, duration_s, cpu, mem, priority`` as arrays sorted by all five values (submit
+    time first), so the run never depends on the frame's row order (a query without ORDER BY returns rows
+    in any order)."""
     need = ["submit_s", "duration_s", "cpu", "mem", "priority"]
     missing = [c for c in need if c not in jobs.columns]
     if missing:
         raise ValueError(f"Harmony jobs frame lacks columns {missing}")
-    j = jobs.select(need).with_row_index("_row").sort(["submit_s", "_row"])
+    j = jobs.select(need).sort(need)
     return {c: j[c].to_numpy().astype(np.int64 if c == "priority" else np.float64) for c in need}
 
 
@@ -123,12 +125,12 @@ def predict_demand(
     cont = np.zeros((n_intervals, 2 * Q))
     for qi in range(Q):
         c = 2 * qi
-        mean_d = classes.dur_mean_s[c]
+        mean_d, cv2 = classes.short_hold_s(qi)  # every arrival holds a short container (§5.1)
         target = cfg.target_delay_s[int(classes.group[qi])]
         for t in range(n_intervals):
             lam = arr_fc[t, qi] / cfg.interval_s
             if mean_d > 0:
-                cont[t, c] = containers_for_delay(lam, 1.0 / mean_d, classes.dur_cv2[c], target, 10**7)
+                cont[t, c] = containers_for_delay(lam, 1.0 / mean_d, cv2, target, 10**7)
         cont[:, c + 1] = np.ceil(long_fc[:, qi] - 1e-9)
     return Demand(
         arr,
@@ -264,9 +266,6 @@ def simulate_harmony(
             d = demand.containers[t : t + cfg.horizon]
             if d.shape[0] < cfg.horizon:
                 d = np.vstack([d, np.repeat(d[-1:], cfg.horizon - d.shape[0], axis=0)])
-            if cfg.backlog:  # tasks already waiting need a container each, on top of the M/G/N count
-                d = d.copy()
-                d[:, 0::2] += (arrived - head)[None, :]
             pw = price[t : t + cfg.horizon]
             if pw.shape[0] < cfg.horizon:
                 pw = np.concatenate([pw, np.repeat(pw[-1:], cfg.horizon - pw.shape[0])])

@@ -17,7 +17,9 @@ First-Fit there is one planned queue per machine: a job assigned to a machine ge
   the target if possible, else now on the closest machine within ``D⁺`` (ties: the safer, lower index),
   else on the target if its planned stretch ≤ S⁺, else at the earliest start within ``D⁺``.
   ``packed-target-asap``: as target-asap, with the target rounded to the nearest multiple of ``pack``
-  (5) and the pack's machines tried in ascending order before the others.
+  (5) and the pack's machines tried in ascending order before the others; the pack is the target (§4.5),
+  so the S⁺ test and the plan on the target use the pack machine with the earliest start (ties: the lower
+  index), not the pack's first machine (which left the others idle while jobs waited: issue #29).
 * Completion: plans already hold the next starts; ``M_use`` and ``S⁺`` are updated.
 * Machine added: if ``M_use`` equalled the machines alive before and ``U > 0.95``, ``M_use`` grows and all
   planned-but-not-started jobs are re-allocated in ascending release order, as new arrivals.
@@ -478,6 +480,42 @@ def _near_size(ist):
     return 2 * ist[1] + 1 + max(ist[2], 0)
 
 
+@njit(cache=True)
+def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
+    """Machine ``m0``'s earliest start for a job of ``cj`` cores and ``wj`` seconds; with ``use_h`` (one
+    re-allocation) the scan resumes at the best of m0's hints and leaves one (see :func:`_assign`)."""
+    a = -1
+    wa = 0.0
+    if use_h:
+        for h in range(hn[m0]):
+            if hint[m0, h, 0] <= cj and hint[m0, h, 1] <= wj and hint[m0, h, 2] > a:
+                a = int(hint[m0, h, 2])
+                wa = hint[m0, h, 1]
+    s_, idx, ok, g = _scan(m0, t, wj, cj, cap, P, a)
+    if not ok:
+        s_ = earliest_start(m0, t, wj, cj, cap, P)
+    elif use_h and idx > a:
+        # candidates before a fail for jobs the used hint covers; those from a to idx for jobs at least
+        # as large that are at least as long as this one or longer than g (a margin over rounding)
+        wn = max(wa, min(wj, g + HINT_MARGIN_S))
+        h = hn[m0]
+        for x in range(hn[m0]):  # one the new hint makes useless, else the one that skips least
+            if hint[m0, x, 0] >= cj and hint[m0, x, 1] >= wn and hint[m0, x, 2] <= idx:
+                h = x
+                break
+        if h == HINTS:
+            h = 0
+            for x in range(1, HINTS):
+                if hint[m0, x, 2] < hint[m0, h, 2]:
+                    h = x
+        elif h == hn[m0]:
+            hn[m0] += 1
+        hint[m0, h, 0] = cj
+        hint[m0, h, 1] = wn
+        hint[m0, h, 2] = idx
+    return s_
+
+
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @njit(cache=True)
@@ -504,8 +542,11 @@ def _assign(
     tgt = min(max(tgt, 0), max(alive - 1, 0))
     nn = 0
     plo, phi = 0, 0
+    home = 0  # near index of the machine the stretch test plans on: the target, or for packs (§4.5) the
+    npk = 0  # pack machine (near[:npk]) with the earliest start, ties to the lower index
     if variant == 2:
         plo, phi = tgt, min(tgt + pack, alive)
+        npk = phi - plo
         for x in range(plo, phi):
             near[nn] = x
             nn += 1
@@ -519,38 +560,11 @@ def _assign(
                 break
     if ist[6]:  # lazy: the target's start, then "fits now?" per machine; every start only if needed
         m0 = near[0]
-        a = -1
-        wa = 0.0
-        if use_h:
-            for h in range(hn[m0]):
-                if hint[m0, h, 0] <= c[j] and hint[m0, h, 1] <= w[j] and hint[m0, h, 2] > a:
-                    a = int(hint[m0, h, 2])
-                    wa = hint[m0, h, 1]
-        s_, idx, ok, g = _scan(m0, t, w[j], c[j], cap, P, a)
-        if not ok:
-            s_ = earliest_start(m0, t, w[j], c[j], cap, P)
-        elif use_h and idx > a:
-            # candidates before a fail for jobs the used hint covers; those from a to idx for jobs at least
-            # as large that are at least as long as this one or longer than g (a margin over rounding)
-            wn = max(wa, min(w[j], g + HINT_MARGIN_S))
-            h = hn[m0]
-            for x in range(hn[m0]):  # one the new hint makes useless, else the one that skips least
-                if hint[m0, x, 0] >= c[j] and hint[m0, x, 1] >= wn and hint[m0, x, 2] <= idx:
-                    h = x
-                    break
-            if h == HINTS:
-                h = 0
-                for x in range(1, HINTS):
-                    if hint[m0, x, 2] < hint[m0, h, 2]:
-                        h = x
-            elif h == hn[m0]:
-                hn[m0] += 1
-            hint[m0, h, 0] = c[j]
-            hint[m0, h, 1] = wn
-            hint[m0, h, 2] = idx
+        s_ = _hinted_start(m0, t, w[j], c[j], cap, P, hint, hn, use_h)
         starts[0] = s_
         stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
         pick = -1
+        known = 1  # starts[:known] hold earliest starts
         if starts[0] <= t or (variant == 0 and stretch_ok):
             pick = 0
         elif variant != 0:
@@ -567,10 +581,17 @@ def _assign(
                     pick = k
                     starts[k] = t
                     break
+            if pick < 0 and npk > 1:  # packed: the pack is the target (its earliest-starting machine)
+                for k in range(1, npk):
+                    starts[k] = _hinted_start(near[k], t, w[j], c[j], cap, P, hint, hn, use_h)
+                    if starts[k] < starts[home]:
+                        home = k
+                known = npk
+                stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
             if pick < 0 and stretch_ok:
-                pick = 0
+                pick = home
         if pick < 0:
-            for k in range(1, nn):
+            for k in range(known, nn):
                 starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
             pick = 0
             for k in range(1, nn):
@@ -579,7 +600,10 @@ def _assign(
     else:  # plain: every machine's earliest start
         for k in range(nn):
             starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
-        stretch_ok = (starts[0] + w[j] - r[j]) / w[j] <= s_plus
+        for k in range(1, npk):
+            if starts[k] < starts[home]:
+                home = k
+        stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
         best = 0
         for k in range(1, nn):
             if starts[k] < starts[best]:
@@ -596,7 +620,7 @@ def _assign(
                         pick = k
                         break
                 if pick < 0:
-                    pick = 0 if stretch_ok else best
+                    pick = home if stretch_ok else best
     m = near[pick]
     s = starts[pick]
     if use_h and hn[m] > 0:  # the plan changes from breakpoint i0 on: hints past it no longer hold

@@ -60,12 +60,16 @@ HEADLINES: list[Headline] = [
 #: Causes of rows outside their band.
 EXPLANATIONS: dict[str, str] = {
     "seed004-cbs-energy-reduction": (
-        "With the assumed SPECpower figures (sim/harmony/machines.py) the heterogeneity-oblivious baseline "
-        "already turns on the most efficient type (R515) first, so the LP has little type choice to win, while "
-        "Harmony provisions conservatively (Theorem 1 containers, ω = 1.2, one container per waiting task) and "
-        "CBS keeps tasks waiting for containers while capacity idles, so it runs more machines and power "
-        "cycles. The harmony study's ω = 0.6 runs isolate it: without over-provisioning the LP's machines cost "
-        "less than the baseline's (README, Harmony)."
+        "Model per issue #29 (short-class containers from the time each task holds a short container, no "
+        "per-scheme backlog: CBP and CBS provision the same machines, §9.2). Power: R515 and DL385 G7 from "
+        "SPECpower_ssj2008 runs of their processor configurations, R210 and DL585 G7 estimates "
+        "(sim/harmony/machines.py); with them the baseline's efficiency order (peak W per mean capacity) is "
+        "R515, DL585, DL385, R210, so §9.2's 'most energy efficient (i.e., HP DL585 G7)' does not hold for "
+        "the baseline's measure (it does per CPU unit), nor §9's 0.2-CPU container on the DL385 "
+        "(sim.harmony.machines.paper_statements): the baseline already starts with a cheap type. CBS keeps "
+        "tasks waiting for containers of their class while other capacity idles (p90 delay ≈ 4,300 s at "
+        "ω = 1.2) and the LP's machine count changes every interval (≈ 14,000 power-ons vs the baseline's "
+        "5,100)."
     ),
 }
 

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from studies.claims import GAIN_BOUNDS, Headline, Profile, Runs, cut, metric, seeds
+from studies.claims import GAIN_BOUNDS, Headline, Profile, Runs, cut, factor2, metric, seeds
 from studies.riskaware.scenarios import ra_scenarios
 
-GOODPUT_GAIN_UP_TO = 10.0  # §7: "up to 10 % increase in goodput" (band: a gain, up to that)
+#: §6: "the differences in goodput between the heuristics differ from a workflow type to another, from
+#: around 2% for SyntheticUniform and Synthetic3types and up to almost 10% for BORG" — the study runs
+#: SyntheticUniform, so its rows are anchored at 2 % (band: the factor-two rule)
+SYNTHETIC_UNIFORM_GAIN = 2.0
+#: §7: "up to 10 % increase in goodput" — seed 001's Borg figure; no Borg run is in this study
+#: (``ra_scenarios`` says why), so no row carries it
+BORG_GAIN_UP_TO = 10.0
 
 
 def _target_gain(policy: str):
@@ -57,11 +63,11 @@ HEADLINES: list[Headline] = [
     Headline(
         "seed001-targetasap-goodput-gain",
         "001 risk-aware",
-        "§6 (Figs. 1–4), §7",
-        GOODPUT_GAIN_UP_TO,
-        "TargetASAP … better than FirstFitAware … in all cases … up to 10 % increase in goodput",
+        "§6 (Fig. 1, SyntheticUniform), §7",
+        SYNTHETIC_UNIFORM_GAIN,
+        "TargetASAP … better than FirstFitAware … in all cases … differences in goodput … around 2% for SyntheticUniform",
         "%",
-        (0.0, GOODPUT_GAIN_UP_TO),
+        factor2(SYNTHETIC_UNIFORM_GAIN),
         "repro-riskaware",
         _target_gain("target-asap"),
         _explain_target,
@@ -71,11 +77,11 @@ HEADLINES: list[Headline] = [
     Headline(
         "seed001-packed-goodput-gain",
         "001 risk-aware",
-        "§6 (Figs. 1–4), §7",
-        GOODPUT_GAIN_UP_TO,
-        "PackedTargetASAP (slightly better) … up to 10 % increase in goodput",
+        "§6 (Fig. 1, SyntheticUniform), §7",
+        SYNTHETIC_UNIFORM_GAIN,
+        "PackedTargetASAP (slightly better) … differences in goodput … around 2% for SyntheticUniform",
         "%",
-        (0.0, GOODPUT_GAIN_UP_TO),
+        factor2(SYNTHETIC_UNIFORM_GAIN),
         "repro-riskaware",
         _target_gain("packed-target-asap"),
         _explain_target,
@@ -87,12 +93,12 @@ HEADLINES: list[Headline] = [
 #: Causes of rows outside their band.
 EXPLANATIONS: dict[str, str] = {
     "seed001-packed-goodput-gain": (
-        "Direction depends on the load, cause not isolated. On the default workload (26 machines' worth of "
-        "work, about the mean capacity of 24 ± 8 machines) PackedTargetASAP terminates fewer jobs than "
-        "TargetASAP but completes less work than FirstFitAware; on the literal T_avg reading (3.5 × the work, "
-        "an overloaded platform) it gains over FirstFitAware like TargetASAP (readings). Seed 001 describes the "
-        "packs in one paragraph (§4.5: the target rounded to a multiple of 5, a pack's machines filled one "
-        "after the other using D⁺); varcap's reading of that fill order is the first suspect, and no run in "
-        "this study isolates it."
+        "Isolated (issue #29, default set-up, seed 0): PackedTargetASAP planned every job that could start "
+        "nowhere now on the first machine of its pack whenever the S⁺ test passed (S⁺ is soon large: 1-s "
+        "jobs that wait), leaving 29.7 cores idle on average while jobs waited (TargetASAP 10.1) and "
+        "-0.8 % goodput against FirstFitAware; with the S⁺ test off it gained +2.9 %. The scheduler now "
+        "treats the pack as the target (§4.5: the target rounded to a multiple of 5, the pack's machines "
+        "filled one after the other), planning such a job at the pack's earliest start: +3.1 %, 5.5 idle "
+        "cores. A row still outside its band after that fix is set-up, not this cause."
     ),
 }
