@@ -66,14 +66,14 @@ def sources_hash() -> str:
 
 
 def cache_dirs() -> list[Path]:
-    """Where numba keeps the engine's cache files (beside the sources, or under ``$NUMBA_CACHE_DIR``)."""
-    dirs = [ENGINE_DIR / "__pycache__"]
+    """Where numba keeps the engine's cache files: under ``$NUMBA_CACHE_DIR`` if set (numba then uses only
+    that), else beside the sources."""
     env = os.environ.get("NUMBA_CACHE_DIR")
     if env:
         # numba's own sub-directory name for a source directory (numba.core.caching._CacheLocator)
         sub = f"{ENGINE_DIR.name}_{hashlib.sha1(str(ENGINE_DIR).encode()).hexdigest()}"  # noqa: S324
-        dirs.append(Path(env) / sub)
-    return dirs
+        return [Path(env) / sub]
+    return [ENGINE_DIR / "__pycache__"]
 
 
 def _delete_cache_files(d: Path) -> int:
