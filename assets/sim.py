@@ -81,7 +81,7 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
         carbon = pl.concat(series)
         versions["grid_carbon.parquet"] = sweep.write_parquet_atomic(carbon, out / "grid_carbon.parquet")
         rows["grid_carbon.parquet"] = carbon.height
-    (out / "versions.json").write_text(json.dumps(versions, sort_keys=True, indent=1))
+    sweep.write_json_atomic(versions, out / "versions.json", sort_keys=True, indent=1)
     overall = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:12]
     return dg.MaterializeResult(
         metadata={"files": md_table(pl.DataFrame({"file": list(rows), "rows": list(rows.values())}))},

@@ -66,7 +66,14 @@ def simulate(
     on bad input (incl. a window outside ``[0, horizon_s]``); the input contract is :mod:`sim.validate`."""
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     jobs_df, after_horizon = check_inputs(
-        jobs_df, capacity, machines, cores, horizon_s, str(jobs) if isinstance(jobs, (str, Path)) else None
+        jobs_df,
+        capacity,
+        machines,
+        cores,
+        horizon_s,
+        str(jobs) if isinstance(jobs, (str, Path)) else None,
+        memory_gb,
+        seed,
     )
     wend = horizon_s if window_end_s is None else window_end_s
     if not (0.0 <= window_start_s < wend <= horizon_s):

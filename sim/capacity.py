@@ -37,7 +37,19 @@ class CapacityTrace:
 
     def __post_init__(self) -> None:
         t = np.asarray(self.time_s, dtype=np.float64)
-        n = np.asarray(self.machines_alive, dtype=np.int64)
+        raw = np.asarray(self.machines_alive)
+        if raw.dtype == np.bool_ or not (
+            np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)
+        ):
+            raise ValueError(f"machines_alive must be integers (got dtype {raw.dtype})")
+        if np.issubdtype(raw.dtype, np.floating):
+            bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.floor(raw)))
+            if len(bad):  # a cast would truncate 2.5 to 2 silently
+                i = int(bad[0])
+                raise ValueError(
+                    f"machines_alive must be whole machines: point {i + 1} (t = {t.flat[i]:g} s) has {raw.flat[i]}"
+                )
+        n = raw.astype(np.int64)
         if t.ndim != 1 or t.shape != n.shape or len(t) == 0:
             raise ValueError("capacity trace needs equal-length, non-empty time_s and machines_alive")
         if t[0] != 0:

@@ -16,6 +16,26 @@ import numpy as np
 
 from sim.capacity import HOUR, MEAN_CAPACITY, CapacityTrace, MachineCapacityTrace
 
+#: most points a generated trace may have (8 bytes each per array; the kernel and the survival model keep
+#: a few such arrays): 20 million = a change every 0.13 s over 30 days
+MAX_TRACE_POINTS = 20_000_000
+
+
+def _periods(kind: str, horizon_s: float, period_s: float) -> int:
+    """Number of change periods over the horizon, checked before anything is allocated: ValueError naming
+    the parameters if the period is not positive and finite or the trace would exceed
+    :data:`MAX_TRACE_POINTS` (rather than a MemoryError deep in numpy)."""
+    if not (np.isfinite(period_s) and period_s > 0):
+        raise ValueError(f"{kind}: the change period must be finite and > 0 s (got {period_s:g})")
+    n = float(np.ceil(horizon_s / period_s))
+    if n > MAX_TRACE_POINTS:
+        raise ValueError(
+            f"{kind}: {HOUR / period_s:g} changes/h over {horizon_s / HOUR:g} h is {n:,.0f} capacity points "
+            f"(~{n * 8 * 4 / 1e9:.1f} GB); at most {MAX_TRACE_POINTS:,} are supported: lower changes_per_hour "
+            "or the horizon"
+        )
+    return int(n)
+
 
 def _bounds(machines: int, mean: float, dynamic_range: float) -> tuple[int, int]:
     lb = int(round(max(mean - dynamic_range / 2, 0.0) * machines))
@@ -48,7 +68,7 @@ def random_walk(
     period = HOUR / changes_per_hour
     lb, ub = _bounds(machines, mean, dynamic_range)
     delta = max(1, int(round(step * machines)))
-    n = int(np.ceil(horizon_s / period))
+    n = _periods("random_walk", horizon_s, period)
     moves = np.random.default_rng(seed).integers(-1, 2, size=n)  # -1, 0, +1 equally likely
     out = np.empty(n, dtype=np.int64)
     cur = int(round(mean * machines))
@@ -81,9 +101,11 @@ def random_uniform(
     seed: int = 0,
 ) -> CapacityTrace:
     """Each period, machines alive drawn uniformly from the integer range ``[lb, ub]``."""
+    if not changes_per_hour > 0:
+        raise ValueError("changes_per_hour must be positive")
     period = HOUR / changes_per_hour
     lb, ub = _bounds(machines, mean, dynamic_range)
-    n = int(np.ceil(horizon_s / period))
+    n = _periods("random_uniform", horizon_s, period)
     out = np.random.default_rng(seed).integers(lb, ub + 1, size=n)
     return CapacityTrace(
         np.arange(n) * period,
@@ -104,7 +126,7 @@ def risk_aware_walk(m_avg: int, m_ra: int, period_s: float, horizon_s: float, se
     The platform has ``M_avg + M_ra`` machines."""
     lo, hi = m_avg - m_ra, m_avg + m_ra
     step = max(1, m_ra // 4)
-    n = int(np.ceil(horizon_s / period_s))
+    n = _periods("risk_aware_walk", horizon_s, period_s)
     rng = np.random.default_rng(seed)
     out = np.empty(n, dtype=np.int64)
     cur = m_avg

@@ -3,10 +3,14 @@
 * platform: ``machines`` an integer ≥ 1, ``cores`` per machine finite and > 0, ``horizon_s`` finite > 0;
 * jobs: columns ``job_id, submit_s, duration_s, cores``; ``job_id`` non-null and unique; ``submit_s``
   finite ≥ 0; ``duration_s`` finite > 0; ``cores`` finite, > 0 and ≤ a machine's cores (fractions are
-  allowed: Borg's requests are fractions of a machine); ``memory_gb``, if present, finite ≥ 0;
+  allowed: Borg's requests are fractions of a machine); ``memory_gb``, if present, finite ≥ 0 and, on a
+  platform with memory, at most a machine's memory (a job no machine can hold would never run); booleans
+  are not numbers (``cores = true`` is refused, never read as 1);
 * capacity: ``time_s`` finite ≥ 0; ``machines_alive`` an integer in ``[0, machines]`` — a trace with more
   machines alive than the platform has is an error, never clipped; per-machine traces: ``machine`` an
-  integer in ``[0, machines)``, ``cores_available`` finite ≥ 0;
+  integer in ``[0, machines)``, ``cores_available`` finite ≥ 0, one row per (time, machine); times
+  unique in a ``machines_alive`` table;
+* the engine's seed: an integer in ``[0, 2**32)`` (numba's generator is 32-bit);
 * jobs submitted at or after the horizon cannot be simulated: they are dropped with a warning and
   counted apart (``SimResult.jobs_after_horizon``), not reported as misses.
 
@@ -45,8 +49,21 @@ def _fmt(v: Any) -> str:
     return repr(v) if isinstance(v, str) else f"{v}"
 
 
-def check_platform(machines: Any, cores: Any, horizon_s: Any) -> None:
-    """``machines`` integer ≥ 1, ``cores`` finite > 0, ``horizon_s`` finite > 0. Raises InputError."""
+SEED_MAX = 2**32 - 1
+
+
+def check_seed(seed: Any) -> None:
+    """``seed`` an integer in ``[0, 2**32)``, the range of the engine's (numba's) generator. Raises
+    InputError."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise InputError(f"seed must be an integer (got {_fmt(seed)})")
+    if not 0 <= int(seed) <= SEED_MAX:
+        raise InputError(f"seed must lie in [0, {SEED_MAX}] (the engine's generator is 32-bit; got {seed})")
+
+
+def check_platform(machines: Any, cores: Any, horizon_s: Any, memory_gb: Any = None) -> None:
+    """``machines`` integer ≥ 1, ``cores`` finite > 0, ``horizon_s`` finite > 0, ``memory_gb`` None or
+    finite > 0; booleans are refused. Raises InputError."""
     integral = isinstance(machines, (int, np.integer)) or (
         isinstance(machines, (float, np.floating)) and float(machines).is_integer()
     )
@@ -54,7 +71,11 @@ def check_platform(machines: Any, cores: Any, horizon_s: Any) -> None:
         raise InputError(f"machines must be an integer (got {_fmt(machines)})")
     if machines < 1:
         raise InputError(f"machines must be ≥ 1 (got {machines})")
-    for name, v in (("cores", cores), ("horizon_s", horizon_s)):
+    for name, v in (("cores", cores), ("horizon_s", horizon_s), ("memory_gb", memory_gb)):
+        if v is None and name == "memory_gb":
+            continue
+        if isinstance(v, (bool, np.bool_)):
+            raise InputError(f"{name} must be a number, not a boolean (got {v})")
         try:
             f = float(v)
         except (TypeError, ValueError):
@@ -66,7 +87,15 @@ def check_platform(machines: Any, cores: Any, horizon_s: Any) -> None:
 def _numeric(df: pl.DataFrame, col: str, where: Any) -> np.ndarray:
     """``col`` as float64; a value that is not a number raises naming its row."""
     s = df[col]
+    if s.dtype == pl.Boolean:
+        i = int(s.is_not_null().arg_max()) if s.is_not_null().any() else 0
+        raise InputError(f"{where(i)}: {col} must be a number, not a boolean (got {s[i]})")
     if s.dtype == pl.Utf8:
+        low = s.str.strip_chars().str.to_lowercase()
+        boolish = low.is_in(["true", "false"])
+        if boolish.any():
+            i = int(boolish.arg_max())
+            raise InputError(f"{where(i)}: {col} must be a number, not a boolean (got {s[i]!r})")
         parsed = s.str.strip_chars().cast(pl.Float64, strict=False)
         bad = parsed.is_null() & s.is_not_null()
         if bad.any():
@@ -85,11 +114,16 @@ def _first(mask: np.ndarray) -> int | None:
 
 
 def check_jobs(
-    jobs: pl.DataFrame, cores: float, horizon_s: float, source: str | None = None
+    jobs: pl.DataFrame,
+    cores: float,
+    horizon_s: float,
+    source: str | None = None,
+    memory_gb: float | None = None,
 ) -> tuple[pl.DataFrame, int]:
     """Check ``jobs`` against the contract; return ``(jobs submitted before the horizon, jobs dropped)``.
 
-    ``source`` (the file the frame was read from) makes messages name its lines. Raises InputError.
+    ``source`` (the file the frame was read from) makes messages name its lines; ``memory_gb`` (a machine's
+    memory, None: not simulated) bounds each job's ``memory_gb``. Raises InputError.
     """
     src = source or "jobs"
     missing = [c for c in JOB_COLUMNS if c not in jobs.columns]
@@ -129,6 +163,13 @@ def check_jobs(
         i = _first(~np.isnan(m) & (~np.isfinite(m) | (m < 0)))
         if i is not None:
             raise InputError(f"{where(i)}: memory_gb must be finite and ≥ 0 (got {jobs['memory_gb'][i]})")
+        if memory_gb is not None:
+            i = _first(m > float(memory_gb))
+            if i is not None:
+                raise InputError(
+                    f"{where(i)}: memory_gb must not be more than {float(memory_gb):g} GB (one machine; "
+                    f"the job could never run) (got {jobs['memory_gb'][i]})"
+                )
     late = arr["submit_s"] >= horizon_s
     n_late = int(late.sum())
     if n_late:
@@ -175,6 +216,7 @@ def check_capacity_frame(df: pl.DataFrame, machines: int, source: str) -> None:
             raise InputError(
                 f"{where(i)}: cores_available must be finite and ≥ 0 (got {df['cores_available'][i]})"
             )
+        _no_duplicates(pl.DataFrame({"t": t, "m": m}), ["t", "m"], "(time_s, machine)", where)
         return
     if "machines_alive" not in df.columns:
         raise InputError(f"{source}: missing column 'machines_alive' (found {df.columns[:8]})")
@@ -183,6 +225,22 @@ def check_capacity_frame(df: pl.DataFrame, machines: int, source: str) -> None:
     if i is not None:
         raise InputError(
             f"{where(i)}: machines_alive must be an integer in [0, {machines}] (got {df['machines_alive'][i]})"
+        )
+    _no_duplicates(pl.DataFrame({"t": t}), ["t"], "time_s", where)
+
+
+def _no_duplicates(keys: pl.DataFrame, cols: list[str], what: str, where: Any) -> None:
+    """Each row's ``cols`` are unique: two rows for one key would silently keep the last. Raises InputError
+    naming both rows."""
+    dup = keys.is_duplicated().to_numpy()
+    if dup.any():
+        first = int(np.flatnonzero(dup)[0])
+        same = np.flatnonzero(dup & np.all([(keys[c] == keys[c][first]).to_numpy() for c in cols], axis=0))
+        vals = ", ".join(f"{keys[c][first]:g}" for c in cols)
+        raise InputError(
+            f"{where(int(same[1]))}: {what} ({vals}) appears twice (also on "
+            f"{' '.join(where(int(same[0])).split()[-2:])}); "
+            "one row per key"
         )
 
 
@@ -194,6 +252,8 @@ def check_capacity(capacity: Any, machines: int) -> None:
     alive = getattr(capacity, "machines_alive", None)
     if alive is not None:
         a = np.asarray(alive)
+        if a.dtype == np.bool_:
+            raise InputError("capacity trace: machines_alive must be integers, not booleans")
         i = _first((a < 0) | (a > machines))
         if i is not None:
             raise InputError(
@@ -204,6 +264,13 @@ def check_capacity(capacity: Any, machines: int) -> None:
         raise InputError(
             f"per-machine capacity has {capacity.machines} machines; the platform has {machines}"
         )
+    elif hasattr(capacity, "machine") and hasattr(capacity, "time_s"):
+        keys = pl.DataFrame({"t": np.asarray(capacity.time_s, np.float64), "m": np.asarray(capacity.machine)})
+
+        def point(i: int) -> str:
+            return f"per-machine capacity event {i + 1}"
+
+        _no_duplicates(keys, ["t", "m"], "(time_s, machine)", point)
 
 
 def check_inputs(
@@ -213,10 +280,15 @@ def check_inputs(
     cores: Any,
     horizon_s: Any,
     jobs_source: str | None = None,
+    memory_gb: Any = None,
+    seed: Any = 0,
 ) -> tuple[pl.DataFrame, int]:
-    """The whole contract: platform, capacity (path or trace; None to skip) and jobs. Returns the jobs
+    """The whole contract: platform, seed, capacity (path or trace; None to skip) and jobs. Returns the jobs
     submitted before the horizon and how many were dropped. Raises :class:`InputError`."""
-    check_platform(machines, cores, horizon_s)
+    check_platform(machines, cores, horizon_s, memory_gb)
+    check_seed(seed)
     if capacity is not None:
         check_capacity(capacity, int(machines))
-    return check_jobs(jobs, float(cores), float(horizon_s), jobs_source)
+    return check_jobs(
+        jobs, float(cores), float(horizon_s), jobs_source, None if memory_gb is None else float(memory_gb)
+    )

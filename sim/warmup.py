@@ -5,6 +5,10 @@ The engine's functions are ``@njit(cache=True)``: numba writes the machine code 
 minute. Only the first process after an install or an edit of the engine compiles; :func:`warm` makes that
 happen once, up front, with a message (``varcap warm``, run by ``make install``; ``varcap simulate`` and
 ``varcap sweep`` call :func:`ensure_warm` so parallel sweep workers never compile side by side).
+
+A cache that numba indexes is not trusted as warm until it loads: :func:`ensure_warm` runs the warm-up
+simulations on it, and a cache file that fails to load (corrupt, truncated, written by another LLVM) is
+deleted and the engine compiled again, with a message naming the error.
 """
 
 from __future__ import annotations
@@ -53,10 +57,37 @@ def warm() -> float:
     return time.perf_counter() - t0
 
 
+def cache_loads() -> str | None:
+    """None if the engine's cached machine code loads and runs (the warm-up simulations, compiled engine),
+    else the error, in one line. Loads the compiled engine into this process (as a simulation would)."""
+    from sim.validate import InputError
+
+    try:
+        warm()
+    except InputError:
+        raise
+    except Exception as e:  # numba raises e.g. RuntimeError("LLVM bitcode parsing error") on a bad file
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return None
+
+
 def ensure_warm(say: Callable[[str], object] = print) -> bool:
-    """Warm the cache if it is cold, telling ``say`` why the wait; True if a compile was needed."""
+    """Warm the cache if it is cold, or if it is indexed but does not load (:func:`cache_loads`: the bad
+    files are deleted and the engine compiled again), telling ``say`` why the wait; True if a compile was
+    needed. Raises RuntimeError if the freshly compiled engine still fails."""
+    from sim.engine import _jit
+
     if kernel_cached():
-        return False
+        err = cache_loads()
+        if err is None:
+            return False
+        n = _jit.discard_cache()
+        say(f"the simulator's numba cache does not load ({err}); deleted its {n} files, compiling again …")
+        say(f"simulator compiled and cached in {warm():.0f} s")
+        err = cache_loads()
+        if err is not None:
+            raise RuntimeError(f"the simulator's compiled engine fails even after a fresh compile: {err}")
+        return True
     say(
         "compiling the simulator once for this environment (about a minute; later runs reuse numba's cache) …"
     )

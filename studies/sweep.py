@@ -4,14 +4,18 @@ Files (under ``data/sim``, gitignored):
 
 * ``inputs/`` — workloads and grid signals exported from the warehouse by ``out_sim_inputs``, with
   ``versions.json`` (sha256 per file). Scenario processes read only these, never DuckDB.
-* ``runs/<scenario_id>/run.json`` — parameters, metrics, code and input versions, wall time, and the
-  sha256 and size of ``runs/<scenario_id>/jobs.parquet`` (the per-job table). Both written atomically
-  (temp + rename).
+* ``runs/<scenario_id>/run.json`` — parameters, metrics with their sha256 (``metrics_sha256``), code and
+  input versions, wall time, and the sha256 and size of ``runs/<scenario_id>/jobs.parquet`` (the per-job
+  table). Every cache file is written atomically (temp file, fsync, rename).
 
 A scenario whose ``run.json`` is readable, has the current code version and the current versions of the
-inputs it reads, and whose per-job file still has the recorded size and sha256, is a cache hit: it is not
-simulated again. Anything else (unreadable or truncated files included) is simulated again. When results
-are collected (:func:`scan_runs`), a run directory that cannot be read is reported by path and skipped.
+inputs it reads, passes the checks of :func:`row_problems` (every field, metrics matching their sha256,
+the blocking checks of ``out_sim_results``), and whose per-job file still has the recorded size and
+sha256, is a cache hit: it is not simulated again. Anything else (unreadable, truncated or edited files, a
+row that fails a check) is simulated again. When results are collected (:func:`scan_runs`), a run
+directory that cannot be used is reported by path and skipped. A truncated ``versions.json`` is one named
+error (:class:`SweepInputsError`) saying how to rebuild it. :func:`run_many` gives each scenario
+:func:`scenario_timeout_s` seconds, and its worker processes exit when the process that started them dies.
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ from studies.scenarios import (
 _RUN_PATH = ("studies/sweep.py", "studies/scenarios.py")
 _ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
 log = logging.getLogger(__name__)
+
+
+class SweepInputsError(RuntimeError):
+    """The exported sweep inputs (``data/sim/inputs``) cannot be used; the message says how to rebuild."""
 
 
 def sim_dir() -> Path:
@@ -121,8 +129,21 @@ def _sim_modules(path: Path, root: Path) -> list[Path]:
 
 
 def input_versions(inputs: Path) -> dict[str, str]:
+    """File name → sha256 of the exported inputs (empty if none were exported). Raises
+    :class:`SweepInputsError` naming the file if ``versions.json`` is unreadable (e.g. truncated)."""
     f = inputs / "versions.json"
-    return json.loads(f.read_text()) if f.is_file() else {}
+    if not f.is_file():
+        return {}
+    try:
+        v = json.loads(f.read_text())
+        if not isinstance(v, dict) or not all(isinstance(x, str) for x in v.values()):
+            raise ValueError("not a JSON object of file name → sha256")
+    except (OSError, ValueError) as e:
+        raise SweepInputsError(
+            f"{f} is unreadable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'empty'}); "
+            "rebuild it with `varcap run --groups sim` (materializes out_sim_inputs)"
+        ) from None
+    return v
 
 
 def input_files(sc: Scenario) -> list[str]:
@@ -157,9 +178,40 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def metrics_sha256(metrics: dict[str, Any]) -> str:
+    """sha256 of a metric dict in canonical JSON (sorted keys; NaN written as JSON's ``NaN``)."""
+    return hashlib.sha256(json.dumps(metrics, sort_keys=True).encode()).hexdigest()
+
+
+def row_problems(row: Any) -> list[str]:
+    """What makes a ``run.json`` row unusable (empty if none): a missing field or metric, metrics that do
+    not match ``metrics_sha256`` (edited by hand or corrupted), or a failure of the blocking checks of
+    ``out_sim_results`` (non-null parameters, fractions summing to 1)."""
+    if not isinstance(row, dict):
+        return ["run.json is not a JSON object"]
+    missing = [k for k in (*_ROW_KEYS, "metrics_sha256", "finished_at", "jobs_path") if k not in row]
+    if missing:
+        return [f"fields {missing} missing"]
+    m = row["metrics"]
+    if not isinstance(m, dict) or [k for k in METRIC_NAMES if k not in m]:
+        return [f"metrics {[k for k in METRIC_NAMES if not isinstance(m, dict) or k not in m]} missing"]
+    out = []
+    if metrics_sha256(m) != row["metrics_sha256"]:
+        out.append("metrics do not match their recorded sha256 (edited or corrupted)")
+    nulls = [k for k in ("scenario_id", "params", "machines", "wall_s", "code_version", "inputs_version")
+             if row[k] is None]  # fmt: skip
+    if nulls:
+        out.append(f"fields {nulls} are null")
+    fr = [m[k] for k in ("goodput", "wasted_fraction", "in_flight_fraction", "idle_fraction")]
+    if all(isinstance(x, (int, float)) for x in fr) and not abs(sum(fr) - 1) <= 1e-6:
+        out.append(f"goodput + wasted + in-flight + idle fractions = {sum(fr):.9g}, not 1")
+    return out
+
+
 def _cached_row(d: Path, cv: str, iv: str) -> dict[str, Any] | None:
-    """The ``run.json`` row in ``d`` if it was computed with code version ``cv`` and inputs ``iv`` and its
-    per-job file has the recorded size and sha256; None otherwise (missing, unreadable, stale, changed)."""
+    """The ``run.json`` row in ``d`` if it was computed with code version ``cv`` and inputs ``iv``, passes
+    :func:`row_problems`, and its per-job file has the recorded size and sha256; None otherwise (missing,
+    unreadable, stale, changed, failing a check: simulated again)."""
     try:
         row = json.loads((d / "run.json").read_text())
         jobs = d / "jobs.parquet"
@@ -167,6 +219,7 @@ def _cached_row(d: Path, cv: str, iv: str) -> dict[str, Any] | None:
             isinstance(row, dict)
             and row.get("code_version") == cv
             and row.get("inputs_version") == iv
+            and not row_problems(row)
             and row.get("jobs_bytes") == jobs.stat().st_size
             and row.get("jobs_sha256") == file_sha256(jobs)
         )
@@ -192,8 +245,20 @@ def is_cached(sc: Scenario, inputs: Path | None = None, out: Path | None = None)
 def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write`` a temporary sibling of ``path``, then rename it over ``path``."""
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
+    try:
+        write(tmp)
+        with tmp.open("rb") as f:  # on disk before the rename: a crash leaves the old file or the new one
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(obj: Any, path: Path, **dumps: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (temp file, fsync, rename)."""
+    text = json.dumps(obj, **dumps)
+    _replace_atomically(path, lambda p: p.write_text(text))
 
 
 def write_parquet_atomic(df: pl.DataFrame, path: Path) -> str:
@@ -227,6 +292,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
         "params": sc.params(),
         "machines": machines,
         "metrics": r.metrics,
+        "metrics_sha256": metrics_sha256(r.metrics),
         "wall_s": wall,
         "code_version": cv,
         "inputs_version": iv,
@@ -235,7 +301,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
         "jobs_bytes": (d / "jobs.parquet").stat().st_size,
         "finished_at": datetime.now(UTC).isoformat(),
     }
-    _replace_atomically(d / "run.json", lambda p: p.write_text(json.dumps(row, sort_keys=True)))
+    write_json_atomic(row, d / "run.json", sort_keys=True)
     return {**row, "cache_hit": False}
 
 
@@ -272,7 +338,8 @@ def scan_runs(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Every readable ``run.json`` under the runs directory (only ``ids`` if given), in id order, and one
     message per run directory that could not be used (unreadable or incomplete ``run.json``, per-job file
-    missing or not of the recorded size), naming its path. Such a directory is skipped, not fatal."""
+    missing or not of the recorded size, a row failing :func:`row_problems`), naming its path. Such a
+    directory is skipped, not fatal (and the scenario is simulated again by the next sweep)."""
     out = out or runs_dir()
     if not out.is_dir():
         return [], []
@@ -283,9 +350,9 @@ def scan_runs(
             continue
         try:
             row = json.loads(f.read_text())
-            missing = [k for k in _ROW_KEYS if k not in row] if isinstance(row, dict) else list(_ROW_KEYS)
-            if missing:
-                raise ValueError(f"fields {missing} missing")
+            bad = row_problems(row)
+            if bad:
+                raise ValueError("; ".join(bad))
             jobs = f.parent / "jobs.parquet"
             if "jobs_bytes" in row and jobs.stat().st_size != row["jobs_bytes"]:
                 raise ValueError(
@@ -358,8 +425,85 @@ def _key(sc: Scenario) -> str:
     return key.replace(",", ";").replace("[", "(").replace("]", ")").replace("...", "…")
 
 
-def _run_params(params: dict[str, Any]) -> dict[str, Any]:
-    return run_scenario(Scenario.from_params(params))
+DEFAULT_TIMEOUT_S = 6 * 3600.0  # the longest catalogued scenario (Borg, 30 days) takes minutes
+
+
+def scenario_timeout_s() -> float:
+    """Seconds one scenario may take in :func:`run_many`: ``$VARCAP_SCENARIO_TIMEOUT_S`` (default 6 h).
+    Raises ValueError naming the variable if it is not a positive number."""
+    raw = os.environ.get("VARCAP_SCENARIO_TIMEOUT_S", "")
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        v = float(raw)
+    except ValueError:
+        v = -1.0
+    if not v > 0 or v != v:
+        raise ValueError(f"VARCAP_SCENARIO_TIMEOUT_S must be a positive number of seconds (got {raw!r})")
+    return v
+
+
+class ScenarioTimeout(RuntimeError):
+    """A scenario ran longer than its timeout (its worker process was ended)."""
+
+
+def _timeout_message(sc_id: str, timeout_s: float) -> str:
+    return (
+        f"did not finish within {timeout_s:g} s (VARCAP_SCENARIO_TIMEOUT_S); its worker was ended, "
+        "the other scenarios went on"
+    )
+
+
+def _expire(marks: str, sc_id: str) -> None:
+    """Watchdog of a worker: leave a mark naming the scenario that overran, then end this process (the
+    compiled kernel cannot be interrupted from Python)."""
+    Path(marks, sc_id).touch()
+    os._exit(70)
+
+
+def _run_params(
+    params: dict[str, Any], timeout_s: float | None = None, marks: str | None = None
+) -> dict[str, Any]:
+    import threading
+
+    sc = Scenario.from_params(params)
+    timer = None
+    if timeout_s is not None and marks is not None:
+        timer = threading.Timer(timeout_s, _expire, (marks, sc.id))
+        timer.daemon = True
+        timer.start()
+    try:
+        return run_scenario(sc)
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _watch_parent(parent: int, interval_s: float = 0.5) -> None:
+    """End this process as soon as ``parent`` is no longer its parent (it died, whatever the signal,
+    SIGKILL included: the orphan is re-parented). A polling thread, not ``PR_SET_PDEATHSIG``: that fires
+    when the *thread* that started the worker ends, which in a pool need not be the process's end."""
+    import threading
+
+    def poll() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval_s)
+        os._exit(71)
+
+    if os.getppid() != parent:
+        os._exit(71)
+    threading.Thread(target=poll, name="varcap-parent-watch", daemon=True).start()
+
+
+def _new_pool(workers: int) -> Any:
+    """``workers`` spawned processes that die with this one (:func:`_watch_parent`)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: the caller may hold threads (Dagster, rich) whose locks a fork would copy
+    return ProcessPoolExecutor(
+        workers, mp_context=mp.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
+    )
 
 
 _POOL: dict[int, Any] = {}  # workers -> a started ProcessPoolExecutor (start_pool)
@@ -377,12 +521,9 @@ def start_pool(workers: int, scenarios: list[Scenario] | None = None) -> None:
     """Start ``workers`` simulation processes now (spawned, importing the simulator and what the
     ``scenarios``' policies import on first use, in the background), for :func:`run_many` to use later: a
     caller that starts them first overlaps their start-up with its own. No-op for ``workers`` <= 1.
-    :func:`stop_pool` ends them."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
+    :func:`stop_pool` ends them; they also exit when this process dies (any signal, SIGKILL included)."""
     if workers > 1 and workers not in _POOL:
-        ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+        ex = _new_pool(workers)
         policies = tuple(dict.fromkeys(sc.policy for sc in scenarios or []))
         for _ in range(workers):
             ex.submit(_ready, policies)
@@ -400,13 +541,23 @@ def run_many(
     scenarios: list[Scenario],
     workers: int,
     on_done: Callable[[Scenario, dict[str, Any] | None, str | None], None] | None = None,
+    timeout_s: float | None = None,
 ) -> list[str]:
     """Run ``scenarios`` (cache hits return at once) on ``workers`` warm processes (spawned once, each runs
     many scenarios; in this process if ``workers`` <= 1). ``on_done(scenario, row, error)`` is called as
-    each finishes. A failing scenario does not stop the others; returns one message per failure."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    each finishes. A failing scenario does not stop the others; returns one message per failure.
 
+    Each scenario gets ``timeout_s`` seconds (default :func:`scenario_timeout_s`): on a worker, a watchdog
+    ends the worker process at the deadline, the scenario fails with a message saying so, and the
+    scenarios that shared the pool are run again on new processes; in this process (``workers`` <= 1) a
+    timer signal interrupts Python code (a hang inside the compiled kernel is caught on workers only)."""
+    import signal
+    import tempfile
+    import threading
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    timeout = scenario_timeout_s() if timeout_s is None else float(timeout_s)
     errors: list[str] = []
 
     def done(sc: Scenario, row: dict[str, Any] | None, err: BaseException | None) -> None:
@@ -417,21 +568,54 @@ def run_many(
             on_done(sc, row, msg)
 
     if workers <= 1 or len(scenarios) <= 1:
+        main = threading.current_thread() is threading.main_thread()
         for sc in scenarios:
+
+            def _over(signum: int, frame: object, sc: Scenario = sc) -> None:
+                raise ScenarioTimeout(_timeout_message(sc.id, timeout))
+
+            old = signal.signal(signal.SIGALRM, _over) if main else None
+            if main:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
             try:
                 done(sc, run_scenario(sc), None)
             except Exception as e:
                 done(sc, None, e)
+            finally:
+                if main:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGALRM, old)
         return errors
-    # spawn, not fork: the caller may hold threads (Dagster, rich) whose locks a fork would copy
     started = _POOL.get(workers)
-    ex = started or ProcessPoolExecutor(min(workers, len(scenarios)), mp_context=mp.get_context("spawn"))
-    try:
-        futs = {ex.submit(_run_params, sc.params()): sc for sc in scenarios}
-        for f in as_completed(futs):
-            err = f.exception()
-            done(futs[f], None if err else f.result(), err)
-    finally:
-        if started is None:
-            ex.shutdown()
+    pending = list(scenarios)
+    crashes: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="varcap-timeouts-") as marks:
+        while pending:
+            ex = started or _new_pool(min(workers, len(pending)))
+            retry: list[Scenario] = []
+            broken: list[tuple[Scenario, BaseException]] = []
+            try:
+                futs = {ex.submit(_run_params, sc.params(), timeout, marks): sc for sc in pending}
+                for f in as_completed(futs):
+                    sc, err = futs[f], f.exception()
+                    if isinstance(err, BrokenProcessPool):  # a worker died: which scenario, decided below
+                        broken.append((sc, err))
+                        continue
+                    done(sc, None if err else f.result(), err)
+                timed_out = {sc.id for sc, _ in broken if Path(marks, sc.id).exists()}
+                for sc, err in broken:
+                    if sc.id in timed_out:
+                        done(sc, None, ScenarioTimeout(_timeout_message(sc.id, timeout)))
+                    elif not timed_out and crashes.get(sc.id, 0) >= 1:  # died twice with no timeout
+                        done(sc, None, err)
+                    else:  # a neighbour's worker ended: run it again on new processes
+                        crashes[sc.id] = crashes.get(sc.id, 0) + (0 if timed_out else 1)
+                        retry.append(sc)
+            finally:
+                if started is None or retry:
+                    ex.shutdown(wait=not broken, cancel_futures=True)
+                if retry and started is not None:
+                    _POOL.pop(workers, None)
+                    started = None
+            pending = retry
     return errors

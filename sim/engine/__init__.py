@@ -200,6 +200,9 @@ def run_kernel(
         raise ValueError(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
         )
+    from sim.validate import check_seed
+
+    check_seed(seed)  # numba's generator takes 32 bits: a TypingError deep in the kernel otherwise
     n = len(submit)
     kind = engine or choose_engine(n, int(seed), int(n_machines))
     if kind not in ("compiled", "python"):

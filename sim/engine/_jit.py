@@ -66,12 +66,25 @@ def sources_hash() -> str:
 
 
 def cache_dirs() -> list[Path]:
-    """Where numba keeps the engine's cache files (beside the sources, or under ``$NUMBA_CACHE_DIR``)."""
-    dirs = [ENGINE_DIR / "__pycache__"]
+    """Where numba keeps the engine's cache files: under ``$NUMBA_CACHE_DIR`` if set (numba then uses only
+    that), else beside the sources."""
     env = os.environ.get("NUMBA_CACHE_DIR")
     if env:
-        dirs.append(Path(env) / ENGINE_DIR.relative_to(ENGINE_DIR.anchor))
-    return dirs
+        # numba's own sub-directory name for a source directory (numba.core.caching._CacheLocator)
+        sub = f"{ENGINE_DIR.name}_{hashlib.sha1(str(ENGINE_DIR).encode()).hexdigest()}"  # noqa: S324
+        return [Path(env) / sub]
+    return [ENGINE_DIR / "__pycache__"]
+
+
+def _delete_cache_files(d: Path) -> int:
+    """Delete the engine's numba cache files in ``d``; return how many."""
+    n = 0
+    if d.is_dir():
+        for f in d.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in MODULES:
+                f.unlink(missing_ok=True)
+                n += 1
+    return n
 
 
 def _invalidate_stale_cache() -> None:
@@ -86,11 +99,16 @@ def _invalidate_stale_cache() -> None:
             pass
         if not d.is_dir():
             continue
-        for f in d.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in MODULES:
-                f.unlink(missing_ok=True)
+        _delete_cache_files(d)
         with contextlib.suppress(OSError):
             stamp.write_text(digest)
+
+
+def discard_cache() -> int:
+    """Delete every engine cache file (e.g. one that no longer loads) and forget this process's compiled
+    functions, so the next :func:`compiled` compiles afresh; return how many files were deleted."""
+    _COMPILED.clear()
+    return sum(_delete_cache_files(d) for d in cache_dirs())
 
 
 def compiled() -> dict[str, Any]:

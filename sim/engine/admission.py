@@ -47,6 +47,19 @@ W_EPOCH, W_BOUNDARY, W_NEED_EVAL, W_MIN_CROSS, W_NEXT_WAKE = 0, 1, 2, 3, 4
 
 
 @kernel_fn
+def _period_index(t, period):
+    """k with ``k·period ≤ t < (k+1)·period`` in floating point: ``floor(t / period)`` corrected by one where
+    rounding disagrees (a boundary ``k·period`` whose quotient rounds just below k), so the next boundary
+    ``(k+1)·period`` is always strictly after t and a wake-up there advances time."""
+    k = np.floor(t / period)
+    if (k + 1.0) * period <= t:
+        k += 1.0
+    elif k * period > t:
+        k -= 1.0
+    return k
+
+
+@kernel_fn
 def _surv(times, surv, n, x):
     """S(x) of a step-function survival curve with n knots."""
     if n == 0:
@@ -95,7 +108,7 @@ def _admit(pred, j, m, t, duration, adm):
         return True
     d = duration[j]
     if (f & H2_FLAG) != 0 and d <= period:
-        phase = t - np.floor(t / period) * period
+        phase = t - _period_index(t, period) * period
         return (period - phase) > d or phase == 0.0
     e = 0
     if epoch_s > 0:
@@ -234,7 +247,7 @@ def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirt
             knot_idx[mm] = 0
             next_cross[mm] = np.inf
     if any_h2:
-        b = np.floor(t / period) * period
+        b = _period_index(t, period) * period
         if b != wake[W_BOUNDARY]:
             wake[W_BOUNDARY] = b
             freed = True
@@ -256,17 +269,20 @@ def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirt
                     freed = True
                     nd = _mark_dirty(mm, dirty, is_dirty, nd)
                 _mt_set(ma4, msize, mm, _a4_bound(mt[e, bm], ms[e, bm], kn, k, up_since[mm], a_thresh))
-                next_cross[mm] = up_since[mm] + mt[e, bm, k] if k < kn else 1e300
+                nc = up_since[mm] + mt[e, bm, k] if k < kn else 1e300
+                # rounding can put the crossing at or before t (u = t - up_since rounded down): look again
+                # at the next representable time, never at t itself
+                next_cross[mm] = nc if nc > t else np.nextafter(t, np.inf)
             if next_cross[mm] < min_cross:
                 min_cross = next_cross[mm]
         wake[W_MIN_CROSS] = min_cross
     next_wake = wake[W_MIN_CROSS]
     if any_h2:
-        nb = (np.floor(t / period) + 1.0) * period
+        nb = (_period_index(t, period) + 1.0) * period
         if nb < next_wake:
             next_wake = nb
     if epoch_s > 0:
-        ne = (np.floor(t / epoch_s) + 1.0) * epoch_s
+        ne = (_period_index(t, epoch_s) + 1.0) * epoch_s
         if ne < next_wake:
             next_wake = ne
     wake[W_NEXT_WAKE] = next_wake

@@ -29,6 +29,7 @@ from sim.engine.admission import (
     _class_bounds,
     _dirty_bounds,
     _mark_dirty,
+    _period_index,
     _wakeups,
 )
 from sim.engine.log import _log_close, _log_open
@@ -605,7 +606,7 @@ def _kernel(
             global_wake = global_wake or g
         lo = qhead if (freed or full_rescan) else new_from
         slack = 1e-9 * (abs(t) + 1.0)
-        phase = t - np.floor(t / period) * period
+        phase = t - _period_index(t, period) * period
         r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
         if pred != PRED_NONE and not full_rescan and not global_wake:
             # old queue entries: only the dirty machines can take them now

@@ -43,6 +43,7 @@ from sim.harmony.forecast import ForecastConfig
 from sim.harmony.run import Demand, HarmonyConfig, container_sizes, predict_demand, simulate_harmony
 from sim.harmony.workload import WORKLOADS, borg_frame, sample_window_s, workload  # noqa: F401 (re-exported)
 from sim.paths import data_dir
+from studies.sweep import write_json_atomic, write_parquet_atomic
 
 OMEGAS = tuple(round(0.6 + 0.2 * i, 1) for i in range(9))  # 0.6 … 2.2
 SCHEMES = ("baseline", "cbp", "cbs")
@@ -231,8 +232,8 @@ def run_study(
         t0 = time.perf_counter()
         r = simulate_harmony(jobs, classes, dem, sc.config(), prices_usd_per_kwh)
         d.mkdir(parents=True, exist_ok=True)
-        r.intervals.write_parquet(d / "intervals.parquet")
-        r.tasks.select("delay_s", "group", "scheduled").write_parquet(d / "tasks.parquet")
+        write_parquet_atomic(r.intervals, d / "intervals.parquet")
+        write_parquet_atomic(r.tasks.select("delay_s", "group", "scheduled"), d / "tasks.parquet")
         row = {
             "scenario_id": sc.id,
             "study": name,
@@ -243,7 +244,7 @@ def run_study(
             "forecast_s": dem.seconds,
             "version": version,
         }
-        (d / "run.json").write_text(json.dumps(row, sort_keys=True))
+        write_json_atomic(row, d / "run.json", sort_keys=True)
         rows.append({**row, "cache_hit": False})
         if progress is not None:
             progress(sc, row)
