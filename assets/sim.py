@@ -87,10 +87,11 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
 
 
 MAX_CHUNKS = 32  # static step slots per study; a run uses as many as its `chunks` config asks for
-#: executors that skip a step whose optional input was not yielded (without starting a process for it):
-#: Dagster's own, including the UI's default ``multi_or_in_process_executor``; any other (dask) runs every
-#: step, so the plan gives the unused slots an empty chunk, which returns before it simulates anything
-SKIPPING_EXECUTORS = ("multiprocess", "in_process", "multi_or_in_process_executor")
+#: executors that submit every step of the plan up front (dagster-dask) instead of skipping a step whose
+#: optional input was not yielded: the plan gives their unused slots an empty chunk, which returns before it
+#: simulates anything. Every other executor (the UI's ``multi_or_in_process_executor``, ``multiprocess``,
+#: ``in_process``, ``execute_in_process``'s) skips the unused slots without starting a process.
+RUNS_EVERY_STEP = ("dask",)
 
 #: What the simulator reads besides ``out_sim_inputs``, as assets: every scenario builds its capacity trace
 #: with the generators of ``out_capacity_traces``; IAS fits the survival model of ``out_interval_survival``
@@ -248,7 +249,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         yield dg.Output(None, output_name="ready")
         for k, chunk in enumerate(chunks):
             yield dg.Output([sc.params() for sc in chunk], output_name=f"chunk_{k}")
-        if context.job_def.executor_def.name not in SKIPPING_EXECUTORS:
+        if context.job_def.executor_def.name in RUNS_EVERY_STEP:
             for k in range(len(chunks), slots):  # e.g. dask runs every step: give the unused ones nothing
                 yield dg.Output([], output_name=f"chunk_{k}")
 
