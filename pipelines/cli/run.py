@@ -132,11 +132,18 @@ def quick_studies(everything: bool = False) -> list[str]:
 def simulate_quick(console, workers: int, everything: bool = False, progress: bool = True) -> bool:
     """Materialize the partitions of the quick reproduction studies (:func:`quick_studies`) through
     Dagster, ``workers`` processes at a time (cached scenarios are recorded, not simulated again); the
-    results table is left to the caller. Returns success."""
+    results table is left to the caller; ``out_sim_inputs`` too (``varcap run`` has just materialized it).
+    Returns success."""
     from pipelines.cli.sweeps import materialize_studies
 
     return materialize_studies(
-        quick_studies(everything), workers, console, progress=progress, results=False, desc="quick studies"
+        quick_studies(everything),
+        workers,
+        console,
+        progress=progress,
+        results=False,
+        desc="quick studies",
+        export_inputs=False,
     )
 
 
@@ -153,8 +160,9 @@ def run_reports(
     console, workers: int, simulate: bool = True, reproduction: bool = True, everything: bool = False
 ) -> int:
     """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
-    cached scenarios are recorded, not simulated), then materialize ``out_sim_results``, ``out_reproduction`` (quick; unless not
-    ``reproduction``) and the ``reports`` group, and print the index path."""
+    cached scenarios are recorded, not simulated), then materialize ``out_sim_results``,
+    ``out_reproduction`` (quick; unless not ``reproduction``) and the ``reports`` group, and print the
+    index path."""
     import dagster as dg
 
     from assets.reports import reports_dir
@@ -165,9 +173,10 @@ def run_reports(
     if simulate:
         if not simulate_quick(console, workers, everything):
             return 1
+        left = [n for n in repro.profile_studies(repro.QUICK) if n not in quick_studies(everything)]
         console.print(
             f"quick reproduction studies materialized in {time.perf_counter() - t0:.0f} s"
-            + ("" if everything else f" ({', '.join(SLOW_POLICIES)}: `varcap reproduce --quick`)")
+            + (f" ({', '.join(left)}: `varcap reproduce --quick`)" if left else "")
         )
     keys = ["out_sim_results", *(["out_reproduction"] if reproduction else [])] + [
         k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())

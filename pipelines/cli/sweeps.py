@@ -87,6 +87,7 @@ def materialize_studies(
     progress: bool = True,
     results: bool = True,
     desc: str | None = None,
+    export_inputs: bool = True,
 ) -> bool:
     """The one runner of ``varcap sweep``, ``varcap run`` and ``varcap reproduce``: materialize every
     partition of each study's asset ``out_sim__<study>``, one in-process Dagster run per study (a run
@@ -95,7 +96,8 @@ def materialize_studies(
     Each run's plan step simulates the scenarios without a valid cached result on ``workers`` warm
     processes, started once here for all studies (:func:`studies.sweep.start_pool`); its summary step
     records every partition with its settings and metrics, a cached scenario as ``cache_hit`` without
-    simulating it again. A scenario shared by two studies is simulated once. Returns success."""
+    simulating it again. A scenario shared by two studies is simulated once. ``export_inputs``: first
+    materialize ``out_sim_inputs`` if a scenario reads it (off when the caller just did). Returns success."""
     import threading
 
     from studies import sweep
@@ -104,7 +106,7 @@ def materialize_studies(
     by_study = {name: study(name) for name in study_names}
     unique = {s.id: s for scs in by_study.values() for s in scs}
     scs = list(unique.values())
-    if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
+    if export_inputs and any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
         return False
     todo = [s for s in scs if not sweep.is_cached(s)]
     if todo:  # compile once here, not in every worker process side by side
