@@ -90,8 +90,31 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
 
 
 MAX_CHUNKS = 32  # static step slots per study; a run uses as many as its `chunks` config asks for
-#: executors that skip a step whose optional input was not yielded (without starting a process for it)
-SKIPPING_EXECUTORS = ("multiprocess", "in_process")
+#: executors that submit every step of the plan up front (dagster-dask) instead of skipping a step whose
+#: optional input was not yielded: the plan gives their unused slots an empty chunk, which returns before it
+#: simulates anything. Every other executor (the UI's ``multi_or_in_process_executor``, ``multiprocess``,
+#: ``in_process``, ``execute_in_process``'s) skips the unused slots without starting a process.
+RUNS_EVERY_STEP = ("dask",)
+
+#: What the simulator reads besides ``out_sim_inputs``, as assets: every scenario builds its capacity trace
+#: with the generators of ``out_capacity_traces``; IAS fits the survival model of ``out_interval_survival``
+#: on the LIFO intervals of ``out_machine_intervals``; SlackSched reads the inter-change times of
+#: ``out_machine_inter_change_times`` (policy family = the policy name up to its first ``-``).
+CAPACITY_DEPS = ("out_capacity_traces", "out_capacity_points")
+POLICY_DEPS = {
+    "ias": ("out_machine_intervals", "out_interval_survival"),
+    "slacksched": ("out_machine_inter_change_times",),
+}
+
+
+def study_deps(scenarios: list[Scenario]) -> list[str]:
+    """The capacity and interval assets the ``scenarios``' simulations read (see :data:`POLICY_DEPS`)."""
+    deps = list(CAPACITY_DEPS)
+    for sc in scenarios:
+        for d in POLICY_DEPS.get(sc.policy.split("-")[0], ()):
+            if d not in deps:
+                deps.append(d)
+    return deps
 
 
 class PlanConfig(dg.Config):
@@ -110,7 +133,10 @@ def _chunks(todo: list[Scenario], n: int) -> list[list[Scenario]]:
 @dg.op(name="simulate_chunk", tags={"kind": "simulation"}, out=dg.Out(dg.Nothing))
 def simulate_chunk(context: dg.OpExecutionContext, params: list) -> None:
     """Simulate each scenario of a chunk in this process, one after the other (warm after the first).
-    A scenario that fails does not stop the others (they are cached); the step then fails naming it."""
+    A scenario that fails does not stop the others (they are cached); the step then fails naming it. An
+    empty chunk (an unused slot on an executor that runs every step) returns at once."""
+    if not params:
+        return
     failed = []
     for p in params:
         sc = Scenario.from_params(p)
@@ -185,6 +211,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     by_key = {keys[s.id]: s for s in scs}
     snake = name.replace("-", "_")
     slots = min(len(scs), MAX_CHUNKS)
+    upstream = study_deps(scs)
 
     @dg.op(
         name=f"plan_{snake}",
@@ -225,7 +252,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         yield dg.Output(None, output_name="ready")
         for k, chunk in enumerate(chunks):
             yield dg.Output([sc.params() for sc in chunk], output_name=f"chunk_{k}")
-        if context.job_def.executor_def.name not in SKIPPING_EXECUTORS:
+        if context.job_def.executor_def.name in RUNS_EVERY_STEP:
             for k in range(len(chunks), slots):  # e.g. dask runs every step: give the unused ones nothing
                 yield dg.Output([], output_name=f"chunk_{k}")
 
@@ -263,7 +290,10 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         group_name="sim",
         partitions_def=dg.StaticPartitionsDefinition(list(keys.values())),
         backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={"inputs": dg.AssetIn("out_sim_inputs", dagster_type=dg.Nothing)},
+        ins={
+            "inputs": dg.AssetIn("out_sim_inputs", dagster_type=dg.Nothing),
+            **{d: dg.AssetIn(d, dagster_type=dg.Nothing) for d in upstream},
+        },
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
         tags={"varcap/study": name},
@@ -271,8 +301,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
-    def _study(inputs):
-        outs = plan(inputs)
+    def _study(inputs, **reads):
+        outs = plan([inputs, *reads.values()])
         sims = [simulate_chunk.alias(f"sim_chunk_{k}")(outs[k + 1]) for k in range(slots)]
         return summarize([outs[0], *sims])
 

@@ -117,3 +117,16 @@ def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
         # spec iterates the step's RunOpConcurrency record); `varcap sweep` materializes it afterwards
         return with_current_resources(_sweep_job(study, dask_executor, results=False))
     raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")
+
+
+def ui_asset_job(study: str) -> dg.JobDefinition:
+    """The study's asset on the executor the UI launches materializations with (Dagster's default,
+    ``multi_or_in_process_executor``), as a reconstructable target
+    (``dg.build_reconstructable_job("pipelines.definitions", "ui_asset_job", (study,))``)."""
+    return with_current_resources(
+        dg.define_asset_job(
+            f"ui_materialize__{study.replace('-', '_')}",
+            selection=[study_asset_name(study)],
+            executor_def=dg.multi_or_in_process_executor,
+        )
+    )

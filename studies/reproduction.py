@@ -80,9 +80,9 @@ __all__ = [
     "mean_ci",
     "mean_ci_method",
     "profile_scenarios",
+    "profile_studies",
     "ra_scenarios",
     "reproduction_rows",
-    "run_profile",
     "ss_scenarios",
     "studies",
     "study_name",
@@ -316,26 +316,22 @@ def reproduction_rows(
 
 
 # ------------------------------------------------------------------------------------------------ running
+def profile_studies(pr: Profile) -> list[str]:
+    """The catalogue names of the profile's studies (``repro-<paper>[-quick]``): what ``varcap reproduce``
+    materializes, one ``out_sim__<study>`` asset each (``pipelines.cli.sweeps.materialize_studies``)."""
+    return [study_name(base, pr) for base in STUDY_BUILDERS]
+
+
 def profile_scenarios(pr: Profile) -> list[Scenario]:
     """Every scenario of the profile's studies, once, most expensive first (long tails and big platforms
-    first, so a process pool stays busy to the end)."""
+    first, so a process pool stays busy to the end: :func:`studies.sweep.expected_cost`)."""
+    from studies import sweep
+
     seen: dict[str, Scenario] = {}
     for build in STUDY_BUILDERS.values():
         for s in build(pr).values():
             seen.setdefault(s.id, s)
-
-    def cost(s: Scenario) -> float:
-        heavy = {
-            "zipf-1.8": 8,
-            "zipf-1.7": 4,
-            "zipf-1.6": 2,
-            "harvest-jobs": 6,
-            "seed001-uniform": 5,
-            "seed001-uniform-literal": 5,
-        }
-        return -(heavy.get(s.workload, 1) * (s.machines or 250) * s.horizon_days)
-
-    return sorted(seen.values(), key=cost)
+    return sorted(seen.values(), key=lambda s: -sweep.expected_cost(s))
 
 
 def _run_one(params: dict[str, Any]) -> tuple[str, float, bool]:
@@ -343,43 +339,6 @@ def _run_one(params: dict[str, Any]) -> tuple[str, float, bool]:
 
     row = sweep.run_scenario(Scenario.from_params(params))
     return row["scenario_id"], float(row["wall_s"]), bool(row["cache_hit"])
-
-
-def run_profile(pr: Profile, workers: int = 2, progress: bool = True) -> dict[str, float]:
-    """Run every scenario of ``pr`` that has no valid cached result, ``workers`` processes at a time, with a
-    progress bar; returns wall seconds per simulated scenario id. Scenarios read the exported sweep
-    inputs (``out_sim_inputs``) only."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm import tqdm
-
-    from studies import sweep
-
-    scs = profile_scenarios(pr)
-    todo = [s for s in scs if not sweep.is_cached(s)]
-    walls: dict[str, float] = {}
-    with tqdm(
-        total=len(scs),
-        initial=len(scs) - len(todo),
-        desc=f"reproduce ({pr.name})",
-        unit="scenario",
-        disable=not progress,
-    ) as bar:
-        if workers <= 1:
-            for s in todo:
-                i, w, _ = _run_one(s.params())
-                walls[i] = w
-                bar.update(1)
-        else:
-            # spawn, not fork: the caller may hold threads (Dagster, rich) whose locks a fork would copy
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-                futs = [ex.submit(_run_one, s.params()) for s in todo]
-                for f in as_completed(futs):
-                    i, w, _ = f.result()
-                    walls[i] = w
-                    bar.update(1)
-    return walls
 
 
 def load_profile_runs(pr: Profile) -> Runs:

@@ -7,7 +7,7 @@ import argparse
 import os
 import time
 
-from pipelines.cli.common import _ensure_sim_inputs, _has_tables, _materialize, prepare_dagster_home
+from pipelines.cli.common import _has_tables, _materialize, prepare_dagster_home
 from pipelines.cli.sweeps import run_harmony
 from sim import paths
 
@@ -117,31 +117,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 SLOW_POLICIES = ("slacksched",)
 
 
-def simulate_quick(workers: int, everything: bool = False) -> dict[str, float]:
-    """Simulate the quick reproduction scenarios without a valid cached result (all of them, or all but
-    :data:`SLOW_POLICIES`), ``workers`` processes at a time; wall seconds per simulated scenario."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm import tqdm
-
+def quick_studies(everything: bool = False) -> list[str]:
+    """The quick reproduction studies ``varcap run`` materializes: all of them, or (not ``everything``)
+    those without a scenario of :data:`SLOW_POLICIES`."""
     from studies import reproduction as repro
-    from studies import sweep
+    from studies.catalogue import study
 
+    names = repro.profile_studies(repro.QUICK)
     if everything:
-        return repro.run_profile(repro.QUICK, workers)
-    scs = [s for s in repro.profile_scenarios(repro.QUICK) if s.policy not in SLOW_POLICIES]
-    todo = [s for s in scs if not sweep.is_cached(s)]
-    walls: dict[str, float] = {}
-    with (
-        tqdm(total=len(scs), initial=len(scs) - len(todo), desc="quick studies", unit="scenario") as bar,
-        ProcessPoolExecutor(max(1, workers), mp_context=mp.get_context("spawn")) as ex,
-    ):
-        for f in as_completed([ex.submit(repro._run_one, s.params()) for s in todo]):
-            i, w, _ = f.result()
-            walls[i] = w
-            bar.update(1)
-    return walls
+        return names
+    return [n for n in names if not any(s.policy in SLOW_POLICIES for s in study(n))]
+
+
+def simulate_quick(console, workers: int, everything: bool = False, progress: bool = True) -> bool:
+    """Materialize the partitions of the quick reproduction studies (:func:`quick_studies`) through
+    Dagster, ``workers`` processes at a time (cached scenarios are recorded, not simulated again); the
+    results table is left to the caller; ``out_sim_inputs`` too (``varcap run`` has just materialized it).
+    Returns success."""
+    from pipelines.cli.sweeps import materialize_studies
+
+    return materialize_studies(
+        quick_studies(everything),
+        workers,
+        console,
+        progress=progress,
+        results=False,
+        desc="quick studies",
+        export_inputs=False,
+    )
 
 
 #: what Harmony's chapter (report_harmony) reads; `varcap sweep harmony` writes them
@@ -156,9 +159,10 @@ HARMONY_REPORT_TABLES = (
 def run_reports(
     console, workers: int, simulate: bool = True, reproduction: bool = True, everything: bool = False
 ) -> int:
-    """``varcap run``'s second half: simulate the quick reproduction studies (:func:`simulate_quick`;
-    cached scenarios are skipped), then materialize ``out_sim_results``, ``out_reproduction`` (quick; unless not
-    ``reproduction``) and the ``reports`` group, and print the index path."""
+    """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
+    cached scenarios are recorded, not simulated), then materialize ``out_sim_results``,
+    ``out_reproduction`` (quick; unless not ``reproduction``) and the ``reports`` group, and print the
+    index path."""
     import dagster as dg
 
     from assets.reports import reports_dir
@@ -167,10 +171,12 @@ def run_reports(
 
     t0 = time.perf_counter()
     if simulate:
-        walls = simulate_quick(workers, everything)
+        if not simulate_quick(console, workers, everything):
+            return 1
+        left = [n for n in repro.profile_studies(repro.QUICK) if n not in quick_studies(everything)]
         console.print(
-            f"quick reproduction studies: {len(walls)} scenarios simulated in {time.perf_counter() - t0:.0f} s"
-            + ("" if everything else f" ({', '.join(SLOW_POLICIES)}: `varcap reproduce --quick`)")
+            f"quick reproduction studies materialized in {time.perf_counter() - t0:.0f} s"
+            + (f" ({', '.join(left)}: `varcap reproduce --quick`)" if left else "")
         )
     keys = ["out_sim_results", *(["out_reproduction"] if reproduction else [])] + [
         k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
@@ -215,22 +221,27 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    """Simulate the reproduction studies (cached scenarios are skipped), materialize ``out_reproduction``
-    and print it."""
+    """Materialize the profile's reproduction studies (every partition of each ``out_sim__repro_*`` asset;
+    cached scenarios are recorded, not simulated again) and ``out_sim_results``, then ``out_reproduction``;
+    print it."""
     import duckdb
     from rich.console import Console
     from rich.table import Table
 
+    from pipelines.cli.sweeps import materialize_studies
     from studies import reproduction as repro
+    from studies import sweep
 
     prepare_dagster_home()
     console = Console(width=max(Console().width, 160))
     pr = repro.QUICK if args.quick else repro.FULL
     t0 = time.time()
-    if not _ensure_sim_inputs(console):
+    todo = [s for s in repro.profile_scenarios(pr) if not sweep.is_cached(s)]
+    if not materialize_studies(
+        repro.profile_studies(pr), args.workers, console, desc=f"reproduce ({pr.name})"
+    ):
         return 1
-    walls = repro.run_profile(pr, args.workers)
-    sim_s = sum(walls.values())
+    sim_s = sum(r["wall_s"] for s in todo if (r := sweep.cached_result(s)) is not None)
     # seed 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
@@ -258,7 +269,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         )
     console.print(t)
     console.print(
-        f"{len(walls)} scenarios simulated ({sim_s:.0f} s of simulation) in {time.time() - t0:.0f} s wall; "
+        f"{len(todo)} scenarios simulated ({sim_s:.0f} s of simulation) in {time.time() - t0:.0f} s wall; "
         f'all readings and explanations: varcap sql "select * from out_reproduction"'
     )
     return 0

@@ -70,41 +70,152 @@ def run_sweep(
     dask_address: str | None = None,
     progress: bool = True,
 ) -> bool:
-    """Materialize the study's sweep asset over all its partitions and then ``out_sim_results``, in one
-    Dagster run (scenarios run in parallel on the executor). Returns success."""
+    """Materialize the study's sweep asset over all its partitions and then ``out_sim_results`` (scenarios
+    run in parallel on the executor; ``multiprocess``: :func:`materialize_studies`). Returns success."""
     from rich.console import Console
+
+    console = Console()
+    if executor == "multiprocess":
+        return materialize_studies([study_name], max_workers, console, progress=progress)
+    return _run_dask_sweep(study_name, max_workers, dask_address, progress, console)
+
+
+def materialize_studies(
+    study_names: list[str],
+    workers: int,
+    console,
+    progress: bool = True,
+    results: bool = True,
+    desc: str | None = None,
+    export_inputs: bool = True,
+) -> bool:
+    """The one runner of ``varcap sweep``, ``varcap run`` and ``varcap reproduce``: materialize every
+    partition of each study's asset ``out_sim__<study>``, one in-process Dagster run per study (a run
+    targets one partition range of one partitions definition), then (``results``) ``out_sim_results``.
+
+    Each run's plan step simulates the scenarios without a valid cached result on ``workers`` warm
+    processes, started once here for all studies (:func:`studies.sweep.start_pool`); its summary step
+    records every partition with its settings and metrics, a cached scenario as ``cache_hit`` without
+    simulating it again. A scenario shared by two studies is simulated once. ``export_inputs``: first
+    materialize ``out_sim_inputs`` if a scenario reads it (off when the caller just did). Returns success."""
+    import threading
 
     from studies import sweep
     from studies.catalogue import study
 
-    console = Console()
-    scs = study(study_name)
+    by_study = {name: study(name) for name in study_names}
+    unique = {s.id: s for scs in by_study.values() for s in scs}
+    scs = list(unique.values())
+    if export_inputs and any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
+        return False
     todo = [s for s in scs if not sweep.is_cached(s)]
-    if executor == "multiprocess" and todo:
-        sweep.start_pool(max_workers, todo)  # they import the simulator (and its needs) while Dagster loads
+    if todo:  # compile once here, not in every worker process side by side
+        from sim.warmup import ensure_warm
+
+        ensure_warm(console.print)
+        sweep.start_pool(workers, todo)  # they import the simulator (and its needs) while Dagster loads
+    box: dict = {"success": True, "events": []}
+    t0 = time.time()
+
+    def _go() -> None:
+        with _guarded_run(console) as (instance, guard_tags):
+            for name, study_scs in by_study.items():
+                res = _study_run(
+                    name, study_scs, workers, instance, guard_tags, results and len(by_study) == 1
+                )
+                box["events"] += res.all_events
+                if not res.success:
+                    box["success"] = False
+                    return
+
     try:
-        return _run_sweep(study_name, scs, max_workers, executor, dask_address, progress, console)
+        th = threading.Thread(target=_go)
+        th.start()
+        _follow(th, scs, len(scs) - len(todo), t0, desc or ", ".join(study_names), progress)
     finally:
-        sweep.stop_pool()
+        sweep.stop_pool(wait=False)
+    if not box["success"]:
+        _print_failures(box["events"], console)
+        return False
+    from assets.sim import study_asset_name
+
+    names = ", ".join(study_asset_name(n) for n in study_names)
+    if results and len(by_study) > 1 and not _materialize(["out_sim_results"], console):
+        return False
+    console.print(
+        f"{names}: {len(scs)} scenarios ({len(todo)} simulated){' and out_sim_results' if results else ''} "
+        f"in {time.time() - t0:.1f} s"
+    )
+    return True
 
 
-def _run_sweep(
-    study_name: str,
-    scs: list,
-    max_workers: int,
-    executor: str,
-    dask_address: str | None,
-    progress: bool,
-    console,
+def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results: bool):
+    """One in-process Dagster run over every partition of study ``name`` (with ``results``: its sweep job,
+    which rebuilds ``out_sim_results`` in the same run)."""
+    import dagster as dg
+
+    from assets.sim import study_asset_name
+    from pipelines.definitions import defs
+    from studies import sweep
+
+    keys = sweep.partition_keys(scs)
+    run_tags = {
+        **tags,
+        "dagster/asset_partition_range_start": keys[scs[0].id],
+        "dagster/asset_partition_range_end": keys[scs[-1].id],
+        "varcap/study": name,
+    }
+    run_config = local_sweep_run_config(name, workers)
+    if results:
+        return local_sweep_job(name).execute_in_process(
+            run_config=run_config, instance=instance, tags=run_tags, raise_on_error=False
+        )
+    run_config.pop("resources")  # the study asset alone holds no DuckDB resource
+    return defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        run_config=run_config,
+        instance=instance,
+        tags=run_tags,
+        asset_selection=[dg.AssetKey(study_asset_name(name))],
+        raise_on_error=False,
+    )
+
+
+def _follow(th, scs: list, done_before: int, t0: float, desc: str, progress: bool) -> None:
+    """A progress bar over ``scs`` (results written since ``t0``) until thread ``th`` ends."""
+    from tqdm import tqdm
+
+    from studies import sweep
+
+    ids = [s.id for s in scs]
+    with tqdm(total=len(ids), initial=done_before, desc=desc, unit="scenario", disable=not progress) as bar:
+        seen = done_before
+        while th.is_alive():
+            th.join(1.0)
+            fresh = sum(
+                1
+                for i in ids
+                if (f := sweep.runs_dir() / i / "run.json").is_file() and f.stat().st_mtime >= t0
+            )
+            now = min(len(ids), done_before + fresh)
+            bar.update(now - seen)
+            seen = now
+        bar.update(len(ids) - seen)
+
+
+def _run_dask_sweep(
+    study_name: str, max_workers: int, dask_address: str | None, progress: bool, console
 ) -> bool:
+    """``varcap sweep --executor dask``: the study's reconstructable sweep job on a dask cluster, then
+    ``out_sim_results`` in this process."""
     import threading
 
     import dagster as dg
-    from tqdm import tqdm
 
     from assets.sim import study_asset_name
     from studies import sweep
+    from studies.catalogue import study
 
+    scs = study(study_name)
     if any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
         return False
     done_before = sum(sweep.is_cached(s) for s in scs)
@@ -119,7 +230,7 @@ def _run_sweep(
         "varcap/study": study_name,
     }
     run_config = {
-        **sweep_run_config(executor, max_workers, dask_address, study_name),
+        **sweep_run_config("dask", max_workers, dask_address, study_name),
         "loggers": {"console": {"config": {"log_level": "WARNING"}}},
     }
     box: dict = {}
@@ -127,20 +238,9 @@ def _run_sweep(
 
     def _go() -> None:
         with _guarded_run(console) as (instance, guard_tags):
-            if executor == "multiprocess":
-                # one in-process Dagster run: its plan step simulates on max_workers warm processes, then
-                # out_sim_results is rebuilt in the same run
-                res = local_sweep_job(study_name).execute_in_process(
-                    run_config=local_sweep_run_config(study_name, max_workers),
-                    instance=instance,
-                    tags={**guard_tags, **tags},
-                    raise_on_error=False,
-                )
-                box["success"], box["events"] = res.success, res.all_events
-                return
-            # other executors start processes that rebuild the job: a reconstructable target
+            # the executor starts processes that rebuild the job: a reconstructable target
             job = dg.build_reconstructable_job(
-                "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, executor)
+                "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, "dask")
             )
             with dg.execute_job(
                 job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
@@ -149,33 +249,11 @@ def _run_sweep(
 
     th = threading.Thread(target=_go)
     th.start()
-    ids = [s.id for s in scs]
-    with tqdm(
-        total=len(scs), initial=done_before, desc=study_name, unit="scenario", disable=not progress
-    ) as bar:
-        seen = done_before
-        while th.is_alive():
-            th.join(1.0)
-            fresh = sum(
-                1
-                for i in ids
-                if (f := sweep.runs_dir() / i / "run.json").is_file() and f.stat().st_mtime >= t0
-            )
-            now = min(len(ids), done_before + fresh)
-            bar.update(now - seen)
-            seen = now
-        bar.update(len(ids) - seen)
-    sweep.stop_pool(wait=False)
+    _follow(th, scs, done_before, t0, study_name, progress)
     if not box.get("success"):
         _print_failures(box.get("events", []), console)
         return False
-    if executor == "multiprocess":
-        console.print(
-            f"{study_asset_name(study_name)}: {len(ids)} scenarios and out_sim_results in "
-            f"{time.time() - t0:.1f} s"
-        )
-        return True
-    console.print(f"{study_asset_name(study_name)}: {len(ids)} scenarios in {time.time() - t0:.1f} s")
+    console.print(f"{study_asset_name(study_name)}: {len(scs)} scenarios in {time.time() - t0:.1f} s")
     return _materialize(["out_sim_results"], console)  # the dask job leaves it out (sweep_job)
 
 

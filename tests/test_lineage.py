@@ -1,0 +1,161 @@
+"""Every simulation is a materialization of a study asset's partition (the one runner of ``varcap sweep``,
+``varcap run``, ``varcap reproduce`` and the UI): partitions with per-scenario metadata, cached scenarios
+recorded without simulating again, empty chunk slots skipped by the UI's executor, and the capacity and
+interval assets upstream of the simulator."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from studies import sweep
+from studies.catalogue import study
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / ".dagster_home"))
+    monkeypatch.delenv("VARCAP_WAREHOUSE", raising=False)
+    return tmp_path
+
+
+def _range_tags(name: str) -> dict[str, str]:
+    scs = study(name)
+    keys = sweep.partition_keys(scs)
+    return {
+        "dagster/asset_partition_range_start": keys[scs[0].id],
+        "dagster/asset_partition_range_end": keys[scs[-1].id],
+    }
+
+
+def _partition_meta(instance: dg.DagsterInstance, key: dg.AssetKey, pk: str) -> dict:
+    recs = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=[pk]), limit=1
+    ).records
+    return recs[0].asset_materialization.metadata
+
+
+def _started(res) -> set[str]:
+    return {e.step_key for e in res.all_events if e.event_type_value == "STEP_START"}
+
+
+def test_materialize_records_partitions_then_cached_scenarios_without_simulating(home: Path) -> None:
+    from assets.sim import NoStorageIOManager, sim_study_asset
+
+    asset = sim_study_asset("smoke")
+    scs = study("smoke")
+    keys = sweep.partition_keys(scs)
+    key = dg.AssetKey("out_sim__smoke")
+    with dg.instance_for_test() as instance:
+        res = dg.materialize(
+            [asset],
+            instance=instance,
+            resources={"sim_runs_io": NoStorageIOManager()},
+            tags=_range_tags("smoke"),
+            run_config={"ops": {"out_sim__smoke": {"ops": {"plan_smoke": {"config": {"chunks": 2}}}}}},
+        )
+        assert res.success
+        assert instance.get_materialized_partitions(key) == set(keys.values())
+        first = {}
+        for sid, pk in keys.items():
+            meta = _partition_meta(instance, key, pk)
+            assert meta["scenario_id"].value == sid and meta["cache_hit"].value is False
+            assert meta["jobs"].value > 0 and meta["sim_wall_s"].value > 0
+            first[sid] = sweep.cached_result(next(s for s in scs if s.id == sid))["finished_at"]
+        assert {k for k in _started(res) if "sim_chunk" in k} == {
+            "out_sim__smoke.sim_chunk_0",
+            "out_sim__smoke.sim_chunk_1",
+        }
+        # again: every partition is recorded again (a new materialization, marked cache_hit), none simulated
+        again = dg.materialize(
+            [asset],
+            instance=instance,
+            resources={"sim_runs_io": NoStorageIOManager()},
+            tags=_range_tags("smoke"),
+        )
+        assert again.success
+        assert not {k for k in _started(again) if "sim_chunk" in k}, _started(again)
+        mats = [e for e in again.get_asset_materialization_events() if e.asset_key == key]
+        assert {e.partition for e in mats} == set(keys.values())
+        for sid, pk in keys.items():
+            meta = _partition_meta(instance, key, pk)
+            assert meta["cache_hit"].value is True and meta["scenario_id"].value == sid
+            row = sweep.cached_result(next(s for s in scs if s.id == sid))
+            assert row["finished_at"] == first[sid]  # not simulated again
+
+        # the UI's executor (multi_or_in_process) starts no process for an unused chunk slot: with two of
+        # the four scenarios to simulate and four slots asked for, two chunk steps run and two are skipped
+        runs = sweep.runs_dir()
+        for sc in scs[:2]:
+            shutil.rmtree(runs / sc.id)
+        from pipelines.definitions import ui_asset_job  # noqa: F401 — reconstructable target
+
+        job = dg.build_reconstructable_job(
+            "pipelines.definitions", "ui_asset_job", reconstructable_args=("smoke",)
+        )
+        with dg.execute_job(
+            job,
+            instance=instance,
+            tags=_range_tags("smoke"),
+            run_config={
+                "execution": {"config": {"multiprocess": {"max_concurrent": 2}}},
+                "ops": {"out_sim__smoke": {"ops": {"plan_smoke": {"config": {"chunks": 4}}}}},
+            },
+        ) as ui:
+            assert ui.success
+            chunks = {k for k in _started(ui) if "sim_chunk" in k}
+            skipped = {e.step_key for e in ui.all_events if e.event_type_value == "STEP_SKIPPED"}
+        assert len(chunks) == 2, chunks
+        assert {"out_sim__smoke.sim_chunk_2", "out_sim__smoke.sim_chunk_3"} <= skipped
+        assert all(sweep.is_cached(sc) for sc in scs)
+
+
+def test_an_empty_chunk_returns_before_simulating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an executor that runs every step (dask), an unused slot gets ``[]`` and returns at once."""
+    from assets import sim
+
+    monkeypatch.setattr(sweep, "run_scenario", lambda sc: pytest.fail("simulated an empty chunk"))
+    sim.simulate_chunk(dg.build_op_context(), [])
+
+
+def test_simulator_assets_depend_on_the_capacity_and_interval_assets_they_read() -> None:
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+
+    def parents(name: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
+
+    ias = parents("out_sim__repro_thesis_ch6_quick")
+    assert {"out_sim_inputs", "out_capacity_traces", "out_interval_survival", "out_machine_intervals"} <= ias
+    ff_only = parents("out_sim__repro_thesis_ch4_quick")
+    assert "out_capacity_traces" in ff_only and "out_interval_survival" not in ff_only
+    assert "out_machine_inter_change_times" in parents("out_sim__repro_slacksched_quick")
+
+
+def test_reproduce_quick_leaves_the_study_partitions_materialized(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``varcap reproduce --quick`` simulates through the study assets (one small study here: the
+    riskaware quick study; Harmony's rows have their own tests)."""
+    from pipelines.cli import main
+    from pipelines.cli import run as run_cli
+    from studies import reproduction as repro
+
+    name = "repro-riskaware-quick"
+    monkeypatch.setattr(repro, "profile_studies", lambda pr: [name])
+    monkeypatch.setattr(run_cli, "run_harmony", lambda study, show=True: True)
+    assert main(["reproduce", "--quick", "--workers", "2"]) == 0
+    scs = study(name)
+    keys = sweep.partition_keys(scs)
+    instance = dg.DagsterInstance.get()
+    key = dg.AssetKey("out_sim__repro_riskaware_quick")
+    assert instance.get_materialized_partitions(key) == set(keys.values())
+    for sid, pk in keys.items():
+        assert _partition_meta(instance, key, pk)["scenario_id"].value == sid
+    assert instance.get_latest_materialization_event(dg.AssetKey("out_sim_results")) is not None
+    assert instance.get_latest_materialization_event(dg.AssetKey("out_reproduction")) is not None
