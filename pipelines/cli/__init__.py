@@ -201,6 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("varcap: interrupted", file=sys.stderr)
         return 130
+    except SystemExit as e:  # a command's own one-line refusal: the same prefix and exit code as bad input
+        if isinstance(e.code, str):
+            print(f"varcap: error: {e.code}", file=sys.stderr)
+            return 2
+        raise
     except Exception as e:
         if debug:
             raise

@@ -49,7 +49,8 @@ def cmd_warm(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    """Run one read-only SQL query against the warehouse and print the result."""
+    """Run one read-only SQL query against the warehouse and print the result. The query is sandboxed: no
+    file outside the warehouse can be read or written (``--csv`` is written by varcap, not by the query)."""
     import duckdb
 
     path = paths.warehouse_path()
@@ -58,6 +59,10 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from pipelines.guard import connect_readonly
 
     with connect_readonly(path) as con:
+        # sandboxed: the query reads the warehouse and nothing else (no read_csv('/etc/passwd'), no
+        # COPY … TO, no ATTACH, no extension install), and cannot switch that back on
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
         try:
             rel = con.sql(args.query)
         except duckdb.Error as e:

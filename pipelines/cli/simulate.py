@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from pipelines.cli.common import _parse_sets
 from sim import paths
@@ -57,6 +58,29 @@ def load_capacity_arg(spec: str, machines: int, horizon_s: float):
         raise SystemExit(f"--capacity: {e}") from e
 
 
+def check_output_path(path: str, flag: str) -> None:
+    """Refuse an output whose directory is missing or not writable, before any simulating. ValueError."""
+    import os
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path}: is a directory; give a file name")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ValueError(f"{flag} {path}: directory {parent} is not writable")
+
+
+def json_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The metrics with every non-finite float (NaN, ±inf: e.g. a stretch with no finished job) as None,
+    so ``--out`` is valid JSON (``null``), never a bare ``NaN``."""
+    import math
+
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     import json
     import warnings
@@ -82,7 +106,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.cores,
             args.horizon_s,
             None if args.jobs.startswith("warehouse:") else args.jobs,
+            seed=args.seed,
         )
+    for flag, out in (("--out", args.out), ("--jobs-out", args.jobs_out)):
+        if out:
+            check_output_path(out, flag)
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
     if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
         ensure_warm(console.print)
@@ -114,7 +142,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         console.print(f"note: {r.jobs_after_horizon} jobs submitted at or after the horizon were left out")
     outputs = []
     if args.out:
-        outputs.append((args.out, lambda p: p.write_text(json.dumps(r.metrics, indent=2))))
+        metrics = json_metrics(r.metrics)
+        outputs.append((args.out, lambda p: p.write_text(json.dumps(metrics, indent=2, allow_nan=False))))
     if args.jobs_out:
         outputs.append(
             (
