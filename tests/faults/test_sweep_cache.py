@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from studies import sweep
-from studies.scenarios import Scenario, study
+from studies.catalogue import study
+from studies.scenarios import Scenario
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -115,7 +116,8 @@ def test_in_process_timeout_interrupts_python_code(tmp_path, monkeypatch) -> Non
 _PARENT = """
 import sys, time
 from studies import sweep
-from studies.scenarios import Scenario, study
+from studies.catalogue import study
+from studies.scenarios import Scenario
 sweep.start_pool(2, study("smoke"))
 ex = sweep._POOL[2]
 futs = [ex.submit(sweep._ready, ()) for _ in range(4)]
