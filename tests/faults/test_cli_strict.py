@@ -12,34 +12,12 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.cli.simulate import json_metrics
-
-JOBS = "job_id,submit_s,duration_s,cores\na,0,10,1\nb,5,20,2\n"
-CAP = "time_s,machines_alive\n0,2\n50,1\n"
+from tests.faults.test_cli_errors import CAP, JOBS, _one_line_error
+from tests.faults.test_cli_errors import _simulate as _simulate_with
 
 
 def _simulate(tmp_path: Path, *extra: str) -> list[str]:
-    (tmp_path / "jobs.csv").write_text(JOBS)
-    (tmp_path / "cap.csv").write_text(CAP)
-    return [
-        "simulate",
-        "--jobs",
-        str(tmp_path / "jobs.csv"),
-        "--capacity",
-        str(tmp_path / "cap.csv"),
-        "--machines",
-        "2",
-        "--cores",
-        "4",
-        "--horizon-s",
-        "100",
-        *extra,
-    ]
-
-
-def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("varcap: error: "), err
-    return err[0].removeprefix("varcap: error: ")
+    return _simulate_with(tmp_path, JOBS, CAP, *extra)
 
 
 @pytest.fixture
