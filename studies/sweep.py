@@ -20,8 +20,6 @@ error (:class:`SweepInputsError`) saying how to rebuild it. :func:`run_many` giv
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
 import json
 import logging
@@ -38,6 +36,8 @@ from sim.api import simulate
 from sim.capacity import DAY
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
+from studies.code_version import code_version, result_sources, source_version  # noqa: F401
+from studies.keys import partition_keys  # noqa: F401
 from studies.scenarios import (
     Scenario,
     build_capacity,
@@ -47,8 +47,6 @@ from studies.scenarios import (
     workload_needs,
 )
 
-#: the studies modules a scenario's run goes through (runner, scenario building); see :func:`result_sources`
-_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py")
 _ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
 log = logging.getLogger(__name__)
 
@@ -67,65 +65,6 @@ def inputs_dir() -> Path:
 
 def runs_dir() -> Path:
     return sim_dir() / "runs"
-
-
-@functools.cache
-def code_version() -> str:
-    """The scenario cache key's code part: hash of the sources a scenario's result depends on
-    (:func:`result_sources`), so editing a benchmark, the Harmony simulator or the docs keeps every cached
-    run. Computed once per process."""
-    return source_version(Path(__file__).resolve().parents[1])
-
-
-def source_version(root: Path) -> str:
-    """Hash (12 hex) of the relative paths and contents of :func:`result_sources` under ``root``."""
-    h = hashlib.sha256()
-    for f in result_sources(root):
-        h.update(str(f.relative_to(root)).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def result_sources(root: Path) -> list[Path]:
-    """The files a scenario's result depends on, sorted: the run path (:data:`_RUN_PATH`: runner, scenario
-    building), every policy module (``sim/policies/``), and every ``sim`` module these import — at any
-    depth, inside functions too, or named as a string (``sim/__init__``'s lazy names) — with the
-    ``__init__`` of each package on the way. Engine, event loop, metrics, workload and capacity registries
-    and generators are in; ``sim/bench.py``, ``sim/harmony/`` and the studies' catalogues are not."""
-    todo = [root / r for r in _RUN_PATH] + sorted((root / "sim" / "policies").glob("*.py"))
-    seen: set[Path] = set()
-    while todo:
-        f = todo.pop()
-        if f in seen or not f.is_file():
-            continue
-        seen.add(f)
-        todo += _sim_modules(f, root)
-    return sorted(seen)
-
-
-def _sim_modules(path: Path, root: Path) -> list[Path]:
-    """Files of the ``sim`` modules (and their packages' ``__init__``) that ``path`` imports or names."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names.add(node.value)
-    out = []
-    for name in names:
-        parts = name.split(".")
-        if parts[0] != "sim" or not all(p.isidentifier() for p in parts):
-            continue
-        for i in range(1, len(parts) + 1):
-            base = root.joinpath(*parts[:i])
-            for f in (base / "__init__.py", base.with_suffix(".py")):
-                if f.is_file():
-                    out.append(f)
-                    break
-    return out
 
 
 def input_versions(inputs: Path) -> dict[str, str]:
@@ -371,58 +310,6 @@ def load_runs(ids: list[str] | None = None, out: Path | None = None) -> list[dic
     for p in problems:
         log.warning(p)
     return rows
-
-
-def partition_keys(scenarios: list[Scenario]) -> dict[str, str]:
-    """Readable, unique partition key per scenario id: ``policy settings/workload/capacity[/extras]``,
-    e.g. ``ias A=0.6/zipf-1.5/rw f=1 step=0.15/40m 3d``. Extras are the platform (``40m``), horizon
-    (``3d``), seed and warm-up when they differ from the defaults. A key that would still collide gets the
-    id's first 6 characters. Keys hold no comma, bracket or ``...`` (the UI's partition-range syntax)."""
-    raw = {sc.id: _key(sc) for sc in scenarios}
-    seen: dict[str, int] = {}
-    for k in raw.values():
-        seen[k] = seen.get(k, 0) + 1
-    return {i: (k if seen[k] == 1 else f"{k} #{i[:6]}") for i, k in raw.items()}
-
-
-_SHORT_KIND = {
-    "random_walk": "rw",
-    "random_uniform": "ru",
-    "risk_aware_walk": "riskwalk",
-    "carbon_budget": "co2",
-}
-_SHORT_KEY = {"changes_per_hour": "f", "aggressiveness": "A", "dynamic_range": "dr"}
-
-
-def _fmt(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
-
-
-def _key(sc: Scenario) -> str:
-    cap = sc.capacity
-    parts = [_SHORT_KIND.get(cap["kind"], cap["kind"])]
-    for k, v in cap.items():
-        if k in ("kind", "seed") or (k == "dynamic_range" and v == 0.6):
-            continue
-        parts.append(f"{_SHORT_KEY.get(k, k)}={_fmt(v)}")
-    if cap.get("seed", 0):
-        parts.append(f"cseed={cap['seed']}")
-    pol = " ".join([sc.policy, *(f"{_SHORT_KEY.get(k, k)}={v}" for k, v in sorted(sc.settings.items()))])
-    extras = []
-    if sc.machines:
-        extras.append(f"{sc.machines}m")
-    if sc.cores != 24:
-        extras.append(f"{sc.cores}c")
-    if sc.horizon_days != 30.0:
-        extras.append(f"{_fmt(sc.horizon_days)}d")
-    if sc.load != 0.8:
-        extras.append(f"load={_fmt(sc.load)}")
-    if sc.warmup_days:
-        extras.append(f"warmup={_fmt(sc.warmup_days)}d")
-    if sc.seed:
-        extras.append(f"seed={sc.seed}")
-    key = "/".join([pol, sc.workload, " ".join(parts), *([" ".join(extras)] if extras else [])])
-    return key.replace(",", ";").replace("[", "(").replace("]", ")").replace("...", "…")
 
 
 #: relative cost of a scenario's workload (long tails, many jobs) for :func:`expected_cost`

@@ -67,7 +67,7 @@ def test_ias_robustness_grid(profile: str) -> None:
 
 
 def test_robustness_headline_counts_the_cells_where_ias_holds_the_claim() -> None:
-    from studies.thesis.ias import _robust, robustness_table
+    from studies.thesis.robustness import _robust, robustness_table
     from studies.thesis.scenarios import robustness_cells, robustness_scenarios
 
     pr = PROFILES["quick"]

@@ -3,12 +3,13 @@
 * :mod:`studies.thesis.scenarios` — the ``repro-thesis-ch4``, ``repro-thesis-ch6``, ``repro-grids`` and
   ``repro-generic`` scenario sets;
 * :mod:`studies.thesis.ch4` — claims of §2.1.2, §4.1 and Table 4.1;
-* :mod:`studies.thesis.ias` — claims of §6.2–6.3 (Table 6.2) and issue #10's generic instance.
+* :mod:`studies.thesis.ias` — claims of §6.2–6.3 (Table 6.2) and issue #10's generic instance;
+* :mod:`studies.thesis.robustness` — issue #24's ``ias-robustness`` grid.
 """
 
 from __future__ import annotations
 
-from studies.thesis import ch4, ias
+from studies.thesis import ch4, ias, robustness
 from studies.thesis.scenarios import (
     GENERIC_POLICIES,
     ZIPFS,
@@ -29,8 +30,8 @@ STUDY_BUILDERS = {
 #: the thesis' rows in table order (§4.1 and §2.1.2, Table 6.2 and §6.2–6.3, Table 4.1)
 HEADLINES = [*ch4.HEADLINES, *ias.HEADLINES, *ch4.TABLE_4_1]
 #: issue #10's generic heavy-tailed instance (listed after the seed papers' rows)
-GENERIC_HEADLINES = [*ias.GENERIC, *ias.ROBUSTNESS]
-EXPLANATIONS = {**ch4.EXPLANATIONS, **ias.EXPLANATIONS}
+GENERIC_HEADLINES = [*ias.GENERIC, *robustness.ROBUSTNESS]
+EXPLANATIONS = {**ch4.EXPLANATIONS, **ias.EXPLANATIONS, **robustness.EXPLANATIONS}
 FIGURES = {**ch4.FIGURES, **ias.FIGURES}
 
 __all__ = [

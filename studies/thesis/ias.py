@@ -11,7 +11,6 @@ from studies.claims import (
     CUT_BOUNDS,
     PP_BOUNDS,
     R_BOUNDS,
-    SHARE_BOUNDS,
     Headline,
     MissingRuns,
     Profile,
@@ -30,8 +29,6 @@ from studies.scenarios import Scenario
 from studies.thesis.scenarios import (
     ch6_scenarios,
     generic_scenarios,
-    robustness_cells,
-    robustness_scenarios,
 )
 
 #: Thesis §6.3 Table 6.2: IAS (A = 60 %) reduction in terminations over FF (%), per Zipf skew.
@@ -143,93 +140,6 @@ def _generic_cut(pr: Profile, runs: Runs) -> dict[str, list[float]]:
                 name = "default" if (wl, key) == (GENERIC_DEFAULT, "ias") else f"{wl}:{key}"
                 res[name].append(cut(ff, metric(runs, sc[(wl, key, r)], "terminations")))
     return res
-
-
-# ---- issue #24's ias-robustness grid
-def _cell_values(pr: Profile, runs: Runs, cell: tuple, key: str) -> tuple[list[float], list[float]]:
-    """Per seed: termination cut (%) and goodput difference (pp) of ``key`` against FF in ``cell``."""
-    sc = robustness_scenarios(pr)
-    cuts, gps = [], []
-    for r in seeds(pr):
-        f, x = sc[(*cell, "ff", r)], sc[(*cell, key, r)]
-        cuts.append(cut(metric(runs, f, "terminations"), metric(runs, x, "terminations")))
-        gps.append(100 * (metric(runs, x, "goodput") - metric(runs, f, "goodput")))
-    return cuts, gps
-
-
-def _holds(ff_terms: float, ias_terms: float, gp: float) -> bool:
-    """The claim in one run: fewer terminations than FF (none where FF has none) and goodput ≥ FF − 2 pp."""
-    return (ias_terms < ff_terms or ias_terms == ff_terms == 0) and gp >= -2.0
-
-
-def _robust(pr: Profile, runs: Runs) -> dict[str, list[float]]:
-    """Share of the grid's cells (%) where IAS holds the claim, per seed; default A = 0.6, readings
-    A = 0.1 and 0.9."""
-    sc = robustness_scenarios(pr)
-    cells = robustness_cells(pr)
-    res: dict[str, list[float]] = {"default": [], "A=0.1": [], "A=0.9": []}
-    for r in seeds(pr):
-        for name, key in (("default", "ias-a0.6"), ("A=0.1", "ias-a0.1"), ("A=0.9", "ias-a0.9")):
-            ok = 0
-            for cell in cells:
-                f, x = sc[(*cell, "ff", r)], sc[(*cell, key, r)]
-                g = 100 * (metric(runs, x, "goodput") - metric(runs, f, "goodput"))
-                ok += _holds(metric(runs, f, "terminations"), metric(runs, x, "terminations"), g)
-            res[name].append(100.0 * ok / len(cells))
-    return res
-
-
-def _mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95 % Student-t interval of the finite values (a point for one value)."""
-    from scipy import stats
-
-    x = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if x.size == 0:
-        return (float("nan"),) * 3
-    m = float(x.mean())
-    if x.size < 2:
-        return m, m, m
-    half = float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
-    return m, m - half, m + half
-
-
-def robustness_table(pr: Profile, runs: Runs, key: str = "ias-a0.6") -> pl.DataFrame:
-    """Per cell: mean cut and goodput difference of ``key`` against FF with a 95 % t interval over the
-    seeds, and whether every seed holds the claim."""
-    rows = []
-    for cell in robustness_cells(pr):
-        cuts, gps = _cell_values(pr, runs, cell, key)
-        (cm, clo, chi), (gm, glo, ghi) = _mean_ci(cuts), _mean_ci(gps)
-        rows.append(
-            {
-                "alpha": cell[0], "xm_s": cell[1], "mix": cell[2], "load": cell[3], "cut": cm, "cut_lo": clo,
-                "cut_hi": chi, "goodput_pp": gm, "goodput_lo": glo, "goodput_hi": ghi,
-                "holds": bool(cm > 0 and gm >= -2.0),
-            }
-        )  # fmt: skip
-    return pl.DataFrame(rows)
-
-
-def _explain_robust(pr: Profile, runs: Runs) -> str:
-    t = robustness_table(pr, runs)
-    bad = t.filter(~pl.col("holds"))
-    if bad.height == 0:
-        return "Every cell holds the claim at A = 0.6."
-    items = []
-    for row in bad.iter_rows(named=True):
-        cell = (row["alpha"], row["xm_s"], row["mix"], row["load"])
-        h1c, _ = _cell_values(pr, runs, cell, "ias-h1")
-        noc, _ = _cell_values(pr, runs, cell, "ias-no-h1")
-        items.append(
-            f"α {row['alpha']:g}, xm {row['xm_s']:g} s, {row['mix']}, load {row['load']:g}: cut "
-            f"{row['cut']:.0f} % [{row['cut_lo']:.0f}, {row['cut_hi']:.0f}], goodput {row['goodput_pp']:+.1f} pp; "
-            f"H1 alone {np.mean(h1c):.0f} %, without H1 {np.mean(noc):.0f} %"
-        )
-    return (
-        f"Cells failing at A = 0.6 ({bad.height} of {t.height}; cut vs FF, mean over seeds): "
-        + "; ".join(items)
-        + "."
-    )
 
 
 _CLASSES = ((3600.0, "≤1 h"), (5 * 3600.0, "1–5 h"), (30 * 3600.0, "5–30 h"), (float("inf"), ">30 h"))
@@ -486,24 +396,6 @@ GENERIC: list[Headline] = [
     )
 ]
 
-ROBUSTNESS: list[Headline] = [
-    Headline(
-        "issue24-ias-robustness",
-        "000 thesis",
-        "§6.2 (issue #24's heavy-tailed grid)",
-        100.0,
-        "IAS consistently outperforms the baseline in reducing job terminations, regardless of the "
-        "scheduler's aggressiveness (share of the grid's cells with fewer terminations than FF and goodput "
-        "≥ FF − 2 pp)",
-        "% of cells",
-        (99.99, 100.0),
-        "ias-robustness",
-        _robust,
-        _explain_robust,
-        bounds=SHARE_BOUNDS,
-    )
-]
-
 _CUT_TREND = (
     "Direction reproduced; under the default reading (h1=fit) the cut falls with skew (quick profile, 3 seeds, "
     "Zipf-1.1…1.8: 100, 100, 100, 92, 93, 85, 70, 73 %, Spearman −0.93; h1=p90: 98, 96, 90, 88, 87, 85, 84, "
@@ -526,23 +418,6 @@ EXPLANATIONS: dict[str, str] = {
         "utilization 1, so they wait; under h1=p90 they offer more than those machines hold. Either way the "
         "jobs left to the variable machines do not fill them (H4 refuses the multi-hour ones on hourly "
         "intervals): pools in the evidence below."
-    ),
-    "issue24-ias-robustness": (
-        "The claim fails on the cells whose jobs are all longer than the change period (xm = 1 h) at load "
-        "≥ 0.7, at A = 0.6 and 0.9 alike, and on goodput at α 2.5, xm 5 min, heavy mix, load 0.9. The "
-        "explaining runs name H1 (measured on 20 × 24 cores, 7 days, 5 seeds, before this study existed: "
-        "α 1.5, xm 1 h, light mix, load 0.7: FF 903 terminations, IAS 3,016, H1 alone 3,122, IAS without H1 "
-        "929). Per attempt on the variable machines the survival model is calibrated (seed 0: predicted 0.82, "
-        "observed 0.85; FF's attempts there die as often) but H1 sends 5.6× as many attempts there (4,676 "
-        "against FF's 829), because Algorithm 1 keeps every job below the threshold off the always-on "
-        "machines, where First-Fit would have put most of them; with no job up to one period H2 protects "
-        "nothing, and H4 at A = 0.6 admits at survival ≥ 0.4, which these intervals reach. At A = 0.1 IAS "
-        "cuts terminations in every cell (goodput then falls by up to 10 pp). The goodput cell: H1 alone "
-        "loses 3.3 pp, H2 alone 0.4 pp (two pools packed separately at 90 % load with 4–24-core jobs). "
-        "The thesis prescribes the partition (Algorithm 1's i > stableMachineIndex for small jobs) and "
-        "A = 0.6, and its own workloads (Zipf, Azure) have most jobs under one period, so its text does not "
-        "cover these instances and supports no model change. h1=p90 fails in more cells (at load 0.5 too: it "
-        "sends 90 % of the jobs to the variable machines where FF keeps them on the always-on ones)."
     ),
     "thesis-6.3-ias-goodput-azure": (
         "Same mechanism as on Zipf-1.5: H1 queues the big jobs for the always-on machines while variable "
