@@ -279,39 +279,81 @@ def targets(only: list[str] | None = None) -> None:
         print(f"{name:46s} {fig:36s} {lim:>6s} {'' if ok is None else ('yes' if ok else 'NO'):>4s}")
 
 
-def engines(sizes: tuple[int, ...] = (10, 50, 100, 200, 400, 1000)) -> None:
-    """CPU seconds: numba's start in a fresh process, then each engine on FF instances of ``sizes`` jobs
-    (8 machines × 8 cores, a random walk at 2 changes/h, Pareto(1.5) durations, offered load ≈ 80 %)."""
-    import numpy as np
-
-    from sim.engine import PYTHON_MAX_JOBS, run_kernel
-
+def _fresh_cpu(engine: str) -> float:
+    """CPU seconds of a fresh process that imports the engine and runs a 1-job kernel on ``engine``."""
     code = (
         "import time; c = time.process_time(); import numpy as np; from sim.engine import run_kernel; "
         "run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, "
-        "0.0, 10.0, engine='compiled'); print(time.process_time() - c)"
+        f"0.0, 10.0, engine={engine!r}); print(time.process_time() - c)"
     )
-    run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, 0.0, 10.0,
-               engine="compiled")  # fmt: skip
-    start = float(
-        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    )
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def engine_instance(n: int, machines: int = 8, seed: int = 0) -> tuple[pl.DataFrame, object, float]:
+    """A First-Fit-engine instance of ``n`` jobs on ``machines`` × 8 cores: a random walk at 2 changes/h,
+    Pareto(1.5) durations, 1/2/4 cores, offered load ≈ 80 % of the mean capacity; (jobs, trace, horizon)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    horizon = max(86400.0, 350.0 * n * 8 / machines)
+    cap = random_walk(machines, horizon, changes_per_hour=2.0, step=0.25, seed=seed)
+    sub = np.sort(rng.uniform(0, 0.8 * horizon, n)).round()
+    dur = np.minimum((rng.pareto(1.5, n) + 1) * 1800, horizon).round()
+    jobs = pl.DataFrame({"job_id": np.arange(n), "submit_s": sub, "duration_s": dur,
+                         "cores": rng.choice([1.0, 2.0, 4.0], n)})  # fmt: skip
+    return jobs, cap, horizon
+
+
+ENGINE_POLICIES = ("ff", "ias", "oracle")  # every admission predicate of the compiled engine
+
+
+def engines(sizes: tuple[int, ...] = (1000, 2000, 5000, 10000, 20000), repeat: int = 3) -> int:
+    """Where the interpreted engine stops paying, in CPU seconds: numba's one-off start (a fresh process
+    running one job compiled minus one running it interpreted: import, CPU target, cache load), then per
+    policy of :data:`ENGINE_POLICIES` (one per admission predicate) each engine's best of ``repeat``
+    ``sim.simulate`` runs on :func:`engine_instance` of ``sizes`` jobs. A policy's break-even is the size at
+    which interpreted = start + compiled (linear between the sizes around it); the engine's cut-over
+    (``sim.engine.PYTHON_MAX_JOBS``) is the smallest of them, since the size rule does not know the policy.
+    Returns that smallest break-even."""
+    import numpy as np
+
+    from sim import simulate
+    from sim.engine import PYTHON_MAX_JOBS, use_engine
+
+    jobs, cap, horizon = engine_instance(50)
+    with use_engine("compiled"):  # this process: compiled engine loaded for every predicate
+        for p in ENGINE_POLICIES:
+            simulate(jobs, cap, 8, 8.0, horizon, p)
+    start = min(_fresh_cpu("compiled") for _ in range(repeat)) - min(_fresh_cpu("python") for _ in range(repeat))
     print(f"numba start in a fresh process (import, CPU target, cache load): {start:.2f} s CPU")
-    print(f"{'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s}  (PYTHON_MAX_JOBS = {PYTHON_MAX_JOBS})")
-    rng = np.random.default_rng(0)
-    for n in sizes:
-        horizon = max(86400.0, 350.0 * n)  # offered load ≈ 80 % of the walk's mean capacity
-        cap = random_walk(8, horizon, changes_per_hour=2.0, step=0.25, seed=0)
-        sub = np.sort(rng.uniform(0, 0.8 * horizon, n)).round()
-        dur = np.minimum((rng.pareto(1.5, n) + 1) * 1800, horizon).round()
-        cores = rng.choice([1.0, 2.0, 4.0], n)
-        args = (sub, dur, cores, None, cap.time_s, cap.machines_alive, 8, 8.0, 0.0, horizon)
-        row = []
-        for kind in ("python", "compiled"):
-            c = time.process_time()
-            run_kernel(*args, engine=kind)
-            row.append(time.process_time() - c)
-        print(f"{n:>6d} {row[0]:>14.3f} {row[1]:>11.4f}")
+    print(f"{'policy':7s} {'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s} {'start+compiled s':>16s}")
+    evens = {}
+    for p in ENGINE_POLICIES:
+        pts = []
+        for n in sizes:
+            jobs, cap, horizon = engine_instance(n)
+            row = []
+            for kind in ("python", "compiled"):
+                best = np.inf
+                with use_engine(kind):
+                    for _ in range(repeat if n <= 5000 else 1):
+                        c = time.process_time()
+                        simulate(jobs, cap, 8, 8.0, horizon, p)
+                        best = min(best, time.process_time() - c)
+                row.append(best)
+            pts.append((n, row[0] - (start + row[1])))
+            print(f"{p:7s} {n:>6d} {row[0]:>14.3f} {row[1]:>11.4f} {start + row[1]:>16.3f}", flush=True)
+            if pts[-1][1] > 0:
+                break
+        evens[p] = sizes[-1]
+        for (n0, d0), (n1, d1) in zip([(0, -start), *pts], pts, strict=False):
+            if d0 <= 0 < d1:
+                evens[p] = int(n0 + (n1 - n0) * (-d0) / (d1 - d0))
+                break
+    print("break-even (interpreted = numba start + compiled): "
+          + ", ".join(f"{p} {n:,} jobs" for p, n in evens.items())
+          + f"; cut-over = the smallest, {min(evens.values()):,} (PYTHON_MAX_JOBS = {PYTHON_MAX_JOBS:,})")  # fmt: skip
+    return min(evens.values())
 
 
 def main() -> None:
