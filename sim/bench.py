@@ -286,7 +286,9 @@ def _fresh_cpu(engine: str) -> float:
         "run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, "
         f"0.0, 10.0, engine={engine!r}); print(time.process_time() - c)"
     )
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    return float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    )
 
 
 def engine_instance(n: int, machines: int = 8, seed: int = 0) -> tuple[pl.DataFrame, object, float]:
@@ -324,7 +326,9 @@ def engines(sizes: tuple[int, ...] = (1000, 2000, 5000, 10000, 20000), repeat: i
     with use_engine("compiled"):  # this process: compiled engine loaded for every predicate
         for p in ENGINE_POLICIES:
             simulate(jobs, cap, 8, 8.0, horizon, p)
-    start = min(_fresh_cpu("compiled") for _ in range(repeat)) - min(_fresh_cpu("python") for _ in range(repeat))
+    start = min(_fresh_cpu("compiled") for _ in range(repeat)) - min(
+        _fresh_cpu("python") for _ in range(repeat)
+    )
     print(f"numba start in a fresh process (import, CPU target, cache load): {start:.2f} s CPU")
     print(f"{'policy':7s} {'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s} {'start+compiled s':>16s}")
     evens = {}
@@ -356,6 +360,126 @@ def engines(sizes: tuple[int, ...] = (1000, 2000, 5000, 10000, 20000), repeat: i
     return min(evens.values())
 
 
+BORG_JOBS_SQL = (
+    "SELECT duration_s, coalesce(cores, cpu_request_norm) AS cores FROM core_jobs "
+    "WHERE workload = 'borg2011' AND NOT censored ORDER BY submit_s, job_id"
+)
+SCALE_START = "<!-- sim.bench scale: generated, do not edit -->"
+SCALE_END = "<!-- /sim.bench scale -->"
+
+
+def _borg_template(cores: int) -> pl.DataFrame:
+    """The finished borg2011 runs' (duration, cores) scaled to ``cores`` per machine, read lazily: only the
+    two columns, from the read-only snapshot when there is one (the warehouse itself otherwise)."""
+    import duckdb
+
+    from sim.paths import warehouse_path
+
+    path = warehouse_path()
+    snap = path.with_name("warehouse.snapshot.duckdb")
+    src = snap if snap.exists() else path
+    if not src.exists():
+        raise SystemExit(f"{path} not found: run `make run` first")
+    with duckdb.connect(str(src), read_only=True) as con:
+        df = con.sql(BORG_JOBS_SQL).pl()
+    df = df.with_columns((pl.col("cores") * cores).alias("cores"))
+    return df.filter(pl.col("cores") <= cores)
+
+
+def scale_inputs(n: int, out_dir: str, machines: int = 200, cores: int = 24) -> tuple[str, float]:
+    """The Borg-scale jobs file for ``n`` jobs (parquet under ``out_dir``, built once): 600,000 jobs a week,
+    so the horizon grows with ``n`` and the offered load stays 80 % of the mean capacity; (path, horizon)."""
+    from pathlib import Path
+
+    horizon = 7 * 86400.0 * n / 600_000
+    path = Path(out_dir) / f"borg-{n}-{machines}x{cores}.parquet"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        jobs = bootstrap_jobs(_borg_template(cores), n, horizon, 0.8 * 0.7 * machines * cores, seed=0)
+        jobs.write_parquet(path)
+    return str(path), horizon
+
+
+def run_simulate_process(argv: list[str]) -> dict:
+    """Run ``varcap simulate`` with ``argv`` in a fresh process; its own CPU seconds (user + sys), wall
+    seconds and peak RSS (``os.wait4``: this child's, not the largest of all children). Raises
+    RuntimeError with the end of its stderr if it fails."""
+    import os
+    import tempfile
+
+    w = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", "simulate", *argv], stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"varcap simulate {' '.join(argv)} failed: {err.read().strip()[-500:]}")
+    return {
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "wall_s": time.perf_counter() - w,
+        "rss_mb": ru.ru_maxrss / 1024,
+    }
+
+
+def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | None) -> list[dict]:
+    """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
+    8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
+    whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included).
+    Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
+    if the file has them (docs/simulator.md), else the whole file."""
+    import json
+    import os
+    from pathlib import Path
+
+    rows = []
+    load = os.getloadavg()[0]
+    for n in sizes:
+        path, horizon = scale_inputs(n, out_dir)
+        for p in policies:
+            res = Path(out_dir) / f"result-{p}-{n}.json"
+            argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
+                    "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
+                    "--out", str(res)]  # fmt: skip
+            m = run_simulate_process(argv)
+            metrics = json.loads(res.read_text())
+            metrics = metrics.get("metrics", metrics)
+            rows.append({"policy": p, "jobs": n, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
+                         "goodput": metrics.get("goodput")})  # fmt: skip
+            r = rows[-1]
+            print(f"{p} {n:,}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    lines = [
+        f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}`"
+        f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
+        " `varcap simulate` process per row on a parquet jobs file, its own CPU s (user + sys: start-up,"
+        " reading, warm-cache check, simulating, writing) and peak RSS.",
+        "",
+        "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
+        lines.append(
+            f"| `{r['policy']}` | {r['jobs']:,} | {7 * r["jobs"] / 600_000:.3g} | {r['cpu_s']:.1f} | "
+            f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    if markdown:
+        f = Path(markdown)
+        text = f.read_text() if f.exists() else ""
+        if SCALE_START in text and SCALE_END in text:
+            a, rest = text.split(SCALE_START, 1)
+            _, z = rest.split(SCALE_END, 1)
+            text = f"{a}{SCALE_START}\n{table}\n{SCALE_END}{z}"
+        else:
+            text = table + "\n"
+        f.write_text(text)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="simulator benchmarks")
     ap.add_argument(
@@ -372,6 +496,7 @@ def main() -> None:
             "one",
             "engines",
             "ias-scaling",
+            "scale",
         ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
@@ -380,7 +505,13 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="targets: only these (ff, target-asap, …, ias)")
     ap.add_argument("--machines", nargs="*", type=int, default=[100, 200, 300], help="ias-scaling: sizes")
     ap.add_argument("--days", type=float, default=30.0, help="ias-scaling: horizon in days")
+    ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 600_000], help="scale: jobs")
+    ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
+    ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
     a = ap.parse_args()
+    if a.what == "scale":
+        scale(a.sizes, a.policies, a.out_dir, a.markdown)
+        return
     if a.what == "targets":
         targets(a.only)
         return

@@ -79,3 +79,31 @@ def test_stamp_written_before_the_cache_directory_exists(tmp_path: Path, monkeyp
     monkeypatch.setattr(_jit, "cache_dirs", lambda: [d])
     _jit._invalidate_stale_cache()
     assert (d / "varcap_engine.sha256").read_text() == _jit.sources_hash()
+
+
+def test_every_warm_policy_runs_the_one_kernel_signature_the_check_loads() -> None:
+    """``ensure_warm`` checks a warm cache by loading the kernel through FF alone
+    (:data:`sim.warmup.CHECK_POLICIES`); that loads what every policy runs only while they share the
+    kernel's one compiled signature."""
+    from sim.warmup import CHECK_POLICIES, WARM_POLICIES, warm
+
+    assert set(CHECK_POLICIES) <= set(WARM_POLICIES)
+    warm()  # every warm policy, compiled engine (compiles only if this checkout's cache is cold)
+    assert len(_jit.compiled()["_kernel"].signatures) == 1
+
+
+def test_warm_cache_check_imports_no_survival_model_libraries() -> None:
+    """The check before every compiled simulation leaves statsmodels, pandas and scipy.stats unloaded
+    (IAS's survival fit brought ~110 MB and ~0.8 CPU s into every `varcap simulate`)."""
+    first = subprocess.run([sys.executable, "-c", "from sim.warmup import warm; warm()"], cwd=REPO,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                           timeout=900)  # fmt: skip
+    assert first.returncode == 0, first.stderr[-2000:]
+    code = (
+        "import sys\nfrom sim.warmup import cache_loads\nprint(cache_loads())\n"
+        "print([m for m in ('statsmodels', 'pandas', 'scipy.stats') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-2:] == ["None", "[]"]
