@@ -462,7 +462,7 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
     for r in rows:
         g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
         lines.append(
-            f"| `{r['policy']}` | {r['jobs']:,} | {7 * r["jobs"] / 600_000:.3g} | {r['cpu_s']:.1f} | "
+            f"| `{r['policy']}` | {r['jobs']:,} | {7 * r['jobs'] / 600_000:.3g} | {r['cpu_s']:.1f} | "
             f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} |"
         )
     table = "\n".join(lines)
