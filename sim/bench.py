@@ -29,6 +29,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 
@@ -389,8 +390,6 @@ def _borg_template(cores: int) -> pl.DataFrame:
 def scale_inputs(n: int, out_dir: str, machines: int = 200, cores: int = 24) -> tuple[str, float]:
     """The Borg-scale jobs file for ``n`` jobs (parquet under ``out_dir``, built once): 600,000 jobs a week,
     so the horizon grows with ``n`` and the offered load stays 80 % of the mean capacity; (path, horizon)."""
-    from pathlib import Path
-
     horizon = 7 * 86400.0 * n / 600_000
     path = Path(out_dir) / f"borg-{n}-{machines}x{cores}.parquet"
     if not path.exists():
@@ -432,7 +431,6 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
     if the file has them (docs/simulator.md), else the whole file."""
     import json
     import os
-    from pathlib import Path
 
     rows = []
     load = os.getloadavg()[0]
@@ -443,7 +441,12 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
             argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
                     "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
                     "--out", str(res)]  # fmt: skip
-            m = run_simulate_process(argv)
+            try:
+                m = run_simulate_process(argv)
+            except RuntimeError as e:  # one row says so; the others are still measured
+                print(e, file=sys.stderr)
+                rows.append({"policy": p, "jobs": n, "failed": str(e).splitlines()[-1][-120:]})
+                continue
             metrics = json.loads(res.read_text())
             metrics = metrics.get("metrics", metrics)
             rows.append({"policy": p, "jobs": n, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
@@ -460,6 +463,9 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        if "failed" in r:
+            lines.append(f"| `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | |")
+            continue
         g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
         lines.append(
             f"| `{r['policy']}` | {r['jobs']:,} | {7 * r['jobs'] / 600_000:.3g} | {r['cpu_s']:.1f} | "
@@ -468,16 +474,21 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
     table = "\n".join(lines)
     print(table)
     if markdown:
-        f = Path(markdown)
-        text = f.read_text() if f.exists() else ""
-        if SCALE_START in text and SCALE_END in text:
-            a, rest = text.split(SCALE_START, 1)
-            _, z = rest.split(SCALE_END, 1)
-            text = f"{a}{SCALE_START}\n{table}\n{SCALE_END}{z}"
-        else:
-            text = table + "\n"
-        f.write_text(text)
+        write_table(Path(markdown), table)
     return rows
+
+
+def write_table(path: Path, table: str) -> None:
+    """Put ``table`` between the generated-table markers of ``path`` (replacing what was there), or make it
+    the whole file if the file has no markers (or does not exist)."""
+    text = path.read_text() if path.exists() else ""
+    if SCALE_START in text and SCALE_END in text.split(SCALE_START, 1)[1]:
+        a, rest = text.split(SCALE_START, 1)
+        _, z = rest.split(SCALE_END, 1)
+        text = f"{a}{SCALE_START}\n{table}\n{SCALE_END}{z}"
+    else:
+        text = table + "\n"
+    path.write_text(text)
 
 
 def main() -> None:
