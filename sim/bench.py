@@ -29,6 +29,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import polars as pl
 
@@ -279,39 +280,215 @@ def targets(only: list[str] | None = None) -> None:
         print(f"{name:46s} {fig:36s} {lim:>6s} {'' if ok is None else ('yes' if ok else 'NO'):>4s}")
 
 
-def engines(sizes: tuple[int, ...] = (10, 50, 100, 200, 400, 1000)) -> None:
-    """CPU seconds: numba's start in a fresh process, then each engine on FF instances of ``sizes`` jobs
-    (8 machines × 8 cores, a random walk at 2 changes/h, Pareto(1.5) durations, offered load ≈ 80 %)."""
-    import numpy as np
-
-    from sim.engine import PYTHON_MAX_JOBS, run_kernel
-
+def _fresh_cpu(engine: str) -> float:
+    """CPU seconds of a fresh process that imports the engine and runs a 1-job kernel on ``engine``."""
     code = (
         "import time; c = time.process_time(); import numpy as np; from sim.engine import run_kernel; "
         "run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, "
-        "0.0, 10.0, engine='compiled'); print(time.process_time() - c)"
+        f"0.0, 10.0, engine={engine!r}); print(time.process_time() - c)"
     )
-    run_kernel(np.zeros(1), np.ones(1), np.ones(1), None, np.zeros(1), np.ones(1, np.int64), 1, 1.0, 0.0, 10.0,
-               engine="compiled")  # fmt: skip
-    start = float(
+    return float(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     )
+
+
+def engine_instance(n: int, machines: int = 8, seed: int = 0) -> tuple[pl.DataFrame, object, float]:
+    """A First-Fit-engine instance of ``n`` jobs on ``machines`` × 8 cores: a random walk at 2 changes/h,
+    Pareto(1.5) durations, 1/2/4 cores, offered load ≈ 80 % of the mean capacity; (jobs, trace, horizon)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    horizon = max(86400.0, 350.0 * n * 8 / machines)
+    cap = random_walk(machines, horizon, changes_per_hour=2.0, step=0.25, seed=seed)
+    sub = np.sort(rng.uniform(0, 0.8 * horizon, n)).round()
+    dur = np.minimum((rng.pareto(1.5, n) + 1) * 1800, horizon).round()
+    jobs = pl.DataFrame({"job_id": np.arange(n), "submit_s": sub, "duration_s": dur,
+                         "cores": rng.choice([1.0, 2.0, 4.0], n)})  # fmt: skip
+    return jobs, cap, horizon
+
+
+ENGINE_POLICIES = ("ff", "ias", "oracle")  # every admission predicate of the compiled engine
+
+
+def engines(sizes: tuple[int, ...] = (1000, 2000, 5000, 10000, 20000), repeat: int = 3) -> int:
+    """Where the interpreted engine stops paying, in CPU seconds: numba's one-off start (a fresh process
+    running one job compiled minus one running it interpreted: import, CPU target, cache load), then per
+    policy of :data:`ENGINE_POLICIES` (one per admission predicate) each engine's best of ``repeat``
+    ``sim.simulate`` runs on :func:`engine_instance` of ``sizes`` jobs. A policy's break-even is the size at
+    which interpreted = start + compiled (linear between the sizes around it); the engine's cut-over
+    (``sim.engine.PYTHON_MAX_JOBS``) is the smallest of them, since the size rule does not know the policy.
+    Returns that smallest break-even."""
+    import numpy as np
+
+    from sim import simulate
+    from sim.engine import PYTHON_MAX_JOBS, use_engine
+
+    jobs, cap, horizon = engine_instance(50)
+    with use_engine("compiled"):  # this process: compiled engine loaded for every predicate
+        for p in ENGINE_POLICIES:
+            simulate(jobs, cap, 8, 8.0, horizon, p)
+    start = min(_fresh_cpu("compiled") for _ in range(repeat)) - min(
+        _fresh_cpu("python") for _ in range(repeat)
+    )
     print(f"numba start in a fresh process (import, CPU target, cache load): {start:.2f} s CPU")
-    print(f"{'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s}  (PYTHON_MAX_JOBS = {PYTHON_MAX_JOBS})")
-    rng = np.random.default_rng(0)
+    print(f"{'policy':7s} {'jobs':>6s} {'interpreted s':>14s} {'compiled s':>11s} {'start+compiled s':>16s}")
+    evens = {}
+    for p in ENGINE_POLICIES:
+        pts = []
+        for n in sizes:
+            jobs, cap, horizon = engine_instance(n)
+            row = []
+            for kind in ("python", "compiled"):
+                best = np.inf
+                with use_engine(kind):
+                    for _ in range(repeat if n <= 5000 else 1):
+                        c = time.process_time()
+                        simulate(jobs, cap, 8, 8.0, horizon, p)
+                        best = min(best, time.process_time() - c)
+                row.append(best)
+            pts.append((n, row[0] - (start + row[1])))
+            print(f"{p:7s} {n:>6d} {row[0]:>14.3f} {row[1]:>11.4f} {start + row[1]:>16.3f}", flush=True)
+            if pts[-1][1] > 0:
+                break
+        evens[p] = sizes[-1]
+        for (n0, d0), (n1, d1) in zip([(0, -start), *pts], pts, strict=False):
+            if d0 <= 0 < d1:
+                evens[p] = int(n0 + (n1 - n0) * (-d0) / (d1 - d0))
+                break
+    print("break-even (interpreted = numba start + compiled): "
+          + ", ".join(f"{p} {n:,} jobs" for p, n in evens.items())
+          + f"; cut-over = the smallest, {min(evens.values()):,} (PYTHON_MAX_JOBS = {PYTHON_MAX_JOBS:,})")  # fmt: skip
+    return min(evens.values())
+
+
+BORG_JOBS_SQL = (
+    "SELECT duration_s, coalesce(cores, cpu_request_norm) AS cores FROM core_jobs "
+    "WHERE workload = 'borg2011' AND NOT censored ORDER BY submit_s, job_id"
+)
+SCALE_START = "<!-- sim.bench scale: generated, do not edit -->"
+SCALE_END = "<!-- /sim.bench scale -->"
+
+
+def _borg_template(cores: int) -> pl.DataFrame:
+    """The finished borg2011 runs' (duration, cores) scaled to ``cores`` per machine, read lazily: only the
+    two columns, from the read-only snapshot when there is one (the warehouse itself otherwise)."""
+    import duckdb
+
+    from sim.paths import warehouse_path
+
+    path = warehouse_path()
+    snap = path.with_name("warehouse.snapshot.duckdb")
+    src = snap if snap.exists() else path
+    if not src.exists():
+        raise SystemExit(f"{path} not found: run `make run` first")
+    with duckdb.connect(str(src), read_only=True) as con:
+        df = con.sql(BORG_JOBS_SQL).pl()
+    df = df.with_columns((pl.col("cores") * cores).alias("cores"))
+    return df.filter(pl.col("cores") <= cores)
+
+
+def scale_inputs(n: int, out_dir: str, machines: int = 200, cores: int = 24) -> tuple[str, float]:
+    """The Borg-scale jobs file for ``n`` jobs (parquet under ``out_dir``, built once): 600,000 jobs a week,
+    so the horizon grows with ``n`` and the offered load stays 80 % of the mean capacity; (path, horizon)."""
+    horizon = 7 * 86400.0 * n / 600_000
+    path = Path(out_dir) / f"borg-{n}-{machines}x{cores}.parquet"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        jobs = bootstrap_jobs(_borg_template(cores), n, horizon, 0.8 * 0.7 * machines * cores, seed=0)
+        jobs.write_parquet(path)
+    return str(path), horizon
+
+
+def run_simulate_process(argv: list[str]) -> dict:
+    """Run ``varcap simulate`` with ``argv`` in a fresh process; its own CPU seconds (user + sys), wall
+    seconds and peak RSS (``os.wait4``: this child's, not the largest of all children). Raises
+    RuntimeError with the end of its stderr if it fails."""
+    import os
+    import tempfile
+
+    w = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", "simulate", *argv], stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"varcap simulate {' '.join(argv)} failed: {err.read().strip()[-500:]}")
+    return {
+        "cpu_s": ru.ru_utime + ru.ru_stime,
+        "wall_s": time.perf_counter() - w,
+        "rss_mb": ru.ru_maxrss / 1024,
+    }
+
+
+def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | None) -> list[dict]:
+    """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
+    8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
+    whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included).
+    Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
+    if the file has them (docs/simulator.md), else the whole file."""
+    import json
+    import os
+
+    rows = []
+    load = os.getloadavg()[0]
     for n in sizes:
-        horizon = max(86400.0, 350.0 * n)  # offered load ≈ 80 % of the walk's mean capacity
-        cap = random_walk(8, horizon, changes_per_hour=2.0, step=0.25, seed=0)
-        sub = np.sort(rng.uniform(0, 0.8 * horizon, n)).round()
-        dur = np.minimum((rng.pareto(1.5, n) + 1) * 1800, horizon).round()
-        cores = rng.choice([1.0, 2.0, 4.0], n)
-        args = (sub, dur, cores, None, cap.time_s, cap.machines_alive, 8, 8.0, 0.0, horizon)
-        row = []
-        for kind in ("python", "compiled"):
-            c = time.process_time()
-            run_kernel(*args, engine=kind)
-            row.append(time.process_time() - c)
-        print(f"{n:>6d} {row[0]:>14.3f} {row[1]:>11.4f}")
+        path, horizon = scale_inputs(n, out_dir)
+        for p in policies:
+            res = Path(out_dir) / f"result-{p}-{n}.json"
+            argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
+                    "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
+                    "--out", str(res)]  # fmt: skip
+            try:
+                m = run_simulate_process(argv)
+            except RuntimeError as e:  # one row says so; the others are still measured
+                print(e, file=sys.stderr)
+                rows.append({"policy": p, "jobs": n, "failed": str(e).splitlines()[-1][-120:]})
+                continue
+            metrics = json.loads(res.read_text())
+            metrics = metrics.get("metrics", metrics)
+            rows.append({"policy": p, "jobs": n, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
+                         "goodput": metrics.get("goodput")})  # fmt: skip
+            r = rows[-1]
+            print(f"{p} {n:,}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    lines = [
+        f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}`"
+        f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
+        " `varcap simulate` process per row on a parquet jobs file, its own CPU s (user + sys: start-up,"
+        " reading, warm-cache check, simulating, writing) and peak RSS.",
+        "",
+        "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "failed" in r:
+            lines.append(f"| `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | |")
+            continue
+        g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
+        lines.append(
+            f"| `{r['policy']}` | {r['jobs']:,} | {7 * r['jobs'] / 600_000:.3g} | {r['cpu_s']:.1f} | "
+            f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    if markdown:
+        write_table(Path(markdown), table)
+    return rows
+
+
+def write_table(path: Path, table: str) -> None:
+    """Put ``table`` between the generated-table markers of ``path`` (replacing what was there), or make it
+    the whole file if the file has no markers (or does not exist)."""
+    text = path.read_text() if path.exists() else ""
+    if SCALE_START in text and SCALE_END in text.split(SCALE_START, 1)[1]:
+        a, rest = text.split(SCALE_START, 1)
+        _, z = rest.split(SCALE_END, 1)
+        text = f"{a}{SCALE_START}\n{table}\n{SCALE_END}{z}"
+    else:
+        text = table + "\n"
+    path.write_text(text)
 
 
 def main() -> None:
@@ -330,6 +507,7 @@ def main() -> None:
             "one",
             "engines",
             "ias-scaling",
+            "scale",
         ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
@@ -338,7 +516,13 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="targets: only these (ff, target-asap, …, ias)")
     ap.add_argument("--machines", nargs="*", type=int, default=[100, 200, 300], help="ias-scaling: sizes")
     ap.add_argument("--days", type=float, default=30.0, help="ias-scaling: horizon in days")
+    ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 600_000], help="scale: jobs")
+    ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
+    ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
     a = ap.parse_args()
+    if a.what == "scale":
+        scale(a.sizes, a.policies, a.out_dir, a.markdown)
+        return
     if a.what == "targets":
         targets(a.only)
         return

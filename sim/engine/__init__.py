@@ -108,10 +108,12 @@ TERMINATION_CODES = {
 }
 
 # instances up to this many jobs on up to PYTHON_MAX_MACHINES machines run interpreted when the compiled
-# engine is not loaded yet: numba's start (import, CPU target, cache load) is ~0.75 s of CPU, the interpreted
-# kernel ~35 µs per job on FF (`python -m sim.bench engines`: 2,000 jobs in 0.07 s); per-instant loops over
-# machines (terminations, IAS wake-ups) are why machines are bounded too
-PYTHON_MAX_JOBS = 2000
+# engine is not loaded yet. Set from the measured break-even (`python -m sim.bench engines`, CPU s, 2026-11-24,
+# load ~3): numba's start in a fresh process (import, CPU target, cache load) is 0.52 s; interpreted equals
+# start + compiled at 13,834 jobs on FF, 5,461 on IAS, 6,145 on the Oracle; the size rule does not know the
+# policy, so the cut-over is the smallest, rounded down (was 2,000, below every break-even). Per-instant
+# loops over machines (terminations, IAS wake-ups) are why machines are bounded too.
+PYTHON_MAX_JOBS = 5000
 PYTHON_MAX_MACHINES = 64
 _FORCED: list[str] = []  # use_engine() stack
 

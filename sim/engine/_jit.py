@@ -88,7 +88,13 @@ def _delete_cache_files(d: Path) -> int:
 
 
 def _invalidate_stale_cache() -> None:
-    """Delete the engine's numba cache files if any engine source changed since they were written."""
+    """Delete the engine's numba cache files if any engine source changed since they were written, and
+    stamp the cache directory with the sources' hash before numba writes into it.
+
+    The stamp is written even when the directory does not exist yet (it is created): numba creates it
+    when it first saves, so a stamp written only into an existing directory was skipped in a fresh
+    checkout whenever Python writes no bytecode (``PYTHONDONTWRITEBYTECODE=1``, ``python -B``: no
+    ``__pycache__`` before numba's), and the next process deleted the freshly compiled engine as stale."""
     digest = sources_hash()
     for d in cache_dirs():
         stamp = d / "varcap_engine.sha256"
@@ -97,10 +103,9 @@ def _invalidate_stale_cache() -> None:
                 continue
         except OSError:
             pass
-        if not d.is_dir():
-            continue
         _delete_cache_files(d)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
+            d.mkdir(parents=True, exist_ok=True)
             stamp.write_text(digest)
 
 

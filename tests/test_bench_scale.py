@@ -1,0 +1,40 @@
+"""``python -m sim.bench scale`` measures ``varcap simulate`` as a user runs it and writes its own table
+(issue #30, item 4): the child's own CPU and peak RSS, and the generated table between the doc's markers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sim.bench import SCALE_END, SCALE_START, run_simulate_process, write_table
+from tests.test_sim_engine import frame
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_table_goes_between_the_markers_only(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"before\n{SCALE_START}\nold table\n{SCALE_END}\nafter {SCALE_END}\n")
+    write_table(doc, "| new |")
+    assert doc.read_text() == f"before\n{SCALE_START}\n| new |\n{SCALE_END}\nafter {SCALE_END}\n"
+    write_table(doc, "| newer |")  # again: idempotent shape
+    assert doc.read_text().count("| newer |") == 1 and "| new |" not in doc.read_text()
+    plain = tmp_path / "table.md"
+    write_table(plain, "| t |")  # no markers: the whole file
+    assert plain.read_text() == "| t |\n"
+
+
+def test_simulate_process_is_measured_as_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dh"))
+    jobs = tmp_path / "jobs.parquet"
+    frame([(i * 60, 300, 1 + i % 3) for i in range(20)]).write_parquet(jobs)
+    argv = ["--jobs", str(jobs), "--capacity", "random-walk:changes_per_hour=1,step=0.15,seed=0",
+            "--machines", "4", "--cores", "8", "--horizon-s", "7200", "--out", str(tmp_path / "r.json")]  # fmt: skip
+    m = run_simulate_process(argv)
+    assert (tmp_path / "r.json").exists()
+    assert 0 < m["cpu_s"] < 60 and 20 < m["rss_mb"] < 2000 and m["wall_s"] > 0
+    with pytest.raises(RuntimeError, match="varcap simulate .* failed"):
+        run_simulate_process([*argv[:-2], "--policy", "no-such-policy"])
