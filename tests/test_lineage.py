@@ -200,3 +200,40 @@ def test_a_report_partition_stands_on_its_profile_only_and_is_green_once_its_ups
 
 def study_partition_keys(name: str) -> list[str]:
     return list(sweep.partition_keys(study(name)).values())
+
+
+def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What `varcap run` selects — its first half, the quick study assets, Harmony's assets, then the
+    results and reports at partition quick — covers every asset upstream of every report (a report
+    reading a table `varcap run` leaves out would show a missing upstream in the UI)."""
+    from rich.console import Console
+
+    from assets.sim import study_asset_name
+    from pipelines.cli import run as run_cli
+    from pipelines.definitions import defs
+    from studies import reproduction as repro
+
+    calls: list[tuple[list[str], str | None]] = []
+
+    def fake_materialize(keys, console, ops_config=None, partition_key=None) -> bool:
+        calls.append((list(keys), partition_key))
+        return True
+
+    monkeypatch.setattr(run_cli, "_materialize", fake_materialize)
+    monkeypatch.setattr(run_cli, "_has_tables", lambda names: True)
+    assert run_cli.run_reports(Console(quiet=True), 1, simulate=False) == 0
+    graph = defs.resolve_asset_graph()
+    done = {k.to_user_string() for k in run_cli.first_half().resolve(graph)}
+    done |= {study_asset_name(n) for n in run_cli.quick_studies()} | set(run_cli.HARMONY_ASSETS)
+    ((rendered, pk),) = calls
+    assert pk == "quick"
+    done |= set(rendered)
+    reports = [k for k in graph.get_all_asset_keys() if k.to_user_string().startswith("report_")]
+    assert {k.to_user_string() for k in reports} <= set(rendered)
+    for key in reports:
+        upstream = {k.to_user_string() for k in graph.upstream_key_iterator(key)}
+        # full-profile study assets are upstream only of the full partitions (test above)
+        upstream -= {study_asset_name(n) for n in repro.profile_studies(repro.FULL)}
+        assert upstream <= done, (key.to_user_string(), sorted(upstream - done))

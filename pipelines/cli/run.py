@@ -32,13 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
     if args.source:
         os.environ["VARCAP_SOURCE"] = args.source
-    selection = (
-        dg.AssetSelection.groups(*args.groups)
-        if args.groups
-        # sweeps: `varcap sweep STUDY`; reproduction and reports follow the quick studies (run_reports)
-        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim", "reproduction", "reports", "harmony")
-        | dg.AssetSelection.assets("out_sim_inputs")
-    )
+    selection = dg.AssetSelection.groups(*args.groups) if args.groups else first_half()
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
     # Dagster's console log (tracebacks of failed steps) only with --debug; warnings and failures are
@@ -111,6 +105,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def first_half():
+    """What ``varcap run`` materializes before the studies: every asset but the sweeps (`varcap sweep
+    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and ``out_sim_inputs``."""
+    import dagster as dg
+
+    return dg.AssetSelection.all() - dg.AssetSelection.groups(
+        "sim", "reproduction", "reports", "harmony"
+    ) | dg.AssetSelection.assets("out_sim_inputs")
+
+
+#: Harmony's assets `varcap run` materializes (pipelines.cli.sweeps.run_harmony)
+HARMONY_ASSETS = (
+    "out_harmony_task_classes",
+    "out_harmony_demand",
+    "out_harmony_results",
+    "out_harmony_intervals",
+)
+
+
 #: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): none since the
 #: SlackSched chapter must render in `make run` (its 42 quick scenarios take ~100 s on 2 cores, measured
 #: 2026-11-24); the mechanism stays for a policy too slow for the ≤ 10 min budget.
@@ -152,11 +165,14 @@ def simulate_quick(console, workers: int, everything: bool = False, progress: bo
 RUN_HARMONY_STUDY = "harmony"
 
 
-def report_keys(profile_only: bool = False) -> list[str]:
-    """The report assets: every ``report_*`` (``profile_only``: only those with a profile partition)."""
-    from assets.reports import CHAPTERS
+def report_keys() -> list[str]:
+    """The ``reports`` group: the tables the chapters read besides the results, every ``report_*``."""
+    import dagster as dg
 
-    return [f"report_{c.name}" for c in CHAPTERS if c.profiled or not profile_only] + ["report_index"]
+    from pipelines.definitions import defs
+
+    keys = dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
+    return [k.to_user_string() for k in keys]
 
 
 def run_reports(
