@@ -1,22 +1,50 @@
 """Thesis ch. 6: the Interval-Aware Scheduler against First-Fit — Table 6.2 (terminations cut and goodput
 difference per workload), heuristics alone and combined (Figs. 6.1–6.2, on the generic heavy-tailed
 instance), and aggressiveness (Fig. 6.3). Inputs: :func:`analysis.results.study_results` rows of
-``repro-thesis-ch6`` (key ``[workload, variant, r]``) and ``repro-generic`` (``[workload, variant, r]``)."""
+``repro-thesis-ch6`` and ``repro-generic``; the variant is read from each row's policy and settings."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import altair as alt
 import polars as pl
 
-from analysis.results import key_part
 from analysis.style import HEIGHT, WIDTH, finish
+
+#: IAS settings that make a reading of the text (studies/thesis/scenarios.py), named ``ias-<value>``
+_READING_SETTINGS = ("h1_threshold", "h4_reading", "survival_pool")
+#: policies that are IAS with a heuristic left out (explaining runs), by variant name
+_PARTIAL_IAS = {"ias-h2+h4": "ias-no-h1", "ias-h1": "ias-h1"}
+
+
+def variant_name(policy: str, settings: Mapping[str, object]) -> str:
+    """The study's name of a scheduler run from its policy and settings, by field name: ``ff``, ``ias``
+    (A = 0.6, the default), ``ias-a0.1``, ``ias-p90`` / ``ias-literal`` / ``ias-all`` (readings),
+    ``ias-no-h1``, ``ias-h1``; anything else ``policy`` with its settings (never a silent mislabel)."""
+    if policy == "ff" and not settings:
+        return "ff"
+    if policy in _PARTIAL_IAS and set(settings) <= {"aggressiveness"}:
+        return _PARTIAL_IAS[policy]
+    if policy == "ias":
+        a = f"{float(settings.get('aggressiveness', 0.6)):g}"  # type: ignore[arg-type]
+        rest = {k: v for k, v in settings.items() if k != "aggressiveness"}
+        if not rest:
+            return "ias" if a == "0.6" else f"ias-a{a}"
+        if a == "0.6" and len(rest) == 1 and next(iter(rest)) in _READING_SETTINGS:
+            return f"ias-{next(iter(rest.values()))}"
+    return " ".join([policy, *(f"{k}={v}" for k, v in sorted(settings.items()))])
 
 
 def variants(res: pl.DataFrame) -> pl.DataFrame:
-    """Add ``variant`` (``ff``, ``ias``, ``ias-a0.1``, …) from the builder key."""
-    return key_part(res, 1, "variant")
+    """Add ``variant`` (``ff``, ``ias``, ``ias-a0.1``, …) from the rows' ``policy`` and ``settings_json``
+    (by field name, never by the builder key's position)."""
+    names = [
+        variant_name(p, json.loads(s) if s else {})
+        for p, s in zip(res["policy"], res["settings_json"], strict=True)
+    ]
+    return res.with_columns(pl.Series("variant", names, dtype=pl.Utf8))
 
 
 def versus_ff(res: pl.DataFrame) -> pl.DataFrame:

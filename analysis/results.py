@@ -1,8 +1,9 @@
 """Reading simulation results of the reproduction studies from the warehouse (read-only).
 
 ``out_study_scenarios`` says which scenarios make up each study and profile (with the study builder's
-key); ``out_sim_results`` holds their metrics. A chapter shows the ``full`` profile when all its runs
-exist, else ``quick`` (what ``make run`` simulates)."""
+key); ``out_study_results`` holds their metrics per profile (the reproduction studies' rows of
+``out_sim_results``, one asset partition per profile). A chapter shows the profile of its report's
+partition (``make run``: quick; ``varcap reproduce`` then ``varcap reports``: full)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 
 def coverage(con: duckdb.DuckDBPyConnection, bases: list[str]) -> dict[str, float]:
     """Fraction of each profile's scenarios (of the studies ``bases``) that have results."""
-    if not (has_table(con, "out_study_scenarios") and has_table(con, "out_sim_results")):
+    if not (has_table(con, "out_study_scenarios") and has_table(con, "out_study_results")):
         return {}
     rows = con.sql(
         "SELECT m.profile, avg(CASE WHEN r.scenario_id IS NULL THEN 0 ELSE 1 END) FROM out_study_scenarios m "
-        "LEFT JOIN out_sim_results r USING (scenario_id) WHERE m.base_study IN (SELECT unnest(?)) GROUP BY 1",
+        "LEFT JOIN out_study_results r ON r.scenario_id = m.scenario_id AND r.profile = m.profile "
+        "WHERE m.base_study IN (SELECT unnest(?)) GROUP BY 1",
         params=[bases],
     ).fetchall()
     return {p: float(f) for p, f in rows}
@@ -49,15 +51,16 @@ def pick_profile(con: duckdb.DuckDBPyConnection, bases: list[str], profile: str 
 
 
 def study_results(con: duckdb.DuckDBPyConnection, base: str, profile: str) -> pl.DataFrame:
-    """``out_sim_results`` rows of study ``base`` in ``profile``, with the builder's ``key`` (a list) and
-    ``replicate``. Empty (with those columns) when nothing has run; ``LookupError`` if the tables are
-    missing (run ``varcap run``)."""
-    for t in ("out_study_scenarios", "out_sim_results"):
+    """``out_study_results`` rows of study ``base`` in ``profile`` (the columns of ``out_sim_results``),
+    with the builder's ``key`` (a list) and ``replicate``. Empty (with those columns) when nothing has run;
+    ``LookupError`` if the tables are missing (run ``varcap run``)."""
+    for t in ("out_study_scenarios", "out_study_results"):
         if not has_table(con, t):
             raise LookupError(f"warehouse has no {t}: run `varcap run` (or `varcap reproduce --quick`)")
     df = con.sql(
-        "SELECT r.*, m.key_json, m.replicate FROM out_study_scenarios m JOIN out_sim_results r "
-        "USING (scenario_id) WHERE m.base_study = ? AND m.profile = ? ORDER BY m.key_json",
+        "SELECT r.* EXCLUDE (profile), m.key_json, m.replicate FROM out_study_scenarios m "
+        "JOIN out_study_results r ON r.scenario_id = m.scenario_id AND r.profile = m.profile "
+        "WHERE m.base_study = ? AND m.profile = ? ORDER BY m.key_json",
         params=[base, profile],
     ).pl()
     return df.with_columns(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from analysis.results import key_part, mean_ci
+from analysis.results import json_field, mean_ci
 from analysis.style import HEIGHT, WIDTH, finish
 
 WORKLOAD_NAMES = {"azure": "Azure", "borg2011-native": "Borg"}
@@ -16,14 +16,18 @@ WORKLOAD_NAMES = {"azure": "Azure", "borg2011-native": "Borg"}
 
 def ch4_frame(res: pl.DataFrame) -> pl.DataFrame:
     """Rows of ``repro-thesis-ch4`` with ``workload_name``, ``changes_per_hour`` and ``step`` (both null
-    for the fixed-capacity reference, ``fixed`` true) from the builder key ``[workload, f, step, r]`` /
-    ``[workload, "fixed", r]``."""
-    df = key_part(res, 1, "changes_per_hour", pl.Float64)
-    df = key_part(df, 2, "step", pl.Float64).with_columns(
-        pl.col("changes_per_hour").is_null().alias("fixed"),
+    for the fixed-capacity reference, ``fixed`` true), read by name from each row's capacity
+    (``capacity_json``: kind ``constant`` is the fixed platform)."""
+    df = json_field(res, "capacity_json", "kind", "_kind")
+    df = json_field(df, "capacity_json", "changes_per_hour", "changes_per_hour", pl.Float64)
+    df = json_field(df, "capacity_json", "step", "step", pl.Float64).with_columns(
+        (pl.col("_kind") == "constant").alias("fixed"),
         pl.col("workload").replace(WORKLOAD_NAMES).alias("workload_name"),
     )
-    return df.with_columns(pl.when(~pl.col("fixed")).then(pl.col("step")).alias("step"))
+    return df.with_columns(
+        pl.when(~pl.col("fixed")).then(pl.col("step")).alias("step"),
+        pl.when(~pl.col("fixed")).then(pl.col("changes_per_hour")).alias("changes_per_hour"),
+    ).drop("_kind")
 
 
 def _axis(x: str) -> tuple[alt.X, str]:
@@ -105,8 +109,13 @@ def latency_vs(df: pl.DataFrame, x: str) -> alt.TopLevelMixin:
 
 
 def grid_frame(res: pl.DataFrame) -> pl.DataFrame:
-    """Rows of ``repro-grids`` with ``grid`` (``fixed`` for the constant-capacity reference)."""
-    return key_part(res, 0, "grid")
+    """Rows of ``repro-grids`` with ``grid`` (``fixed`` for the constant-capacity reference), read by name
+    from each row's capacity (``capacity_json``)."""
+    df = json_field(res, "capacity_json", "kind", "_kind")
+    df = json_field(df, "capacity_json", "grid", "grid")
+    return df.with_columns(
+        pl.when(pl.col("_kind") == "constant").then(pl.lit("fixed")).otherwise(pl.col("grid")).alias("grid")
+    ).drop("_kind")
 
 
 def grid_bars(res: pl.DataFrame) -> alt.TopLevelMixin:

@@ -29,8 +29,8 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.raw import POOL
+from assets.reproduction import PROFILE_PARTITIONS, profile_study_deps
 from assets.schema import Col, TableSchema
-from assets.sim import study_asset_name
 from assets.warehouse import replace_table
 from sim import paths
 from studies import reproduction as repro
@@ -193,7 +193,13 @@ class Chapter:
     title: str
     blurb: str
     tables: tuple[str, ...]
-    studies: tuple[str, ...] = ()  # reproduction study bases; both profiles' study assets are deps
+    studies: tuple[str, ...] = ()  # reproduction study bases; each profile's partition reads its studies
+
+    @property
+    def profiled(self) -> bool:
+        """One report per reproduction profile (an asset partition each): it reads studies or the
+        profile-partitioned tables."""
+        return bool(self.studies) or bool(set(self.tables) & PROFILED_TABLES)
 
 
 CHAPTERS: tuple[Chapter, ...] = (
@@ -214,7 +220,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Thesis ch. 4 — First-Fit under variable capacity",
         "Figs. 4.1–4.8 goodput, terminations, latency vs change frequency and step; Figs. 4.9–4.10 "
         "observed grids; Table 4.1 Zipf workloads.",
-        ("out_sim_results", "out_study_scenarios", "out_workload_stats"),
+        ("out_study_results", "out_study_scenarios", "out_workload_stats"),
         ("repro-thesis-ch4", "repro-grids"),
     ),
     Chapter(
@@ -232,28 +238,28 @@ CHAPTERS: tuple[Chapter, ...] = (
         "ch6_ias",
         "Thesis ch. 6 — The Interval-Aware Scheduler",
         "Figs. 6.1–6.3 heuristics and aggressiveness; Table 6.2 IAS vs First-Fit.",
-        ("out_sim_results", "out_study_scenarios"),
+        ("out_study_results", "out_study_scenarios"),
         ("repro-thesis-ch6", "repro-generic"),
     ),
     Chapter(
         "riskaware",
         "Seed 001 — Risk-aware scheduling",
         "Figs. 1–4: goodput of FirstFitAware, TargetASAP and PackedTargetASAP over replicates.",
-        ("out_sim_results", "out_study_scenarios"),
+        ("out_study_results", "out_study_scenarios"),
         ("repro-riskaware",),
     ),
     Chapter(
         "slacksched",
         "Seed 002 — SlackSched on harvest VMs",
         "Figs. 9–10: job completion time CDFs and their reduction vs the CapacityScheduler.",
-        ("out_sim_results", "out_study_scenarios"),
+        ("out_study_results", "out_study_scenarios"),
         ("repro-slacksched",),
     ),
     Chapter(
         "zhang_chien",
         "Seed 003 — Termination policies under variable capacity",
         "Figs. 8–11: goodput decline with dynamic range and by termination policy.",
-        ("out_sim_results", "out_study_scenarios"),
+        ("out_study_results", "out_study_scenarios"),
         ("repro-zhang-chien",),
     ),
     Chapter(
@@ -272,6 +278,10 @@ CHAPTERS: tuple[Chapter, ...] = (
 )
 
 
+#: tables with one asset partition per reproduction profile: a chapter reading one is partitioned too
+PROFILED_TABLES = {"out_study_results", "out_reproduction"}
+
+
 def reports_dir() -> Path:
     return paths.data_dir() / "reports"
 
@@ -281,7 +291,6 @@ def notebooks_dir() -> Path:
 
 
 class ReportConfig(dg.Config):
-    profile: str = "auto"  # auto (full where its runs are complete, else quick) | full | quick
     timeout_s: int = 600
 
 
@@ -382,11 +391,9 @@ def execute_notebook(
     return Executed(html_path, figures, [], time.perf_counter() - t0)
 
 
-def _chapter_deps(ch: Chapter) -> list[str]:
-    deps = list(ch.tables)
-    for base in ch.studies:
-        deps += [study_asset_name(repro.study_name(base, pr)) for pr in repro.PROFILES.values()]
-    return deps
+def _chapter_deps(ch: Chapter) -> list[str | dg.AssetDep]:
+    """The tables the chapter reads and, per profile partition, that profile's study assets."""
+    return [*ch.tables, *profile_study_deps(ch.studies)]
 
 
 def report_asset(ch: Chapter) -> dg.AssetsDefinition:
@@ -395,20 +402,20 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         group_name="reports",
         pool=POOL,  # reads the warehouse: never while a writer holds it
         kinds={"jupyter", "html"},
+        partitions_def=PROFILE_PARTITIONS if ch.profiled else None,
         deps=_chapter_deps(ch),
         code_version="1",
         description=f"{ch.title}: notebooks/{ch.name}.ipynb executed into data/reports/{ch.name}.html. "
         + ch.blurb,
     )
-    def _report(config: ReportConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
-        if config.profile not in ("auto", *repro.PROFILES):
-            raise dg.Failure(
-                f"profile must be auto or one of {sorted(repro.PROFILES)}, got {config.profile!r}"
-            )
+    def _report(
+        context: dg.AssetExecutionContext, config: ReportConfig, duckdb: DuckDBResource
+    ) -> dg.MaterializeResult:
         nb = notebooks_dir() / f"{ch.name}.ipynb"
-        # the paper's numbers the chapter's charts show, from the papers' claims (studies/<paper>/)
+        # the profile is the partition's; the paper's numbers the chapter's charts show come from the
+        # papers' claims (studies/<paper>/)
         params = {
-            "profile": config.profile,
+            "profile": context.partition_key if ch.profiled else "auto",
             **({"paper": repro.FIGURES[ch.name]} if ch.name in repro.FIGURES else {}),
         }
         try:
@@ -420,6 +427,7 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         return dg.MaterializeResult(
             metadata={
                 "path": dg.MetadataValue.path(str(ex.html_path)),
+                "profile": params["profile"],
                 "figures": len(ex.figures),
                 "figure_names": ", ".join(p.stem for p in ex.figures),
                 "seconds": round(ex.seconds, 1),
@@ -523,11 +531,13 @@ tr.out td:nth-child(6) {{ color: #b22; font-weight: bold; }} tr.in td:nth-child(
     group_name="reports",
     pool=POOL,
     kinds={"html"},
+    partitions_def=PROFILE_PARTITIONS,
     deps=["out_reproduction", *(f"report_{ch.name}" for ch in CHAPTERS)],
     code_version="1",
-    description="data/reports/index.html: every chapter report with thumbnails, and the reproduction table.",
+    description="data/reports/index.html: every chapter report with thumbnails, and the reproduction table "
+    "of its partition's profile (quick after `varcap run`, full after `varcap reproduce` and `varcap reports`).",
 )
-def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
+def report_index(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     out = reports_dir()
     thumbs = out / "thumbs"
     thumbs.mkdir(parents=True, exist_ok=True)
@@ -552,7 +562,7 @@ def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
         have = conn.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
         ).fetchall()[0][0]
-        table = repro_rows(conn) if have else None
+        table = repro_rows(conn, context.partition_key) if have else None
     generated = time.strftime("Generated %Y-%m-%d %H:%M UTC.", time.gmtime())
     path = out / "index.html"
     path.write_text(index_html(chapters, table, generated), encoding="utf-8")
@@ -560,6 +570,7 @@ def report_index(duckdb: DuckDBResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(
         metadata={
             "path": dg.MetadataValue.path(str(path)),
+            "profile": context.partition_key,
             "chapters": len(chapters),
             "figures": sum(c["figures"] for c in chapters),
             "missing": ", ".join(missing) or "none",

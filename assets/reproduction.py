@@ -1,6 +1,13 @@
-"""``out_reproduction``: the seeds' headline results next to varcap's (group ``reproduction``).
+"""``out_reproduction`` and ``out_study_results``: the seeds' headline results next to varcap's (group
+``reproduction``), and the reproduction studies' result rows the chapters read, both partitioned by profile.
 
-The asset reads the cached results of the reproduction studies (``repro-*``; simulated by ``varcap
+Both assets have one partition per reproduction profile (``quick``, ``full``). A study asset is upstream of
+the partition of its own profile only (:func:`profile_study_deps`: every partition of
+``out_sim__repro_x_quick`` maps to ``quick``, every partition of ``out_sim__repro_x`` to ``full``), so
+after ``varcap run`` the ``quick`` partitions and everything upstream of them are materialized, and
+``varcap reproduce`` materializes the ``full`` ones.
+
+``out_reproduction`` reads the cached results of the reproduction studies (``repro-*``; simulated by ``varcap
 reproduce`` or by materializing the study assets) and the exported sweep inputs, computes one row per
 headline and reading (:mod:`studies.reproduction`), and replaces the DuckDB table. A headline whose
 scenarios have not run gets a row saying so (``not run: …``); with none run the asset fails.
@@ -14,29 +21,101 @@ from dagster_duckdb import DuckDBResource
 
 from assets.checks import md_table, table_checks
 from assets.raw import POOL
-from assets.schema import OUT_REPRODUCTION
-from assets.sim import study_asset_name
+from assets.schema import OUT_REPRODUCTION, OUT_STUDY_RESULTS
+from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
 from assets.warehouse import replace_table
 from studies import reproduction as repro
+from studies import sweep
+
+#: one partition per reproduction profile (``quick``: ``varcap run``; ``full``: ``varcap reproduce``)
+PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(list(repro.PROFILES))
 
 
-class ReproductionConfig(dg.Config):
-    profile: str = "full"  # full | quick
+def profile_study_deps(bases: list[str] | tuple[str, ...]) -> list[dg.AssetDep]:
+    """Dependencies of a profile-partitioned asset on the study assets of ``bases`` (reproduction study
+    names without profile): each profile's study asset maps every one of its partitions to that
+    profile's partition, so partition ``quick`` depends on exactly the quick studies' scenarios."""
+    deps = []
+    for base in bases:
+        for pr in repro.PROFILES.values():
+            name = repro.study_name(base, pr)
+            deps.append(
+                dg.AssetDep(
+                    study_asset_name(name),
+                    partition_mapping=dg.StaticPartitionMapping(
+                        {k: pr.name for k in STUDY_PARTITION_KEYS[name]}
+                    ),
+                )
+            )
+    return deps
+
+
+def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
+    """The profile of the partition being materialized (``Failure`` naming the known ones)."""
+    name = context.partition_key
+    if name not in repro.PROFILES:
+        raise dg.Failure(f"profile must be one of {sorted(repro.PROFILES)}, got {name!r}")
+    return repro.PROFILES[name]
 
 
 @dg.asset(
     group_name="reproduction",
     pool=POOL,
     kinds={"duckdb"},
-    deps=["out_sim_inputs", "out_harmony_results", *(study_asset_name(n) for n in repro.studies())],
+    partitions_def=PROFILE_PARTITIONS,
+    deps=["out_sim_inputs", *profile_study_deps(list(repro.STUDY_BUILDERS))],
+    code_version="1",
+    description="The reproduction studies' rows of out_sim_results for one profile (partition quick or "
+    "full), read from the runs of exactly that profile's study partitions: what the chapter reports read.",
+)
+def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    pr = _profile(context)
+    ids = [s.id for s in repro.profile_scenarios(pr)]
+    found, problems = sweep.scan_runs(ids)
+    for msg in problems:
+        context.log.warning(msg)
+    if not found:
+        raise dg.Failure(
+            f"no runs of the {pr.name} reproduction studies: run `varcap "
+            f"{'run' if pr.name == 'quick' else 'reproduce'}` first"
+        )
+    df = sweep.results_frame(found).with_columns(pl.lit(pr.name).alias("profile"))
+    df = df.select(OUT_STUDY_RESULTS.column_names)
+    with duckdb.get_connection() as conn:
+        exists = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_study_results'"
+        ).fetchall()[0][0]
+        other = (
+            conn.sql("SELECT * FROM out_study_results WHERE profile <> ?", params=[pr.name]).pl()
+            if exists
+            else None
+        )
+        if other is not None and other.height and other.columns == df.columns:
+            df = pl.concat([df, other], how="vertical_relaxed")
+        replace_table(conn, OUT_STUDY_RESULTS, df)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": df.height,
+            "profile": pr.name,
+            "scenarios": len(found),
+            "of_profile": len(ids),
+        }
+    )
+
+
+@dg.asset(
+    group_name="reproduction",
+    pool=POOL,
+    kinds={"duckdb"},
+    partitions_def=PROFILE_PARTITIONS,
+    deps=["out_sim_inputs", "out_harmony_results", *profile_study_deps(list(repro.STUDY_BUILDERS))],
     code_version="1",
     description="One row per seed headline (and reading): paper value, varcap mean ± 95 % CI over "
-    "replicates, acceptance band, within_band, explanation. `varcap reproduce [--quick]`.",
+    "replicates, acceptance band, within_band, explanation; one partition per profile. "
+    "`varcap reproduce [--quick]`.",
 )
-def out_reproduction(config: ReproductionConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    if config.profile not in repro.PROFILES:
-        raise dg.Failure(f"profile must be one of {sorted(repro.PROFILES)}, got {config.profile!r}")
-    pr = repro.PROFILES[config.profile]
+def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+    pr = _profile(context)
     t0 = time.perf_counter()
     try:
         df = repro.reproduction_rows(pr, repro.load_profile_runs(pr))
@@ -77,5 +156,8 @@ def out_reproduction(config: ReproductionConfig, duckdb: DuckDBResource) -> dg.M
     )
 
 
-reproduction_assets = [out_reproduction]
-reproduction_checks = table_checks(OUT_REPRODUCTION, out_reproduction, prefixed=True)
+reproduction_assets = [out_study_results, out_reproduction]
+reproduction_checks = [
+    *table_checks(OUT_STUDY_RESULTS, out_study_results, prefixed=True),
+    *table_checks(OUT_REPRODUCTION, out_reproduction, prefixed=True),
+]

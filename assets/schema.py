@@ -457,7 +457,19 @@ OUT_SIM_RESULTS = TableSchema(
         ),
     ),
 )
-SIM_TABLES = {OUT_SIM_RESULTS.name: OUT_SIM_RESULTS}
+OUT_STUDY_RESULTS = TableSchema(
+    "out_study_results",
+    "The reproduction studies' rows of `out_sim_results`, per profile (asset partition `quick` or `full`): "
+    "what the chapter reports read, rebuilt from exactly that profile's study partitions (`varcap run`: "
+    "quick; `varcap reproduce` then `varcap reports`: full).",
+    (
+        Col("profile", "VARCHAR", "-", "reproduction profile: quick or full", False),
+        *OUT_SIM_RESULTS.columns,
+    ),
+    ("profile", "scenario_id"),
+    OUT_SIM_RESULTS.ranges,
+)
+SIM_TABLES = {OUT_SIM_RESULTS.name: OUT_SIM_RESULTS, OUT_STUDY_RESULTS.name: OUT_STUDY_RESULTS}
 ALL_TABLES.update(SIM_TABLES)
 
 OUT_REPRODUCTION = TableSchema(

@@ -193,6 +193,10 @@ def partition_metadata(row: dict, key: str) -> dict[str, object]:
     }
 
 
+#: study name → its asset's partition keys (catalogue order), filled as the study assets are built
+STUDY_PARTITION_KEYS: dict[str, list[str]] = {}
+
+
 def study_asset_name(name: str) -> str:
     return "out_sim__" + name.replace("-", "_")
 
@@ -208,6 +212,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     step records each partition's own settings and metrics as its metadata."""
     scs = study(name)
     keys = sweep.partition_keys(scs)
+    STUDY_PARTITION_KEYS[name] = list(keys.values())
     by_key = {keys[s.id]: s for s in scs}
     snake = name.replace("-", "_")
     slots = min(len(scs), MAX_CHUNKS)

@@ -5,6 +5,7 @@ Usage::
     python -m pipelines.bench [ingest]       # normalize every sample, then raw -> core (target < 60 s)
     python -m pipelines.bench startup        # varcap --help (<= 0.3 s), varcap simulate on 10 jobs (<= 0.8 s)
     python -m pipelines.bench sweep          # warm `varcap sweep smoke`: sum of wall_s / wall (>= 60 %)
+    python -m pipelines.bench overhead       # after `varcap run`: the runner's cost per cached scenario (<= 0.2 s)
 
 ``startup`` and ``sweep`` take ``--against REV``: the same measurement on the sources of git revision
 ``REV`` (exported with ``git archive`` to a temporary directory, run with this environment), printed
@@ -228,6 +229,63 @@ def _needs_inputs(tree: Path, study: str, env: dict[str, str]) -> bool:
     return r.returncode == 1
 
 
+def bench_overhead(study_names: list[str], workers: int) -> dict[str, float]:
+    """Per-scenario orchestration overhead of the one runner (``materialize_studies``) on studies whose
+    scenarios are all cached (run ``varcap run`` first): its wall time against reading the same cached
+    results in a plain loop, per scenario. Records every partition again in ``$DAGSTER_HOME``."""
+    from rich.console import Console
+
+    from pipelines.cli.common import prepare_dagster_home
+    from pipelines.cli.sweeps import materialize_studies
+    from studies import sweep
+    from studies.catalogue import study
+
+    prepare_dagster_home()
+    scs = list({s.id: s for n in study_names for s in study(n)}.values())
+    missing = [s.id for s in scs if not sweep.is_cached(s)]
+    if missing:
+        raise SystemExit(f"{len(missing)} of {len(scs)} scenarios not cached: run `varcap run` first")
+    t0 = time.perf_counter()
+    for s in scs:
+        sweep.cached_result(s)
+    plain = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ok = materialize_studies(
+        study_names, workers, Console(quiet=True), progress=False, results=False, export_inputs=False
+    )
+    runner = time.perf_counter() - t0
+    if not ok:
+        raise SystemExit("materialize_studies failed")
+    return {
+        "scenarios": len(scs),
+        "plain_s": plain,
+        "runner_s": runner,
+        "overhead_per_scenario_s": (runner - plain) / len(scs),
+    }
+
+
+def _print_overhead(workers: int) -> None:
+    from studies import reproduction as repro
+
+    load = os.getloadavg()[0]
+    r = bench_overhead(repro.profile_studies(repro.QUICK), workers)
+    print(
+        f"the quick reproduction studies, every scenario cached ({r['scenarios']:.0f} partitions; load "
+        f"average {load:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    print(f"plain loop over the cached results:     {r['plain_s']:.1f} s")
+    print(f"materialize_studies (Dagster runs):     {r['runner_s']:.1f} s")
+    per = r["overhead_per_scenario_s"]
+    print(
+        f"orchestration overhead per scenario:    {per:.3f} s (target ≤ {OVERHEAD_TARGET_S} s: "
+        f"{'met' if per <= OVERHEAD_TARGET_S else 'NOT met'})"
+    )
+
+
+#: issue #25: what the Dagster runner may cost per scenario over a plain process pool
+OVERHEAD_TARGET_S = 0.2
+
+
 # ------------------------------------------------------------------------------------------------ main
 def _measure(rev: str | None, fn, *args):
     with source_tree(rev) as tree:
@@ -276,7 +334,7 @@ def _print_sweep(study: str, workers: int, against: str | None, tree: bool = Tru
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m pipelines.bench", description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", choices=["ingest", "startup", "sweep"], default="ingest")
+    ap.add_argument("what", nargs="?", choices=["ingest", "startup", "sweep", "overhead"], default="ingest")
     ap.add_argument("--against", metavar="REV", help="also measure git revision REV (before/after)")
     ap.add_argument("--only-against", action="store_true", help="measure REV only, not the working tree")
     ap.add_argument("--runs", type=int, default=5, help="startup: timed processes per command")
@@ -287,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ap.error("--only-against needs --against REV")
     if args.what == "ingest":
         bench_ingest()
+    elif args.what == "overhead":
+        _print_overhead(args.workers)
     elif args.what == "startup":
         _print_startup(args.runs, args.against, not args.only_against)
     else:

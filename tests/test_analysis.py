@@ -102,11 +102,13 @@ def test_results_tables_profile_pick_and_join() -> None:
         "('s', 's', 'full', 'c', '[\"x\", 2.0, 0]', 0)) t(study, base_study, profile, scenario_id, key_json, replicate)"
     )
     con.sql(
-        "CREATE TABLE out_sim_results AS SELECT * FROM (VALUES ('a', 0.5), ('b', 0.6)) t(scenario_id, goodput)"
+        "CREATE TABLE out_study_results AS SELECT * FROM (VALUES ('quick', 'a', 0.5), ('full', 'b', 0.6), "
+        "('quick', 'c', 0.7)) t(profile, scenario_id, goodput)"
     )
+    # a row of another profile does not count: c ran in quick only
     assert coverage(con, ["s"]) == {"quick": 1.0, "full": 0.5}
     assert pick_profile(con, ["s"]) == "quick"  # full incomplete
-    con.sql("INSERT INTO out_sim_results VALUES ('c', 0.7)")
+    con.sql("INSERT INTO out_study_results VALUES ('full', 'c', 0.7)")
     assert pick_profile(con, ["s"]) == "full"
     assert pick_profile(con, ["s"], "quick") == "quick"
     with pytest.raises(ValueError, match="unknown profile"):
@@ -116,19 +118,22 @@ def test_results_tables_profile_pick_and_join() -> None:
 
 
 def test_ch4_frame_and_charts() -> None:
-    keys, good, terms = [], [], []
+    keys, good, terms, caps = [], [], [], []
     for wl in ("azure", "borg2011-native"):
         for r in (0, 1):
             keys.append([wl, "fixed", r])
+            caps.append(json.dumps({"kind": "constant", "fraction": 0.7}))
             good.append(0.8)
             terms.append(0)
             for f, s in ((1.0, 0.15), (8.0, 0.15), (1.0, 0.6)):
                 keys.append([wl, f, s, r])
+                caps.append(json.dumps({"kind": "random_walk", "changes_per_hour": f, "step": s, "seed": r}))
                 good.append(0.7 - 0.01 * f - r * 0.01)
                 terms.append(int(10 * f))
     n = len(keys)
     res = _res(
         keys,
+        capacity_json=caps,
         workload=[k[0] for k in keys],
         goodput=good,
         terminations=terms,
@@ -151,7 +156,12 @@ def test_ch4_frame_and_charts() -> None:
 def test_table_6_2_cut_and_goodput() -> None:
     keys = [["zipf-1.5", "ff", 0], ["zipf-1.5", "ias", 0], ["zipf-1.5", "ff", 1], ["zipf-1.5", "ias", 1]]
     res = _res(
-        keys, workload=["zipf-1.5"] * 4, terminations=[100, 25, 200, 100], goodput=[0.5, 0.52, 0.5, 0.5]
+        keys,
+        workload=["zipf-1.5"] * 4,
+        policy=[k[1] for k in keys],
+        settings_json=["{}", '{"aggressiveness": "0.6"}'] * 2,
+        terminations=[100, 25, 200, 100],
+        goodput=[0.5, 0.52, 0.5, 0.5],
     )
     tab = ias.table_6_2(res, **FIGURES["ch6_ias"])  # the thesis' values, as the report asset passes them
     row = tab.row(0, named=True)
@@ -270,6 +280,43 @@ def test_zhang_chien_decline() -> None:
         "machines-requeue",
     ]
     _png_ok(zhang_chien.policy_chart(res))
+
+
+def _scrambled(res: pl.DataFrame) -> pl.DataFrame:
+    """The same rows with one more element at the front of the builder key: an analysis that reads a key
+    position gets another field (the replicate stays last, as study_results gives it)."""
+    return res.with_columns(pl.concat_list(pl.lit("extra"), pl.col("key")).alias("key"))
+
+
+@pytest.mark.parametrize("profile_name", ["quick", "full"])
+def test_ch6_variants_are_read_by_name_on_the_real_studies(profile_name: str) -> None:
+    """Every ch. 6 and generic-instance run gets the builder's variant name from its policy and settings,
+    whatever the key's shape (a position read fails on the shifted keys)."""
+    from studies.thesis import ZIPFS, ch6_scenarios, generic_scenarios
+
+    for build in (ch6_scenarios, generic_scenarios):
+        res = _study_res(build, profile_name)
+        want = [k[1] for k in res["key"]]  # the builders' variant names, [workload, variant, r]
+        assert ias.variants(_scrambled(res))["variant"].to_list() == want
+    tab = ias.table_6_2(_scrambled(_study_res(ch6_scenarios, profile_name)))
+    assert set(tab["workload"]) == {*ZIPFS, "azure"}
+
+
+@pytest.mark.parametrize("profile_name", ["quick", "full"])
+def test_ch4_and_grid_fields_are_read_by_name_on_the_real_studies(profile_name: str) -> None:
+    from studies.thesis import ch4_scenarios, grid_scenarios
+
+    res = _study_res(ch4_scenarios, profile_name)
+    df = variable_capacity.ch4_frame(_scrambled(res))
+    for key, row in zip(res["key"], df.iter_rows(named=True), strict=True):
+        if key[1] == "fixed":
+            assert row["fixed"] and row["changes_per_hour"] is None and row["step"] is None
+        else:
+            assert not row["fixed"]
+            assert (row["changes_per_hour"], row["step"]) == (float(key[1]), float(key[2]))
+    g = variable_capacity.grid_frame(_scrambled(_study_res(grid_scenarios, profile_name)))
+    assert g["grid"].to_list() == [k[0] for k in _study_res(grid_scenarios, profile_name)["key"]]
+    assert None not in set(g["grid"]) and "fixed" in set(g["grid"])
 
 
 def test_zhang_chien_chart_shows_the_papers_policies_on_the_real_study() -> None:

@@ -77,10 +77,31 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
         return rep.Executed(html, [fig], [], 0.0)
 
     monkeypatch.setattr(rep, "execute_notebook", fake_execute)
+    # what `varcap reproduce` leaves in the Dagster instance: every full study partition materialized
+    import dagster as dg
+
+    from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
+    from pipelines.cli.common import prepare_dagster_home
+
+    prepare_dagster_home()
+    instance = dg.DagsterInstance.get()
+    for name in repro.profile_studies(repro.FULL):
+        for pk in STUDY_PARTITION_KEYS[name]:
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(asset_key=study_asset_name(name), partition=pk)
+            )
     assert main(["reports"]) == 0
-    # every chapter but Harmony's (its tables come from `varcap sweep harmony`) rendered, profile auto
+    # every chapter but Harmony's (its tables come from `varcap sweep harmony`) rendered; the chapters
+    # of the reproduction studies at their `full` partition, the others (no profile) as they are
     assert set(seen) == {ch.name for ch in rep.CHAPTERS} - {"harmony"}
-    assert {p["profile"] for p in seen.values()} == {"auto"}
+    assert {n: p["profile"] for n, p in seen.items()} == {
+        ch.name: "full" if ch.profiled else "auto" for ch in rep.CHAPTERS if ch.name != "harmony"
+    }
+    for ch in rep.CHAPTERS:
+        if ch.profiled:
+            key = dg.AssetKey(f"report_{ch.name}")
+            assert instance.get_materialized_partitions(key) == {"full"}
+    assert instance.get_materialized_partitions(dg.AssetKey("report_index")) == {"full"}
     index = (home / "data" / "reports" / "index.html").read_text()
     assert "thesis-test" in index
     # the full profile's row is shown (the index picks full when both have the same headlines computed)

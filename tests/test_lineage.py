@@ -159,3 +159,81 @@ def test_reproduce_quick_leaves_the_study_partitions_materialized(
         assert _partition_meta(instance, key, pk)["scenario_id"].value == sid
     assert instance.get_latest_materialization_event(dg.AssetKey("out_sim_results")) is not None
     assert instance.get_latest_materialization_event(dg.AssetKey("out_reproduction")) is not None
+
+
+def test_a_report_partition_stands_on_its_profile_only_and_is_green_once_its_upstream_is() -> None:
+    """The lineage check of ``python -m pipelines.lineage``: report_ch6_ias[quick] reaches raw → core →
+    capacity/intervals → sim (the quick studies' partitions, none of the full ones) → reproduction; it
+    is green only once every one of those asset partitions has a materialization."""
+    from pipelines.definitions import defs
+    from pipelines.lineage import report_lineage
+
+    graph = defs.resolve_asset_graph()
+    report = dg.AssetKey("report_ch6_ias")
+    with dg.instance_for_test() as instance:
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=report, partition="quick"))
+        lineages, unrendered = report_lineage(instance, defs)
+        assert "report_ch6_ias" not in unrendered and "report_ch2_capacity" in unrendered
+        (lin,) = [x for x in lineages if x.report == "report_ch6_ias"]
+        assert lin.partition == "quick"
+        groups = {graph.get(dg.AssetKey(a)).group_name for a in lin.upstream}
+        assert {"raw", "core", "capacity", "intervals", "sim", "reproduction", "reports"} <= groups
+        # the quick studies with every partition; no full study partition, no sweep study, no
+        # out_sim_results (its sweep studies are never run by make run)
+        for name in ("repro-thesis-ch6-quick", "repro-generic-quick"):
+            assert lin.upstream[f"out_sim__{name.replace('-', '_')}"] == set(study_partition_keys(name))
+        assert not {"out_sim__repro_thesis_ch6", "out_sim__repro_generic", "out_sim_results"} & set(
+            lin.upstream
+        )
+        assert lin.upstream["out_study_results"] == {"quick"}
+        assert len(lin.missing) == lin.partitions  # nothing upstream materialized yet
+        for a, pks in lin.upstream.items():
+            for pk in pks:
+                if (a, pk) != ("out_interval_survival", None):
+                    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=a, partition=pk))
+        (lin,) = [x for x in report_lineage(instance, defs)[0] if x.report == "report_ch6_ias"]
+        assert lin.missing == [("out_interval_survival", None)]  # the check names what is missing
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="out_interval_survival"))
+        (lin,) = [x for x in report_lineage(instance, defs)[0] if x.report == "report_ch6_ias"]
+        assert lin.missing == []
+
+
+def study_partition_keys(name: str) -> list[str]:
+    return list(sweep.partition_keys(study(name)).values())
+
+
+def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What `varcap run` selects — its first half, the quick study assets, Harmony's assets, then the
+    results and reports at partition quick — covers every asset upstream of every report (a report
+    reading a table `varcap run` leaves out would show a missing upstream in the UI)."""
+    from rich.console import Console
+
+    from assets.sim import study_asset_name
+    from pipelines.cli import run as run_cli
+    from pipelines.definitions import defs
+    from studies import reproduction as repro
+
+    calls: list[tuple[list[str], str | None]] = []
+
+    def fake_materialize(keys, console, ops_config=None, partition_key=None) -> bool:
+        calls.append((list(keys), partition_key))
+        return True
+
+    monkeypatch.setattr(run_cli, "_materialize", fake_materialize)
+    monkeypatch.setattr(run_cli, "_has_tables", lambda names: True)
+    assert run_cli.run_reports(Console(quiet=True), 1, simulate=False) == 0
+    graph = defs.resolve_asset_graph()
+    done = {k.to_user_string() for k in run_cli.first_half().resolve(graph)}
+    done |= {study_asset_name(n) for n in run_cli.quick_studies()} | set(run_cli.HARMONY_ASSETS)
+    ((rendered, pk),) = calls
+    assert pk == "quick"
+    done |= set(rendered)
+    reports = [k for k in graph.get_all_asset_keys() if k.to_user_string().startswith("report_")]
+    assert {k.to_user_string() for k in reports} <= set(rendered)
+    for key in reports:
+        upstream = {k.to_user_string() for k in graph.upstream_key_iterator(key)}
+        # full-profile study assets are upstream only of the full partitions (test above)
+        upstream -= {study_asset_name(n) for n in repro.profile_studies(repro.FULL)}
+        assert upstream <= done, (key.to_user_string(), sorted(upstream - done))

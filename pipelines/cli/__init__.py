@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--quick-all",
         action="store_true",
-        help=f"simulate every quick scenario (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)",
+        help="simulate every quick scenario"
+        + (f" (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)" if SLOW_POLICIES else ""),
     )
     r.set_defaults(fn=cmd_run)
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")

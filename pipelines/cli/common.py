@@ -117,9 +117,11 @@ def _print_failures(events, console) -> None:
         console.print(line, style="red", markup=False, highlight=False)
 
 
-def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
-    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config; print
-    failures. True on success."""
+def _materialize(
+    keys: list, console, ops_config: dict | None = None, partition_key: str | None = None
+) -> bool:
+    """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config, the
+    partitioned ones at ``partition_key`` (a reproduction profile); print failures. True on success."""
     import dagster as dg
 
     from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
@@ -131,6 +133,7 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
             instance=instance,
             resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
             tags=tags,
+            partition_key=partition_key,
             run_config={
                 "loggers": {"console": {"config": {"log_level": "WARNING"}}},
                 **({"ops": ops_config} if ops_config else {}),
@@ -139,6 +142,22 @@ def _materialize(keys: list, console, ops_config: dict | None = None) -> bool:
         )
     _print_failures(result.all_events, console)
     return result.success
+
+
+def materialized_profile() -> str:
+    """The reproduction profile whose study partitions are all materialized in this Dagster instance:
+    ``full`` after ``varcap reproduce``, else ``quick`` (what ``varcap run`` materializes)."""
+    import dagster as dg
+
+    from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
+    from studies import reproduction as repro
+
+    instance = dg.DagsterInstance.get()
+    for name in repro.profile_studies(repro.FULL):
+        have = instance.get_materialized_partitions(dg.AssetKey(study_asset_name(name)))
+        if not set(STUDY_PARTITION_KEYS[name]) <= have:
+            return repro.QUICK.name
+    return repro.FULL.name
 
 
 def _ensure_sim_inputs(console) -> bool:

@@ -7,7 +7,7 @@ import argparse
 import os
 import time
 
-from pipelines.cli.common import _has_tables, _materialize, prepare_dagster_home
+from pipelines.cli.common import _has_tables, _materialize, materialized_profile, prepare_dagster_home
 from pipelines.cli.sweeps import run_harmony
 from sim import paths
 
@@ -32,13 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
     if args.source:
         os.environ["VARCAP_SOURCE"] = args.source
-    selection = (
-        dg.AssetSelection.groups(*args.groups)
-        if args.groups
-        # sweeps: `varcap sweep STUDY`; reproduction and reports follow the quick studies (run_reports)
-        else dg.AssetSelection.all() - dg.AssetSelection.groups("sim", "reproduction", "reports", "harmony")
-        | dg.AssetSelection.assets("out_sim_inputs")
-    )
+    selection = dg.AssetSelection.groups(*args.groups) if args.groups else first_half()
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
     # Dagster's console log (tracebacks of failed steps) only with --debug; warnings and failures are
@@ -111,10 +105,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): SlackSched with
-#: waiting (its eq. 2 pass over long queues takes ~30 s per quick run even compiled); the chapter shows the
-#: others. (Target* and the per-machine Oracle are fast enough now: they run.)
-SLOW_POLICIES = ("slacksched",)
+def first_half():
+    """What ``varcap run`` materializes before the studies: every asset but the sweeps (`varcap sweep
+    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and ``out_sim_inputs``."""
+    import dagster as dg
+
+    return dg.AssetSelection.all() - dg.AssetSelection.groups(
+        "sim", "reproduction", "reports", "harmony"
+    ) | dg.AssetSelection.assets("out_sim_inputs")
+
+
+#: Harmony's assets `varcap run` materializes (pipelines.cli.sweeps.run_harmony)
+HARMONY_ASSETS = (
+    "out_harmony_task_classes",
+    "out_harmony_demand",
+    "out_harmony_results",
+    "out_harmony_intervals",
+)
+
+
+#: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): none since the
+#: SlackSched chapter must render in `make run` (its 42 quick scenarios take ~100 s on 2 cores, measured
+#: 2026-11-24); the mechanism stays for a policy too slow for the ≤ 10 min budget.
+SLOW_POLICIES: tuple[str, ...] = ()
 
 
 def quick_studies(everything: bool = False) -> list[str]:
@@ -147,6 +160,71 @@ def simulate_quick(console, workers: int, everything: bool = False, progress: bo
     )
 
 
+#: the Harmony study `varcap run` runs for Harmony's chapter: the §9.2 experiment on the embedded sample
+#: (its headline runs at ω = 1.2 and the ω sweep; 19 runs, ~70 s with the class fit and forecasts)
+RUN_HARMONY_STUDY = "harmony"
+
+
+def report_keys() -> list[str]:
+    """The ``reports`` group: the tables the chapters read besides the results, every ``report_*``."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+
+    keys = dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
+    return [k.to_user_string() for k in keys]
+
+
+def run_reports(
+    console,
+    workers: int,
+    simulate: bool = True,
+    reproduction: bool = True,
+    everything: bool = False,
+    profile: str = "quick",
+) -> int:
+    """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
+    cached scenarios are recorded, not simulated) and Harmony's study, then ``out_sim_results``, and at
+    partition ``profile``: ``out_study_results``, ``out_reproduction`` (unless not ``reproduction``) and
+    the reports; print the index path. Every asset upstream of the rendered reports' partitions is then
+    materialized (``tests/test_lineage.py``)."""
+    from assets.reports import reports_dir
+
+    t0 = time.perf_counter()
+    if simulate:
+        if not simulate_quick(console, workers, everything):
+            return 1
+        left = [n for n in repro_quick_studies() if n not in quick_studies(everything)]
+        console.print(
+            f"quick reproduction studies materialized in {time.perf_counter() - t0:.0f} s"
+            + (f" ({', '.join(left)}: `varcap reproduce --quick`)" if left else "")
+        )
+        t0 = time.perf_counter()
+        # Harmony's chapter and seed 004's row (its headline runs are the ω = 1.2 runs of this study)
+        if not run_harmony(RUN_HARMONY_STUDY, show=False, chapter=False):
+            return 1
+        console.print(f"Harmony ({RUN_HARMONY_STUDY}) materialized in {time.perf_counter() - t0:.0f} s")
+    keys = [
+        "out_sim_results",
+        "out_study_results",
+        *(["out_reproduction"] if reproduction else []),
+        *report_keys(),
+    ]
+    if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
+        keys.remove("report_harmony")
+        console.print("Harmony's chapter: `varcap sweep harmony` renders it")
+    t1 = time.perf_counter()
+    with console.status(f"results, reproduction table and reports ({profile} profile) …"):
+        ok = _materialize(keys, console, partition_key=profile)
+    if not ok:
+        return 1
+    index = reports_dir() / "index.html"
+    console.print(
+        f"reports ({profile} profile) rendered in {time.perf_counter() - t1:.0f} s: [bold]{index}[/]"
+    )
+    return 0
+
+
 #: what Harmony's chapter (report_harmony) reads; `varcap sweep harmony` writes them
 HARMONY_REPORT_TABLES = (
     "out_harmony_task_classes",
@@ -156,55 +234,21 @@ HARMONY_REPORT_TABLES = (
 )
 
 
-def run_reports(
-    console, workers: int, simulate: bool = True, reproduction: bool = True, everything: bool = False
-) -> int:
-    """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
-    cached scenarios are recorded, not simulated), then materialize ``out_sim_results``,
-    ``out_reproduction`` (quick; unless not ``reproduction``) and the ``reports`` group, and print the
-    index path."""
-    import dagster as dg
-
-    from assets.reports import reports_dir
-    from pipelines.definitions import defs
+def repro_quick_studies() -> list[str]:
     from studies import reproduction as repro
 
-    t0 = time.perf_counter()
-    if simulate:
-        if not simulate_quick(console, workers, everything):
-            return 1
-        left = [n for n in repro.profile_studies(repro.QUICK) if n not in quick_studies(everything)]
-        console.print(
-            f"quick reproduction studies materialized in {time.perf_counter() - t0:.0f} s"
-            + (f" ({', '.join(left)}: `varcap reproduce --quick`)" if left else "")
-        )
-    keys = ["out_sim_results", *(["out_reproduction"] if reproduction else [])] + [
-        k.to_user_string() for k in dg.AssetSelection.groups("reports").resolve(defs.resolve_asset_graph())
-    ]
-    if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
-        keys.remove("report_harmony")
-        console.print("Harmony's chapter: `varcap sweep harmony` renders it (not part of `varcap run`)")
-    t1 = time.perf_counter()
-    with console.status("simulation results, reproduction table and reports …"):
-        # op config only for selected assets: Dagster rejects config of an op outside the selection
-        config = {"out_reproduction": {"config": {"profile": repro.QUICK.name}}} if reproduction else None
-        ok = _materialize(keys, console, config)
-    if not ok:
-        return 1
-    index = reports_dir() / "index.html"
-    console.print(f"reports rendered in {time.perf_counter() - t1:.0f} s: [bold]{index}[/]")
-    return 0
+    return repro.profile_studies(repro.QUICK)
 
 
 def cmd_reports(args: argparse.Namespace) -> int:
-    """Re-render the reports from the results there are (e.g. after ``varcap reproduce``): the simulation
-    results table and every chapter (profile ``auto``: full where all its runs exist); ``out_reproduction``
-    stays as ``varcap reproduce`` left it (both profiles' rows; the index shows the one with more headlines
-    computed, full on a tie)."""
+    """Re-render the reports from the results there are (e.g. after ``varcap reproduce``): at the
+    ``full`` partition when every full study partition is materialized, else at ``quick`` —
+    ``out_study_results`` and every chapter of that profile, and the index; ``out_reproduction`` stays as
+    ``varcap reproduce`` left it."""
     from rich.console import Console
 
     prepare_dagster_home()
-    return run_reports(Console(), 1, simulate=False, reproduction=False)
+    return run_reports(Console(), 1, simulate=False, reproduction=False, profile=materialized_profile())
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
@@ -245,9 +289,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # seed 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
-    if not _materialize(
-        ["out_reproduction"], console, {"out_reproduction": {"config": {"profile": pr.name}}}
-    ):
+    if not _materialize(["out_reproduction"], console, partition_key=pr.name):
         return 1
     with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
         df = con.sql(

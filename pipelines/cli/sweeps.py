@@ -12,6 +12,7 @@ from pipelines.cli.common import (
     _has_tables,
     _materialize,
     _print_failures,
+    materialized_profile,
     prepare_dagster_home,
 )
 from sim import paths
@@ -319,9 +320,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_harmony(study: str, show: bool = True) -> bool:
+def run_harmony(study: str, show: bool = True, chapter: bool = True) -> bool:
     """Materialize the ``harmony`` asset group for ``study`` (raw → core first on an empty warehouse);
-    ``show``: print the study's results table."""
+    ``chapter``: then Harmony's chapter and the index (not for the headline/smoke studies); ``show``:
+    print the study's results table."""
     from rich.console import Console
 
     console = Console()
@@ -333,7 +335,9 @@ def run_harmony(study: str, show: bool = True) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
-    keys = ["out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"]
+    from pipelines.cli.run import HARMONY_ASSETS
+
+    keys = list(HARMONY_ASSETS)
     wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
     ok = _materialize(
         keys,
@@ -343,8 +347,10 @@ def run_harmony(study: str, show: bool = True) -> bool:
             "out_harmony_results": {"config": {"study": study}},
         },
     )
-    if ok and study not in ("harmony-smoke", "harmony-headline"):  # the chapter and the index
-        ok = _materialize(["report_harmony", "report_index"], console)
+    if ok and chapter and study not in ("harmony-smoke", "harmony-headline"):  # the chapter and the index
+        ok = _materialize(["report_harmony"], console) and _materialize(
+            ["report_index"], console, partition_key=materialized_profile()
+        )
         if ok:
             from assets.reports import reports_dir
 
