@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from assets.pids import create_time, pid_alive
+
 POOL = "duckdb_write"
 INTERRUPT_GRACE_S = 10.0
 FREE_CMD = "varcap run --free-slots"
@@ -158,18 +160,9 @@ def warning_lines(instance: Any, run_id: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------- pool slots
-def _create_time(pid: int) -> float | None:
-    try:
-        import psutil
-
-        return psutil.Process(pid).create_time()
-    except Exception:
-        return None
-
-
 def run_tags() -> dict[str, str]:
     """Tags that let a later process tell whether this run is still alive."""
-    started = _create_time(os.getpid())
+    started = create_time(os.getpid())
     return {
         "varcap/pid": str(os.getpid()),
         "varcap/host": socket.gethostname(),
@@ -185,17 +178,12 @@ def run_alive(run: Any) -> bool | None:
     tags = run.tags
     if "varcap/pid" not in tags or tags.get("varcap/host") != socket.gethostname():
         return None
-    pid = int(tags["varcap/pid"])
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    started = tags.get("varcap/started")
-    now = _create_time(pid)
-    # a different start time: the pid was reused by another process
-    return not (started and now is not None and abs(now - float(started)) > 1.0)
+        pid = int(tags["varcap/pid"])
+        started = float(tags["varcap/started"]) if tags.get("varcap/started") else None
+    except ValueError:  # a tag edited by hand: cannot be told
+        return None
+    return pid_alive(pid, started)
 
 
 #: run states that count against ``max_concurrent_runs`` or may still hold slots

@@ -11,6 +11,7 @@ import uuid
 import dagster as dg
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
+from assets.pids import create_time
 from pipelines import guard
 
 IN_PROGRESS = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
@@ -21,7 +22,7 @@ def _run(
 ) -> str:
     run_id = str(uuid.uuid4())
     tags = {"varcap/pid": str(pid), "varcap/host": guard.socket.gethostname()} if pid else {}
-    started = guard._create_time(pid) if pid else None
+    started = create_time(pid) if pid else None
     if started:
         tags["varcap/started"] = f"{started:.2f}"
     inst.add_run(DagsterRun(job_name="sweep__ias", run_id=run_id, tags=tags, status=status))
