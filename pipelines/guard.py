@@ -235,21 +235,42 @@ def free_dead_slots(instance: Any, pool: str = POOL) -> list[str]:
     """Mark failed every dead CLI run (:func:`fail_dead_runs`), then free the pool slots (and pending
     claims) of runs whose process is gone and mark those runs failed. Returns the ids of the runs whose
     slots were freed or that were marked failed."""
-    dead = fail_dead_runs(instance)
+    dead, freed = _free_dead(instance, pool)
+    return sorted({*dead, *freed})
+
+
+def dead_run_notices(instance: Any, pool: str = POOL) -> list[str]:
+    """:func:`free_dead_slots`, told as one line per run cleaned up (what the CLI prints at start-up):
+    ``freed the <pool> pool slots of run <id>, whose process had died`` for a run that held slots,
+    ``marked run <id> failed, whose process had died (it held no pool slot)`` for one that did not."""
+    dead, freed = _free_dead(instance, pool)
+    return [f"freed the {pool} pool slots of run {r}, whose process had died" for r in sorted(freed)] + [
+        f"marked run {r} failed, whose process had died (it held no pool slot)"
+        for r in sorted(set(dead) - set(freed))
+    ]
+
+
+def _free_dead(instance: Any, pool: str) -> tuple[list[str], list[str]]:
+    """(runs marked failed by :func:`fail_dead_runs`, runs whose ``pool`` slots were freed)."""
     storage = instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return dead
-    info = storage.get_concurrency_info(pool)
-    run_ids = {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
-    freed = []
-    for run_id in sorted(run_ids):
+
+    def holders() -> set[str]:
+        if not storage.supports_global_concurrency_limits:
+            return set()
+        info = storage.get_concurrency_info(pool)
+        return {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
+
+    held = holders()  # before fail_dead_runs frees the dead runs' slots
+    dead = fail_dead_runs(instance)
+    freed = [r for r in dead if r in held]
+    for run_id in sorted(holders()):
         run = instance.get_run_by_id(run_id)
         if run_alive(run) is False:
             storage.free_concurrency_slots_for_run(run_id)
             if run is not None and not run.is_finished:
                 instance.report_run_failed(run, "its process died; pool slots freed by varcap")
             freed.append(run_id)
-    return sorted({*dead, *freed})
+    return dead, freed
 
 
 def free_slots(instance: Any, run_ids: Iterable[str]) -> list[str]:

@@ -71,3 +71,21 @@ def test_the_ui_sensor_fails_dead_cli_runs() -> None:
         result = sensor.evaluate_tick(dg.build_sensor_context(instance=inst))
         assert dead in (result.skip_message or "")
         assert inst.get_run_by_id(dead).is_failure
+
+
+def test_the_start_up_notice_says_what_was_done_one_line_per_run() -> None:
+    """`varcap run`/`sweep` used to print 'freed the duckdb_write pool slots of run …' for every dead run,
+    also for a killed sweep that held no slot (it was only marked failed)."""
+    with dg.instance_for_test() as inst:
+        storage = inst.event_log_storage
+        storage.set_concurrency_slots(guard.POOL, 1)
+        holder = _run(inst, _dead_pid())
+        assert storage.claim_concurrency_slot(guard.POOL, holder, "core_jobs").is_claimed
+        sweep = _run(inst, _dead_pid())
+        lines = guard.dead_run_notices(inst)
+        assert lines == [
+            f"freed the duckdb_write pool slots of run {holder}, whose process had died",
+            f"marked run {sweep} failed, whose process had died (it held no pool slot)",
+        ]
+        assert storage.get_concurrency_info(guard.POOL).claimed_slots == []
+        assert guard.dead_run_notices(inst) == []
