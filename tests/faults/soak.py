@@ -348,6 +348,7 @@ class Soak:
             "redirect": lambda: Route(body, "text/csv", redirect=server.base + "/target.csv"),
             "redirect loop": lambda: Route(body, "text/csv", redirect=server.base + "/loop.csv"),
             "redirect elsewhere": lambda: Route(body, "text/csv", redirect="http://127.0.0.1:9/x.csv"),
+            "redirect to a file": lambda: Route(body, "text/csv", redirect="file:///etc/passwd"),
         }
         name = rng.choice(sorted(attacks))
         route = attacks[name]()
@@ -387,6 +388,8 @@ class Soak:
                 self.fail(f"{what}: the secret is in the error: {out['refused'][:200]}")
             if "\n" in out["refused"].strip():
                 self.fail(f"{what}: a multi-line error")
+            if not out["refused"].partition("api_key=***")[2].strip(": "):
+                self.fail(f"{what}: the error says no reason: {out['refused'][:200]}")
         else:
             got = out["res"].path.read_bytes()
             self.counts["downloads_ok"] += 1
@@ -395,9 +398,8 @@ class Soak:
         for p in cache.rglob("*"):
             if p.is_symlink() or not p.resolve().is_relative_to(cache.resolve()):
                 self.fail(f"{what}: {p} leads outside the cache")
-        self.say(
-            f"download {name}: {'refused' if 'refused' in out else 'ok'} in {time.monotonic() - t0:.1f} s"
-        )
+        verdict = "refused" if "refused" in out else "error" if "error" in out else "ok"
+        self.say(f"download {name}: {verdict} in {time.monotonic() - t0:.1f} s")
 
 
 # ------------------------------------------------------------------------------------- escape check
