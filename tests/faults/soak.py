@@ -292,7 +292,7 @@ class Soak:
         for d in sorted(runs.iterdir()):
             if self.rng.random() < 0.5:
                 shutil.rmtree(d)  # so the killed sweep is simulating, not reading its cache
-        delay = self.rng.uniform(2.0, 40.0)
+        delay = self.rng.uniform(2.0, 25.0)
         rc, _ = self.run_cli(["sweep", "smoke", "--max-workers", "2"], "sweep (killed)", kill_after=delay)
         if rc is None:
             left = self.others_alive()
