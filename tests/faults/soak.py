@@ -119,6 +119,7 @@ class Soak:
                 p.send_signal(signal.SIGKILL)
                 p.wait()
                 self.counts["kills"] += 1
+                self.counts[f"kills_{what.split()[0]}"] += 1  # kills_sim, kills_run, kills_sweep
                 return None, log.read_text(errors="replace")
         rc = self._finish(p, what, log)
         return rc, log.read_text(errors="replace")
@@ -477,6 +478,9 @@ def main(argv: list[str] | None = None) -> int:
         "runs",
         "sweeps",
         "kills",
+        "kills_sim",
+        "kills_run",
+        "kills_sweep",
         "recoveries",
         "downloads",
         "downloads_ok",
