@@ -75,11 +75,17 @@ Expect = Literal["any", "csv", "gzip", "json", "parquet"]
 
 log = logging.getLogger(__name__)
 
-_SECRET_PARAMS = re.compile(r"(api_key|apikey|token|key|sig|signature)=([^&]+)", re.IGNORECASE)
+# a value ends at '&', whitespace or a quote; trailing punctuation (the ': ' after a URL in a message) is
+# kept. It used to run to the end of the text: every error of a URL ending in its key lost its message.
+_SECRET_PARAMS = re.compile(
+    r"(api_key|apikey|token|key|sig|signature)=([^&\s\"'<>]+?)(?=[&\s\"'<>]|[:;,.)\]]*(?:\s|$))",
+    re.IGNORECASE,
+)
 
 
 def redact(url: str) -> str:
-    """Return ``url`` with secret query parameters (api_key, token, sig…) replaced by ``***``."""
+    """Return ``url`` (or a message quoting it) with secret query parameters (api_key, token, sig…)
+    replaced by ``***``."""
     return _SECRET_PARAMS.sub(lambda m: f"{m.group(1)}=***", url)
 
 
@@ -508,6 +514,8 @@ class Downloader:
             raise _Retryable(f"connection error ({e})", error=ProtocolError(str(e))) from e
         except requests.Timeout as e:
             raise _Retryable(f"read timeout ({e})", error=ReadTimeoutError(None, url, str(e))) from e
+        except requests.RequestException as e:  # a redirect loop, a redirect to file:// or a bad URL
+            raise DownloadError(f"{redact(url)}: {type(e).__name__}: {redact(str(e))}") from None
         if r.status_code in (429, 500, 502, 503, 504):
             body = _excerpt(r)
             err = _Retryable(f"HTTP {r.status_code} {r.reason}: {body}", response=r.raw)

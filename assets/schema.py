@@ -90,6 +90,14 @@ TS = "TIMESTAMP WITH TIME ZONE"
 #: an hourly grid or price stamp outside [2000-01-01, now + 2 days] (day-ahead prices run one day ahead)
 TS_OUT_OF_RANGE = "ts_utc < TIMESTAMPTZ '2000-01-01 00:00:00+00' OR ts_utc > now() + INTERVAL 2 DAY"
 
+#: How far below zero an EIA-930 fuel's net generation may go before it is refused (MWh in one hour).
+#: Net generation is output minus the plants' own use; at night a solar fleet draws station power and
+#: EIA-930 reports it slightly negative. Down to this bound the value is kept as reported (it is net
+#: generation; every intensity counts it as 0); below it, the hour is a misreport and blocks the table
+#: (issue #26: -5000 MWh of gas used to pass). WAT and OTH (pumped storage, batteries) may go lower.
+#: A chosen bound, not a fitted one: well above a fleet's station use, far below a real misreport.
+NEGATIVE_GENERATION_TOLERANCE_MWH = 100.0
+
 CORE_JOBS = TableSchema(
     "core_jobs",
     "One row per job (a VM, a GAIA job, or one run of a Borg task). Seconds from the workload's own "
@@ -176,8 +184,15 @@ CORE_GRID_FUEL_MIX = TableSchema(
         Col("grid", "VARCHAR", "-", "grid name", False),
         Col("ts_utc", TS, "UTC", "start of the hour", False),
         Col("fuel", "VARCHAR", "-", "WND SUN WAT OIL NG COL NUC OTH", False),
-        # negative only for WAT and OTH (pumped storage, batteries): range generation_nonnegative
-        Col("mwh", "DOUBLE", "MWh", "net generation in the hour (may be negative)", False),
+        # below -NEGATIVE_GENERATION_TOLERANCE_MWH only for WAT and OTH: range generation_nonnegative
+        Col(
+            "mwh",
+            "DOUBLE",
+            "MWh",
+            f"net generation in the hour (may be negative: down to -{NEGATIVE_GENERATION_TOLERANCE_MWH:g} MWh "
+            "as reported, e.g. solar at night; lower only for WAT and OTH)",
+            False,
+        ),
         Col("source", "VARCHAR", "-", "eia930", False),
         Col("source_file", "VARCHAR", "-", "raw file", False),
     ),
@@ -185,7 +200,10 @@ CORE_GRID_FUEL_MIX = TableSchema(
     (
         Range("ts_in_range", TS_OUT_OF_RANGE),
         Range("mwh_plausible", "abs(mwh) > 1e6"),
-        Range("generation_nonnegative", "mwh < 0 AND fuel NOT IN ('WAT', 'OTH')"),
+        Range(
+            "generation_nonnegative",
+            f"mwh < -{NEGATIVE_GENERATION_TOLERANCE_MWH:g} AND fuel NOT IN ('WAT', 'OTH')",
+        ),
     ),
 )
 

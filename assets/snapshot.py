@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 
 from analysis.warehouse import snapshot_path
+from assets.pids import pid_alive
 from assets.schema import ALL_TABLES
 
 log = logging.getLogger(__name__)
@@ -73,20 +74,10 @@ def drop_stale_temps(dst: Path) -> list[Path]:
     out = []
     for p in dst.parent.glob(f".{dst.name}.tmp*"):
         pid = p.name.rpartition(".tmp")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             p.unlink(missing_ok=True)
             out.append(p)
     return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def fresh_snapshot(warehouse: Path) -> Path | None:

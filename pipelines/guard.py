@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from assets.pids import create_time, pid_alive
+
 POOL = "duckdb_write"
 INTERRUPT_GRACE_S = 10.0
 FREE_CMD = "varcap run --free-slots"
@@ -158,18 +160,9 @@ def warning_lines(instance: Any, run_id: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------- pool slots
-def _create_time(pid: int) -> float | None:
-    try:
-        import psutil
-
-        return psutil.Process(pid).create_time()
-    except Exception:
-        return None
-
-
 def run_tags() -> dict[str, str]:
     """Tags that let a later process tell whether this run is still alive."""
-    started = _create_time(os.getpid())
+    started = create_time(os.getpid())
     return {
         "varcap/pid": str(os.getpid()),
         "varcap/host": socket.gethostname(),
@@ -185,17 +178,12 @@ def run_alive(run: Any) -> bool | None:
     tags = run.tags
     if "varcap/pid" not in tags or tags.get("varcap/host") != socket.gethostname():
         return None
-    pid = int(tags["varcap/pid"])
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    started = tags.get("varcap/started")
-    now = _create_time(pid)
-    # a different start time: the pid was reused by another process
-    return not (started and now is not None and abs(now - float(started)) > 1.0)
+        pid = int(tags["varcap/pid"])
+        started = float(tags["varcap/started"]) if tags.get("varcap/started") else None
+    except ValueError:  # a tag edited by hand: cannot be told
+        return None
+    return pid_alive(pid, started)
 
 
 #: run states that count against ``max_concurrent_runs`` or may still hold slots
@@ -247,21 +235,42 @@ def free_dead_slots(instance: Any, pool: str = POOL) -> list[str]:
     """Mark failed every dead CLI run (:func:`fail_dead_runs`), then free the pool slots (and pending
     claims) of runs whose process is gone and mark those runs failed. Returns the ids of the runs whose
     slots were freed or that were marked failed."""
-    dead = fail_dead_runs(instance)
+    dead, freed = _free_dead(instance, pool)
+    return sorted({*dead, *freed})
+
+
+def dead_run_notices(instance: Any, pool: str = POOL) -> list[str]:
+    """:func:`free_dead_slots`, told as one line per run cleaned up (what the CLI prints at start-up):
+    ``freed the <pool> pool slots of run <id>, whose process had died`` for a run that held slots,
+    ``marked run <id> failed, whose process had died (it held no pool slot)`` for one that did not."""
+    dead, freed = _free_dead(instance, pool)
+    return [f"freed the {pool} pool slots of run {r}, whose process had died" for r in sorted(freed)] + [
+        f"marked run {r} failed, whose process had died (it held no pool slot)"
+        for r in sorted(set(dead) - set(freed))
+    ]
+
+
+def _free_dead(instance: Any, pool: str) -> tuple[list[str], list[str]]:
+    """(runs marked failed by :func:`fail_dead_runs`, runs whose ``pool`` slots were freed)."""
     storage = instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return dead
-    info = storage.get_concurrency_info(pool)
-    run_ids = {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
-    freed = []
-    for run_id in sorted(run_ids):
+
+    def holders() -> set[str]:
+        if not storage.supports_global_concurrency_limits:
+            return set()
+        info = storage.get_concurrency_info(pool)
+        return {s.run_id for s in info.claimed_slots} | {p.run_id for p in info.pending_steps}
+
+    held = holders()  # before fail_dead_runs frees the dead runs' slots
+    dead = fail_dead_runs(instance)
+    freed = [r for r in dead if r in held]
+    for run_id in sorted(holders()):
         run = instance.get_run_by_id(run_id)
         if run_alive(run) is False:
             storage.free_concurrency_slots_for_run(run_id)
             if run is not None and not run.is_finished:
                 instance.report_run_failed(run, "its process died; pool slots freed by varcap")
             freed.append(run_id)
-    return sorted({*dead, *freed})
+    return dead, freed
 
 
 def free_slots(instance: Any, run_ids: Iterable[str]) -> list[str]:

@@ -24,6 +24,7 @@ class Route:
     endless: bool = False  # a chunked body that never ends (the body is repeated forever)
     length_delta: int = 0  # announce len(body) + delta as Content-Length (negative: a short length)
     echo_query: bool = False  # error answers (fail_first) quote the request's query string
+    redirect: str | None = None  # answer 302 with this Location (successful answers)
     hits: int = 0
     ranges: list[str] = field(default_factory=list)
 
@@ -53,6 +54,9 @@ class FixtureServer:
                 if route.fail_first:
                     query = self.path.partition("?")[2].encode() if route.echo_query else b""
                     self._send(route.fail_first.pop(0), b"server error for " + query, "text/plain")
+                    return
+                if route.redirect:
+                    self._send(302, b"", "text/plain", {"Location": route.redirect})
                     return
                 body, status, extra = route.body, 200, {}
                 if route.etag:

@@ -100,8 +100,8 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     from pipelines import guard
 
     instance = dg.DagsterInstance.get()
-    for r in guard.free_dead_slots(instance):
-        console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
+    for line in guard.dead_run_notices(instance):
+        console.print(line, style="yellow", soft_wrap=True)
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:

@@ -26,10 +26,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     instance = dg.DagsterInstance.get()
     if args.free_slots:
         for r in guard.free_slots(instance, args.free_slots):
-            console.print(f"freed the {guard.POOL} pool slots of run {r}")
+            console.print(f"freed the {guard.POOL} pool slots of run {r}", soft_wrap=True)
         return 0
-    for r in guard.free_dead_slots(instance):
-        console.print(f"freed the {guard.POOL} pool slots of run {r}, whose process had died", style="yellow")
+    for line in guard.dead_run_notices(instance):
+        console.print(line, style="yellow", soft_wrap=True)
     if args.source:
         os.environ["VARCAP_SOURCE"] = args.source
     selection = dg.AssetSelection.groups(*args.groups) if args.groups else first_half()

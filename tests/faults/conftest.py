@@ -1,7 +1,9 @@
-"""Fault-injection helpers: a tiny warehouse built from small fixture files, and exact table snapshots."""
+"""Fault-injection helpers: a tiny warehouse built from small fixture files, exact table snapshots, and
+the one-file price warehouse that the lock/reader tests share (``prices_wh``, :func:`build_prices`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from assets.raw import record_files
 from assets.resources import DownloaderResource
 
 CORE = {a.key.to_user_string(): a for a in core_assets}
+PRICES = "Datetime,Price (USD/MWh)\n2024-01-01 00:00:00,1\n2024-01-01 01:00:00,2\n"
 
 
 def register(db: Path, dataset: str, files: list[tuple[Path, str, bool]]) -> None:
@@ -90,3 +93,26 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
         return p
 
     return _w
+
+
+def build_prices(db: Path, resource: object) -> tuple[dg.ExecuteInProcessResult, float]:
+    """Materialize ``core_power_price`` with ``resource`` as the warehouse; (result, wall seconds)."""
+    t0 = time.monotonic()
+    res = dg.materialize(
+        [CORE["core_power_price"]],
+        resources={"duckdb": resource, "downloader": DownloaderResource(cache_dir=str(db.parent / "raw"))},
+        raise_on_error=False,
+    )
+    return res, time.monotonic() - t0
+
+
+@pytest.fixture
+def prices_wh(tmp_path: Path, write: Callable[[str, str], Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``data/warehouse.duckdb`` (``$VARCAP_WAREHOUSE``) with one registered two-hour price file."""
+    db = tmp_path / "data" / "warehouse.duckdb"
+    db.parent.mkdir()
+    register(
+        db, "power_prices", [(write("p.csv", PRICES), "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv", True)]
+    )
+    monkeypatch.setenv("VARCAP_WAREHOUSE", str(db))
+    return db

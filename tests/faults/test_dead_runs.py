@@ -11,6 +11,7 @@ import uuid
 import dagster as dg
 from dagster._core.storage.dagster_run import DagsterRun, DagsterRunStatus
 
+from assets.pids import create_time
 from pipelines import guard
 
 IN_PROGRESS = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
@@ -21,7 +22,7 @@ def _run(
 ) -> str:
     run_id = str(uuid.uuid4())
     tags = {"varcap/pid": str(pid), "varcap/host": guard.socket.gethostname()} if pid else {}
-    started = guard._create_time(pid) if pid else None
+    started = create_time(pid) if pid else None
     if started:
         tags["varcap/started"] = f"{started:.2f}"
     inst.add_run(DagsterRun(job_name="sweep__ias", run_id=run_id, tags=tags, status=status))
@@ -70,3 +71,21 @@ def test_the_ui_sensor_fails_dead_cli_runs() -> None:
         result = sensor.evaluate_tick(dg.build_sensor_context(instance=inst))
         assert dead in (result.skip_message or "")
         assert inst.get_run_by_id(dead).is_failure
+
+
+def test_the_start_up_notice_says_what_was_done_one_line_per_run() -> None:
+    """`varcap run`/`sweep` used to print 'freed the duckdb_write pool slots of run …' for every dead run,
+    also for a killed sweep that held no slot (it was only marked failed)."""
+    with dg.instance_for_test() as inst:
+        storage = inst.event_log_storage
+        storage.set_concurrency_slots(guard.POOL, 1)
+        holder = _run(inst, _dead_pid())
+        assert storage.claim_concurrency_slot(guard.POOL, holder, "core_jobs").is_claimed
+        sweep = _run(inst, _dead_pid())
+        lines = guard.dead_run_notices(inst)
+        assert lines == [
+            f"freed the duckdb_write pool slots of run {holder}, whose process had died",
+            f"marked run {sweep} failed, whose process had died (it held no pool slot)",
+        ]
+        assert storage.get_concurrency_info(guard.POOL).claimed_slots == []
+        assert guard.dead_run_notices(inst) == []

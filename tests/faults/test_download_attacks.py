@@ -181,6 +181,19 @@ def test_errors_never_carry_the_api_key(http_server: FixtureServer, tmp_path: Pa
     assert "server error for" in msg and "SEKRET123" not in msg and "TOK456" not in msg, msg
 
 
+def test_an_error_keeps_its_message_after_a_key_at_the_end_of_the_url(
+    http_server: FixtureServer, tmp_path: Path
+) -> None:
+    """Found with the soak: redaction ran from ``api_key=`` to the end of the text, so an error of a URL
+    whose last parameter is the key said only ``http://…?api_key=***`` — the reason was cut off."""
+    url = http_server.add("/k", Route(b"{}", "application/json", fail_first=[500] * 5))
+    with pytest.raises(DownloadError) as e:
+        client(tmp_path, retries=1).fetch(url + "?x=1&api_key=SEKRET123", "k.json", expect="json")
+    msg = str(e.value)
+    assert msg.startswith(f"{url}?x=1&api_key=***: gave up after 2 attempts: HTTP 500"), msg
+    assert "SEKRET123" not in msg
+
+
 def test_scrub_removes_literal_secret_values() -> None:
     from assets.download import scrub
 
@@ -295,3 +308,24 @@ def test_quarantine_stays_inside_the_cache(http_server: FixtureServer, tmp_path:
     with pytest.raises(DownloadError, match=r".quarantine: is a symbolic link"):
         client(tmp_path).fetch(url, "q.csv", expect="csv")
     assert list(outside.iterdir()) == [] and first.path.read_bytes() == b"edited\n"
+
+
+# ---------------------------------------------------------------------------------------------- redirects
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [("/loop.csv", "TooManyRedirects"), ("file:///etc/passwd", "InvalidSchema")],
+    ids=["loop", "file-scheme"],
+)
+def test_a_hostile_redirect_is_one_download_error(
+    http_server: FixtureServer, tmp_path: Path, target: str, why: str
+) -> None:
+    """Found by the soak (`python -m tests.faults.soak`): a redirect loop raised requests' own
+    TooManyRedirects, and a redirect to file:// its InvalidSchema, past every handler (a traceback in
+    `varcap run`) instead of a DownloadError naming the URL."""
+    loc = http_server.base + target if target.startswith("/") else target
+    url = http_server.add("/loop.csv", Route(CSV, "text/csv", redirect=loc)) + "?api_key=SECRET1"
+    with pytest.raises(DownloadError) as e:
+        within(30, lambda: client(tmp_path).fetch(url, "r.csv", expect="csv"))
+    msg = str(e.value)
+    assert why in msg and "/loop.csv" in msg and "SECRET1" not in msg and "\n" not in msg, msg
+    assert cached_files(tmp_path) == []

@@ -58,6 +58,42 @@ def test_a_refused_eia_file_feeds_neither_table(wh: Path, write, bad_row: str, f
     assert {t: snapshot(wh, t) for t in GRID} == before
 
 
+def _night(sun: str, ng: str = "500") -> str:
+    """Two night hours with solar at ``sun`` MWh (EIA-930 reports station use as negative net generation)."""
+    return "".join(f"2022-01-02 0{h}:00:00+00:00,100,{sun},10,0,{ng},400,100,5,400\n" for h in (0, 1))
+
+
+@pytest.mark.parametrize("sun", ["-0.4", "-12", "-100"])
+def test_slightly_negative_night_solar_is_kept_as_reported(wh: Path, write, sun: str) -> None:
+    """Remote EIA-930 data reports solar slightly below zero at night; the blocking check used to refuse
+    the whole file for it. Down to the tolerance the value is kept (it is net generation) and the
+    intensity counts it as 0."""
+    grid_warehouse(wh, write, emaps(), eia(_night(sun)))
+    assert materialize_both(wh).success
+    rows, rejects, _ = snapshot(wh, "core_grid_fuel_mix")
+    night = sorted(r[3] for r in rows if r[2] == "SUN" and str(r[1]).startswith("2022-01-02"))
+    assert night == [float(sun)] * 2 and rejects == []
+    # the same hour with solar at 0: the same intensity
+    carbon = {str(r[2]): r[3] for r in snapshot(wh, "core_grid_carbon")[0] if r[8] == "eia930"}
+    grid_warehouse(wh, write, emaps(), eia(_night("0")))
+    assert materialize_both(wh).success
+    assert carbon == {str(r[2]): r[3] for r in snapshot(wh, "core_grid_carbon")[0] if r[8] == "eia930"}
+
+
+@pytest.mark.parametrize(("sun", "ng"), [("-100.5", "500"), ("-3000", "500"), ("0", "-101")])
+def test_negative_generation_beyond_the_tolerance_is_blocking(wh: Path, write, sun: str, ng: str) -> None:
+    grid_warehouse(wh, write, emaps(), eia())
+    assert materialize_both(wh).success
+    before = {t: snapshot(wh, t) for t in GRID}
+    grid_warehouse(wh, write, emaps(), eia(_night(sun, ng)))
+    res = materialize(wh, "core_grid_fuel_mix")
+    assert not res.success
+    msg = failure_text(res)
+    assert "generation_nonnegative (mwh < -100 AND fuel NOT IN ('WAT', 'OTH')): 2 rows" in msg, msg
+    assert not materialize(wh, "core_grid_carbon").success
+    assert {t: snapshot(wh, t) for t in GRID} == before
+
+
 @pytest.mark.parametrize("stamp", ["2099-01-01 00:00:00", "1970-01-01 00:00:00"])
 def test_out_of_range_timestamps_are_blocking(wh: Path, write, stamp: str) -> None:
     grid_warehouse(wh, write, emaps(), eia())

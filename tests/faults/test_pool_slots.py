@@ -11,13 +11,14 @@ import uuid
 import dagster as dg
 from dagster._core.storage.dagster_run import DagsterRun
 
+from assets.pids import create_time
 from pipelines import guard
 
 
 def _run(inst: dg.DagsterInstance, pid: int | None) -> str:
     run_id = str(uuid.uuid4())
     tags = {"varcap/pid": str(pid), "varcap/host": guard.socket.gethostname()} if pid else {}
-    started = guard._create_time(pid) if pid else None
+    started = create_time(pid) if pid else None
     if started:
         tags["varcap/started"] = f"{started:.2f}"
     inst.add_run(DagsterRun(job_name="__ASSET_JOB", run_id=run_id, tags=tags))

@@ -7,39 +7,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import dagster as dg
 import duckdb
 import pytest
 
-from assets.resources import DownloaderResource, warehouse_resource
+from assets.resources import warehouse_resource
 from pipelines.guard import failure_lines
-from tests.faults.conftest import CORE, register
-
-PRICES = "Datetime,Price (USD/MWh)\n2024-01-01 00:00:00,1\n2024-01-01 01:00:00,2\n"
-
-
-def build_prices(db: Path, resource: object) -> tuple[dg.ExecuteInProcessResult, float]:
-    t0 = time.monotonic()
-    res = dg.materialize(
-        [CORE["core_power_price"]],
-        resources={"duckdb": resource, "downloader": DownloaderResource(cache_dir=str(db.parent / "raw"))},
-        raise_on_error=False,
-    )
-    return res, time.monotonic() - t0
-
-
-@pytest.fixture
-def prices_wh(tmp_path: Path, write, monkeypatch: pytest.MonkeyPatch) -> Path:
-    db = tmp_path / "data" / "warehouse.duckdb"
-    db.parent.mkdir()
-    register(
-        db, "power_prices", [(write("p.csv", PRICES), "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv", True)]
-    )
-    monkeypatch.setenv("VARCAP_WAREHOUSE", str(db))
-    return db
+from tests.faults.conftest import build_prices
 
 
 def test_a_reader_holding_the_warehouse_is_named_within_seconds(prices_wh: Path) -> None:
