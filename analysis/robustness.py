@@ -84,9 +84,7 @@ def _heat(tab: pl.DataFrame, value: str, title: str, scheme: str, domain_mid: fl
     rect = base.mark_rect(stroke="white").encode(
         color=alt.Color(f"{value}:Q", title=title, scale=alt.Scale(scheme=scheme, domainMid=domain_mid))
     )
-    text = base.mark_text(fontSize=10).encode(
-        text=alt.Text("label:N"), color=alt.value("black")
-    )
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("label:N"), color=alt.value("black"))
     return alt.layer(rect, text).properties(width=240, height=160)
 
 
@@ -94,9 +92,7 @@ def grid_chart(tab: pl.DataFrame, variant_label: str = "IAS A = 0.6") -> alt.Top
     """Two heat maps of :func:`grid`'s table: the terminations cut and the goodput difference against FF
     per cell; a failing cell's label ends in ✗."""
     mark = pl.when(pl.col("holds")).then(pl.lit("")).otherwise(pl.lit(" ✗"))
-    cut = tab.with_columns(
-        pl.format("{}{}", pl.col("cut_pct").round(0).cast(pl.Int64), mark).alias("label")
-    )
+    cut = tab.with_columns(pl.format("{}{}", pl.col("cut_pct").round(0).cast(pl.Int64), mark).alias("label"))
     gp = tab.with_columns(pl.format("{}{}", pl.col("goodput_pp").round(1), mark).alias("label"))
     failing = tab.filter(~pl.col("holds")).height
     return finish(

@@ -48,7 +48,9 @@ def test_grid_cut_is_null_and_fails_where_ff_has_no_termination() -> None:
 
 
 def test_grid_refuses_keys_of_another_study() -> None:
-    df = pl.DataFrame({"key": [["zipf-1.5", "ff", "0"]], "replicate": [0], "terminations": [1], "goodput": [0.5]})
+    df = pl.DataFrame(
+        {"key": [["zipf-1.5", "ff", "0"]], "replicate": [0], "terminations": [1], "goodput": [0.5]}
+    )
     with pytest.raises(ValueError, match="alpha, xm_s, mix, load"):
         robustness.grid(df)
 
