@@ -168,9 +168,9 @@ def test_robustness_evidence_names_each_failing_cells_cause() -> None:
     assert "(2 of " in text and text.count("α ") == 2
     assert "cut lost to H1's split" in text and "goodput lost to H1's two pools" in text
     assert "H1 alone -50 % / +0.0 pp, without H1 60 % / +0.0 pp" in text
-    assert (
-        cell_cause(-5.0, 0.0, (10.0, 0.0), (-1.0, 0.0))
-        == "cut lost without H1 too (H2 + H4 admit what FF would)"
+    assert cell_cause(-5.0, 0.0, (10.0, 0.0), (-1.0, 0.0)) == "H2 + H4 admit what FF would (H1 alone cuts)"
+    assert cell_cause(-5.0, 0.0, (-9.0, 0.0), (-1.0, 0.0)) == (
+        "H1's split adds terminations and H2 + H4 cut none without it"
     )
     assert cell_cause(5.0, -3.0, (5.0, -1.0), (5.0, -1.0)) == "goodput lost only when H1 and H2 + H4 combine"
     # Pareto(α, xm): 1 − (xm / 3600)^α of the jobs end within one change period; none when xm is the period
