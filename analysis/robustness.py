@@ -104,7 +104,7 @@ def grid_chart(tab: pl.DataFrame, variant_label: str = "IAS A = 0.6") -> alt.Top
         f"({tab.height - failing} of {tab.height} cells hold)",
         "Issue #24's grid: Pareto durations (α, minimum xm, capped at 72 h), light and heavy core mixes, offered "
         "load of the mean capacity, random-walk capacity (1 change/hour, step 0.15, dynamic range 60 %), no "
-        "warm-up; mean over the capacity seeds. The thesis (§6.2): 'IAS consistently outperforms the baseline "
-        "in reducing job terminations, regardless of the scheduler's aggressiveness'. A cell holds with a cut "
+        "warm-up; mean over the capacity seeds. The thesis (§6.2): “IAS consistently outperforms the baseline "
+        "in reducing job terminations, regardless of the scheduler's aggressiveness”. A cell holds with a cut "
         "above 0 and goodput at least FF − 2 pp; ✗ marks a failing cell (its cause: the study's evidence).",
     )
