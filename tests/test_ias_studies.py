@@ -145,3 +145,33 @@ def test_h1_pools_split_the_offered_work(tmp_path: Path, monkeypatch: pytest.Mon
     fit = got["fit"]
     assert fit["stable_share_offered"] * fit["offered_load"] <= fit["stable_fraction"] + 1e-12
     assert got["p90"]["stable_share_offered"] != fit["stable_share_offered"]
+
+
+def test_robustness_evidence_names_each_failing_cells_cause() -> None:
+    from studies.thesis.robustness import _explain_robust, cell_cause, short_share
+    from studies.thesis.scenarios import robustness_cells, robustness_scenarios
+
+    pr = PROFILES["quick"]
+    sc = robustness_scenarios(pr)
+    cells = robustness_cells(pr)
+    worse, poorer = cells[0], cells[1]
+
+    def terms(k):  # `worse`: IAS and H1 alone kill more than FF (100), IAS without H1 fewer
+        if k[:4] == worse and k[4] in ("ias-a0.6", "ias-h1"):
+            return 150
+        return 100 if k[4] == "ff" else 40
+
+    def goodput(k):  # `poorer`: IAS and H1 alone lose 3 pp, IAS without H1 nothing
+        return 0.8 - (0.03 if k[:4] == poorer and k[4] in ("ias-a0.6", "ias-h1") else 0.0)
+
+    text = _explain_robust(pr, _fake_runs(sc, terms, goodput))
+    assert "(2 of " in text and text.count("α ") == 2
+    assert "cut lost to H1's split" in text and "goodput lost to H1's two pools" in text
+    assert "H1 alone -50 % / +0.0 pp, without H1 60 % / +0.0 pp" in text
+    assert cell_cause(-5.0, 0.0, (10.0, 0.0), (-1.0, 0.0)) == "H2 + H4 admit what FF would (H1 alone cuts)"
+    assert cell_cause(-5.0, 0.0, (-9.0, 0.0), (-1.0, 0.0)) == (
+        "H1's split adds terminations and H2 + H4 cut none without it"
+    )
+    assert cell_cause(5.0, -3.0, (5.0, -1.0), (5.0, -1.0)) == "goodput lost only when H1 and H2 + H4 combine"
+    # Pareto(α, xm): 1 − (xm / 3600)^α of the jobs end within one change period; none when xm is the period
+    assert short_share(1.5, 300.0) == pytest.approx(1 - (1 / 12) ** 1.5) and short_share(2.5, 3600.0) == 0.0
