@@ -15,6 +15,7 @@ import argparse
 
 from sim.harmony.classify import fit_classes
 from sim.harmony.forecast import ForecastConfig
+from sim.harmony.machines import SWITCH_USD
 from sim.harmony.run import HarmonyConfig, predict_demand, simulate_harmony
 from studies.harmony.runner import borg_frame, workload
 
@@ -54,7 +55,7 @@ def main() -> None:
                 - 1.0
             )
             print(f"{reading:9s} {scheme:8s} {m['energy_cost_usd']:>9.2f} {m['energy_kwh']:>9.1f} "
-                  f"{m['switching_usd']:>10.2f} {m['power_ons']:>9,d} {ch:>+9.1f} {ns:>+12.1f} "
+                  f"{m['switching_usd']:>10.2f} {round(m['switching_usd'] / SWITCH_USD):>9,d} {ch:>+9.1f} {ns:>+12.1f} "
                   f"{m['delay_p90_s_all']:>11.1f}", flush=True)  # fmt: skip
 
 

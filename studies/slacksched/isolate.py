@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from sim.capacity import MachineCapacityTrace
 from sim.harvest import Cluster, ClusterOptions
 from sim.metrics import compute_metrics
 from sim.policies import Dispatched
@@ -77,10 +78,6 @@ def run(
     """Per-job-group completion times (:func:`sim.workloads.group_completion_times`) and terminations of
     ``policy`` (a registered policy with ``settings``, or ``informed-nodelay``) on the study's set-up."""
     from sim import simulate
-    from sim.api import run_policy
-    from sim.capacity import MachineCapacityTrace
-    from sim.metrics import job_table
-    from sim.problem import Platform
     from sim.workloads import group_completion_times
     from studies.scenarios import build_capacity, build_jobs
 
@@ -91,14 +88,23 @@ def run(
     if policy != InformedNoDelay.name:
         r = simulate(jobs, tr, POOL, 48, sc.horizon_s, policy=policy, settings=settings, seed=seed)
         return group_completion_times(r.jobs), int(r.metrics["terminations"])
-    problem = Problem.build(jobs, Platform(POOL, 48.0, None), tr, sc.horizon_s, False, False)
-    pol = InformedNoDelay()
-    art = run_policy(pol, problem, _Params(), seed)
-    m = compute_metrics(art.output, problem.submit_s, problem.duration_s, problem.cores, problem.horizon_s,
-                        0.10, 0.0, problem.horizon_s)  # fmt: skip
-    return group_completion_times(job_table(art.output, problem.job_id, problem.submit_s)), int(
-        m["terminations"]
-    )
+    table, terms = informed_nodelay(jobs, tr, POOL, 48.0, sc.horizon_s, seed)
+    return group_completion_times(table), terms
+
+
+def informed_nodelay(
+    jobs: pl.DataFrame, tr: MachineCapacityTrace, machines: int, cores: float, horizon_s: float, seed: int
+) -> tuple[pl.DataFrame, int]:
+    """Run :class:`InformedNoDelay`: its per-job table (as ``simulate``'s) and its terminations."""
+    from sim.api import run_policy
+    from sim.metrics import job_table
+    from sim.problem import Platform
+
+    problem = Problem.build(jobs, Platform(machines, cores, None), tr, horizon_s, False, False)
+    art = run_policy(InformedNoDelay(), problem, _Params(), seed)
+    m = compute_metrics(art.output, problem.submit_s, problem.duration_s, problem.cores, horizon_s, 0.10, 0.0,
+                        horizon_s)  # fmt: skip
+    return job_table(art.output, problem.job_id, problem.submit_s), int(m["terminations"])
 
 
 def cuts(base: tuple[pl.DataFrame, int], other: tuple[pl.DataFrame, int]) -> tuple[float, float, float]:
