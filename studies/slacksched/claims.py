@@ -188,7 +188,7 @@ _SLACK = (
     "(the truth, and it waits for a safe node) adds about 20 points to informed-nodelay (+48.4 / +52.1 %), "
     "while SlackSched, waiting on eq. 2's estimates, loses 5–7 points to NoDelay (+3.1 / −1.9 %). (3) The "
     "predictor's signal grows with the pool's diversity: with identical HVMs (stability_spread 0) NoDelay "
-    "cuts +5.1 / +3.5 %, with the study's spread 1 +9.7 / +5.5 %{spread2}. The paper's 25 % rests on eq. 1 "
+    "cuts +5.1 / +3.5 %, with the study's spread 1 +9.7 / +5.5 %. The paper's 25 % rests on eq. 1 "
     "predicting Azure's HVMs (§3.1, traces not public): the remaining cause is the stand-in HVM pool, whose "
     "predictability the paper's text does not pin down, not a model line (none tuned). Algorithm 3's threshold "
     "(seed 0/1/2, mean cut): 0.5 +7.3 / +9.5 / +7.7 %, 0.6 +3.4 / +5.8 / +1.5 %, 0.7 −21.7 / −125.1 / −48.6 %, "
