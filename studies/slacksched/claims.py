@@ -192,8 +192,8 @@ _SLACK = (
     "predicting Azure's HVMs (§3.1, traces not public): the remaining cause is the stand-in HVM pool, whose "
     "predictability the paper's text does not pin down, not a model line (none tuned). Algorithm 3's threshold "
     "(seed 0/1/2, mean cut): 0.5 +7.3 / +9.5 / +7.7 %, 0.6 +3.4 / +5.8 / +1.5 %, 0.7 −21.7 / −125.1 / −48.6 %, "
-    "0.8 −139 / −267 %, 0.9 −299 / −306 %: a higher threshold cuts more terminations (−4…−12 % at 0.5, −62 % "
-    "at 0.9) but sends more tasks to MatchMaker, whose one waiting task per job queues the rest, so JCT "
+    "0.8 −139 / −267 / −218 %, 0.9 −299 / −306 / −298 %: a higher threshold cuts more terminations (−4…−12 % "
+    "at 0.5, −60…−63 % at 0.9) but sends more tasks to MatchMaker, whose one waiting task per job queues the rest, so JCT "
     "grows; no threshold reaches the band."
 )
 #: Causes of rows outside their band.
