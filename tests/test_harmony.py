@@ -413,3 +413,22 @@ def test_power_figures_against_the_papers_statements():
     chk = paper_statements(ok)
     assert chk["most_efficient_baseline_holds"] and chk["most_efficient_per_cpu_holds"]
     assert chk["container_whole_holds"] and chk["cheapest_whole"] == "HP DL385 G7"
+
+
+def test_efficiency_reading_orders_the_baseline_by_cpu_watts(small):
+    """``efficiency="cpu"`` (peak W per CPU unit) turns on the type that is cheaper per CPU first, where the
+    default measure (per mean of cpu and memory capacity) picks the other; invalid readings are refused."""
+    jobs, tc = small
+    # a: 0.25 cpu / 1.0 mem at 200 W: 800 W per CPU, 320 W per mean capacity; b: 1.0 / 0.25 at 600 W:
+    # 600 W per CPU, 960 W per mean capacity — the two measures disagree on which type is first
+    types = (MachineType("a", 0.25, 1.0, 30, 70, 200), MachineType("b", 1.0, 0.25, 10, 300, 600))
+    fc = ForecastConfig(window=12, refit_every=12, min_train=4)
+    on = {}
+    for reading in ("capacity", "cpu"):
+        cfg = HarmonyConfig(scheme="baseline", types=types, efficiency=reading)
+        r = simulate_harmony(jobs, tc, predict_demand(jobs, tc, 12, cfg, fc), cfg)
+        on[reading] = r.intervals.select("target_0", "target_1").to_numpy().sum(axis=0)
+    assert on["capacity"][0] > 0 and on["cpu"][1] > 0
+    assert on["capacity"][0] > on["cpu"][0] and on["cpu"][1] > on["capacity"][1]
+    with pytest.raises(ValueError, match="efficiency"):
+        HarmonyConfig(efficiency="memory")

@@ -1,0 +1,36 @@
+"""Seed 002's isolating variant (studies.slacksched.isolate): NoDelay's rule with the truth for eq. 1."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from sim.capacity import MachineCapacityTrace
+from studies.slacksched.isolate import informed_nodelay
+
+
+def _cap(rows: list[tuple[float, int, float]], machines: int, horizon: float) -> MachineCapacityTrace:
+    t, m, c = (np.array(x, float) for x in zip(*rows, strict=True))
+    return MachineCapacityTrace(t, m.astype(int), c, machines, horizon)
+
+
+def test_informed_nodelay_takes_the_node_where_the_task_survives() -> None:
+    """Nodes 0 and 1 have room; node 0 shrinks under the task before it ends, node 1 does not: the task goes
+    to node 1 and is never killed (the lowest index that survives, not the lowest index)."""
+    horizon = 20_000.0
+    rows = [(0.0, 0, 48.0), (0.0, 1, 48.0), (1_000.0, 0, 4.0), (9_000.0, 0, 48.0)]
+    jobs = pl.DataFrame({"job_id": ["A"], "submit_s": [0.0], "duration_s": [3_600.0], "cores": [8.0]})
+    table, terms = informed_nodelay(jobs, _cap(rows, 2, horizon), 2, 48.0, horizon, seed=0)
+    row = table.row(0, named=True)
+    assert terms == 0 and row["first_start_s"] == 0.0 and row["terminations"] == 0
+
+
+def test_informed_nodelay_never_waits_when_a_node_has_room() -> None:
+    """Both nodes shrink under the task: it still starts at once (NoDelay's rule), on a node drawn at random,
+    and is killed; it never waits for a safe node (that is the Oracle's rule)."""
+    horizon = 20_000.0
+    rows = [(0.0, 0, 48.0), (0.0, 1, 48.0), (1_000.0, 0, 4.0), (1_000.0, 1, 4.0)]
+    rows += [(2_000.0, 0, 48.0), (2_000.0, 1, 48.0)]
+    jobs = pl.DataFrame({"job_id": ["A"], "submit_s": [0.0], "duration_s": [3_600.0], "cores": [8.0]})
+    table, terms = informed_nodelay(jobs, _cap(rows, 2, horizon), 2, 48.0, horizon, seed=0)
+    assert table.row(0, named=True)["first_start_s"] == 0.0 and terms == 1
