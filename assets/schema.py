@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim.energy import CARBON_METRICS
 from sim.metrics import METRICS
 
 
@@ -443,6 +444,7 @@ OUT_SIM_RESULTS = TableSchema(
         Col("seed", "BIGINT", "-", "scenario seed", False),
         # the metric columns: one per entry of sim.metrics.METRICS (the one list of metrics)
         *(Col(m.name, "BIGINT" if m.kind is int else "DOUBLE", m.unit, m.description) for m in METRICS),
+        *(Col(m.name, "DOUBLE", m.unit, m.description) for m in CARBON_METRICS),  # sim/energy.py (#27)
         Col("wall_s", "DOUBLE", "s", "simulation wall time of the run that produced the row", False),
         Col("code_version", "VARCHAR", "-", "hash of the simulator and catalogue sources", False),
         Col("inputs_version", "VARCHAR", "-", "data version of out_sim_inputs used", False),
