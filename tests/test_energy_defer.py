@@ -107,3 +107,22 @@ def test_carbon_defer_study_is_catalogued() -> None:
         "profile7d",
         "sarimax",
     }
+
+
+def test_savings_table_and_charts() -> None:
+    from analysis import forecast as fc
+
+    rows = [
+        {"settings_json": f'{{"grid": "CAISO", "method": "{m}", "slack": "2.0"}}', "workload": "fixed-1",
+         "carbon_saving_pct": v, "oracle_share": v / 10, "deadline_miss_rate": 0.0}
+        for m, vals in (("oracle", (10.0, 12.0)), ("sarimax", (8.0, 9.0)))
+        for v in vals
+    ]  # fmt: skip
+    sv = fc.savings(pl.DataFrame(rows))
+    o = sv.filter(pl.col("method") == "oracle").row(0, named=True)
+    assert o["mean"] == pytest.approx(11.0) and o["n"] == 2 and o["lo"] < 11.0 < o["hi"]
+    assert o["job_hours"] == 1.0 and o["slack"] == 2.0
+    fc.savings_chart(sv).to_dict()
+    errs = pl.DataFrame({"grid": ["GB"] * 2, "method": ["persist24"] * 2, "horizon_h": [1.0, 2.0],
+                         "mape_pct": [10.0, 11.0]})  # fmt: skip
+    fc.error_chart(errs).to_dict()
