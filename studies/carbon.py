@@ -26,7 +26,7 @@ SLACKS = ("2.0", "6.0")
 HOURS = ("1", "4")
 SEEDS = (0, 1)
 WARMUP_DAYS = 7.0
-HORIZON_DAYS = 21.0
+HORIZON_DAYS = 14.0
 
 
 def signal_spec(sc: Scenario) -> CapacitySpec | None:
@@ -54,7 +54,7 @@ def _scenario(grid: str, hours: str, policy: str, settings: dict[str, Any], seed
         {"kind": "constant", "fraction": 1.0},
         policy,
         {"grid": grid, "signal": GRIDS[grid], **settings} if policy == "defer" else settings,
-        machines=20,
+        machines=4,
         cores=24,
         horizon_days=HORIZON_DAYS,
         seed=seed,
