@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 import polars as pl
 
 from sim import random_walk, simulate
@@ -43,7 +42,7 @@ def main() -> None:
             r = simulate(jobs, cap, machines, cores, horizon, **kw)
             out.append(time.process_time() - t)
     added = 100 * (min(acc) / min(plain) - 1)
-    print(f"jobs {r.metrics['jobs']:,}  attempts {int(np.sum(r.jobs['attempts'])):,}")
+    print(f"jobs {r.metrics['jobs']:,}  attempts {int(r.jobs['attempts'].sum()):,}")
     print(f"ff CPU s  plain {min(plain):.2f}  with carbon accounting {min(acc):.2f}  added {added:+.1f} %")
     print(f"gco2 {r.metrics['gco2']:.4g}  wasted_gco2 {r.metrics['wasted_gco2']:.4g}  "
           f"gco2/useful core-h {r.metrics['gco2_per_useful_core_hour']:.4g}  (target ≤ 10 % added)")  # fmt: skip
