@@ -20,6 +20,7 @@ error (:class:`SweepInputsError`) saying how to rebuild it. :func:`run_many` giv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -232,6 +233,10 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     carbon = scenario_carbon(sc, inputs)  # energy and carbon of every run (issue #27), NaN carbon without one
     r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed,
                  carbon=carbon, energy=True, **window)  # fmt: skip
+    # carbon metrics without a value (no signal, no slack) are stored as null, not NaN (NaN ≠ NaN)
+    r = dataclasses.replace(
+        r, metrics={k: None if k in CARBON_METRIC_NAMES and v != v else v for k, v in r.metrics.items()}
+    )
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
     sha = write_parquet_atomic(r.jobs, d / "jobs.parquet")
