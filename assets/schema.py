@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim.energy import CARBON_METRICS
 from sim.metrics import METRICS
 
 
@@ -461,6 +462,7 @@ OUT_SIM_RESULTS = TableSchema(
         Col("seed", "BIGINT", "-", "scenario seed", False),
         # the metric columns: one per entry of sim.metrics.METRICS (the one list of metrics)
         *(Col(m.name, "BIGINT" if m.kind is int else "DOUBLE", m.unit, m.description) for m in METRICS),
+        *(Col(m.name, "DOUBLE", m.unit, m.description) for m in CARBON_METRICS),  # sim/energy.py (#27)
         Col("wall_s", "DOUBLE", "s", "simulation wall time of the run that produced the row", False),
         Col("code_version", "VARCHAR", "-", "hash of the simulator and catalogue sources", False),
         Col("inputs_version", "VARCHAR", "-", "data version of out_sim_inputs used", False),
@@ -676,3 +678,26 @@ HARMONY_TABLES = {
     s.name: s for s in (HARMONY_TASK_CLASSES, HARMONY_DEMAND, HARMONY_RESULTS, HARMONY_INTERVALS)
 }
 ALL_TABLES.update(HARMONY_TABLES)
+
+# ---------------------------------------------------------------------------------- grid forecasts
+GRID_FORECAST = TableSchema(
+    "core_grid_forecast",
+    "As-of forecasts of grid signals (issue #27): per grid, method and issue instant, the value forecast "
+    "for each target interval. Every method but `oracle` reads only values whose interval had ended by "
+    "`issued_at` (sim/forecast.py); `issued` rows are a real issued archive (WattTime CAISO_NORTH).",
+    (
+        Col("grid", "VARCHAR", "-", "grid (core_grid_carbon) or WattTime region", False),
+        Col("method", "VARCHAR", "-", "oracle, persist24, profile7d, sarimax, issued", False),
+        Col("issued_at", TS, "UTC", "when the forecast was issued", False),
+        Col("target_ts", TS, "UTC", "start of the interval forecast", False),
+        Col("horizon_h", "DOUBLE", "h", "target_ts − issued_at + interval length (1 = the interval starting now)", False),
+        Col("value", "DOUBLE", "see unit", "forecast value", False),
+        Col("unit", "VARCHAR", "-", "gCO2eq/kWh (lifecycle) or the upstream's unit", False),
+    ),
+    ("grid", "method", "issued_at", "target_ts"),
+    (
+        Range("target_not_before_issue", "target_ts < issued_at"),
+        Range("value_in_range", "value < 0 OR value > 100000"),
+    ),
+)
+ALL_TABLES[GRID_FORECAST.name] = GRID_FORECAST

@@ -6,6 +6,7 @@ import dagster as dg
 
 from assets.capacity import capacity_assets, capacity_checks
 from assets.core import core_assets, core_checks
+from assets.forecast import forecast_assets, forecast_checks
 from assets.harmony import harmony_assets, harmony_checks
 from assets.raw import raw_assets, raw_checks
 from assets.reports import reports_assets, reports_checks
@@ -29,6 +30,7 @@ ALL_ASSETS = dg.map_asset_specs(
     [
         *raw_assets,
         *core_assets,
+        *forecast_assets,
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
@@ -39,6 +41,7 @@ ALL_ASSETS = dg.map_asset_specs(
 ALL_CHECKS = [
     *raw_checks,
     *core_checks,
+    *forecast_checks,
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,

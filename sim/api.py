@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
+from sim.energy import CarbonSignal, carbon_accounting
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
 from sim.policies import Policy, get_policy, parse_params
 from sim.problem import Compiled, Platform, Problem, RunArtifacts, run_first_fit
@@ -60,10 +61,16 @@ def simulate(
     check_invariants: bool = False,
     window_start_s: float = 0.0,
     window_end_s: float | None = None,
+    carbon: CarbonSignal | None = None,
+    energy: bool = False,
 ) -> SimResult:
     """Simulate ``policy`` on ``jobs`` under ``capacity``; metrics over the measurement window
     ``[window_start_s, window_end_s]`` (None: the horizon; see :mod:`sim.metrics`). Raises ValueError/KeyError
-    on bad input (incl. a window outside ``[0, horizon_s]``); the input contract is :mod:`sim.validate`."""
+    on bad input (incl. a window outside ``[0, horizon_s]``); the input contract is :mod:`sim.validate`.
+
+    ``energy`` (or a ``carbon`` signal, hourly gCO2eq/kWh from time 0) adds the energy and carbon metrics
+    of :mod:`sim.energy` after the run's metrics and ``energy_kwh, gco2, wasted_gco2`` to the per-job table;
+    the ``defer`` policy forecasts from ``carbon``."""
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     jobs_df, after_horizon = check_inputs(
         jobs_df,
@@ -100,6 +107,8 @@ def simulate(
         )
     platform = Platform(machines, cores, memory_gb)
     problem = Problem.build(jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants)
+    if carbon is not None:
+        problem = replace(problem, carbon=carbon)
     pol = get_policy(policy)
     params = parse_params(pol, settings)
     art = run_policy(pol, problem, params, seed)
@@ -114,9 +123,23 @@ def simulate(
         window_end_s,
     )
     assert tuple(metrics) == METRIC_NAMES
+    jobs_out = job_table(art.output, problem.job_id, problem.submit_s)
+    if energy or carbon is not None:
+        extra, per_job = carbon_accounting(
+            art.output,
+            problem.submit_s,
+            problem.duration_s,
+            problem.cores,
+            cores,
+            carbon,
+            slack=getattr(params, "slack", None),
+            window=(window_start_s, wend),
+        )
+        metrics = {**metrics, **extra}
+        jobs_out = jobs_out.with_columns(**{k: pl.Series(v) for k, v in per_job.items()})
     return SimResult(
         metrics,
-        job_table(art.output, problem.job_id, problem.submit_s),
+        jobs_out,
         art.timeseries,
         policy,
         asdict(params),

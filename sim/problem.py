@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -38,6 +39,7 @@ class Problem:
     order: np.ndarray  # engine index -> input row (stable sort by submit)
     record_ts: bool = False
     check: bool = False
+    carbon: Any = None  # sim.energy.CarbonSignal of the run, if any (the ``defer`` policy reads it)
 
     @classmethod
     def build(

@@ -302,3 +302,32 @@ register(
         size_free=True,
     )
 )
+
+
+def _fixed(a: WorkloadArgs) -> Any:
+    """Jobs of one core and ``hours`` hours, uniform submit times over the horizon (less one job length),
+    as many as offer ``load`` of the platform's cores (issue #27's deferral study)."""
+    import numpy as np
+    import polars as pl
+
+    dur = float(a.params["hours"]) * 3600.0
+    if dur <= 0 or dur >= a.horizon_s:
+        raise ValueError(f"fixed-<hours>: hours must be in (0, horizon), got {a.params['hours']}")
+    rng = np.random.default_rng(a.seed)
+    n = int(rng.poisson(a.load * a.machines * a.cores * a.horizon_s / dur))
+    submit = np.sort(rng.uniform(0.0, a.horizon_s - dur, n))
+    return pl.DataFrame(
+        {
+            "job_id": [f"f{i}" for i in range(n)],
+            "submit_s": submit,
+            "duration_s": np.full(n, dur),
+            "cores": np.ones(n),
+        }  # fmt: skip
+    )
+
+
+register(
+    WorkloadSpec(
+        "fixed-<hours>", "one-core jobs of `hours` hours, uniform submits", _fixed, needs_machines=True
+    )
+)

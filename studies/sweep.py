@@ -20,6 +20,7 @@ error (:class:`SweepInputsError`) saying how to rebuild it. :func:`run_many` giv
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -34,8 +35,10 @@ import polars as pl
 
 from sim.api import simulate
 from sim.capacity import DAY
+from sim.energy import CARBON_METRIC_NAMES
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
+from studies.carbon import scenario_carbon, signal_spec
 from studies.code_version import code_version, result_sources, source_version  # noqa: F401
 from studies.keys import partition_keys  # noqa: F401
 from studies.scenarios import (
@@ -88,7 +91,12 @@ def input_versions(inputs: Path) -> dict[str, str]:
 def input_files(sc: Scenario) -> list[str]:
     """The exported input files ``sc`` reads (empty if it is generated from its parameters alone)."""
     needed = [n for n in (workload_needs(sc.workload),) if n]
-    return needed + capacity_needs(sc.capacity)
+    carbon = signal_spec(sc)  # a series named by the policy settings (defer) is read too
+    return list(
+        dict.fromkeys(
+            needed + capacity_needs(sc.capacity) + (capacity_needs(carbon.to_dict()) if carbon else [])
+        )
+    )
 
 
 def needs_inputs(sc: Scenario) -> bool:
@@ -222,7 +230,13 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
     # a pool capacity (seed 003's resource level) is one machine holding the whole platform's cores
     n_sim, c_sim = simulated_platform(sc, machines)
-    r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed, **window)
+    carbon = scenario_carbon(sc, inputs)  # energy and carbon of every run (issue #27), NaN carbon without one
+    r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed,
+                 carbon=carbon, energy=True, **window)  # fmt: skip
+    # carbon metrics without a value (no signal, no slack) are stored as null, not NaN (NaN ≠ NaN)
+    r = dataclasses.replace(
+        r, metrics={k: None if k in CARBON_METRIC_NAMES and v != v else v for k, v in r.metrics.items()}
+    )
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
     sha = write_parquet_atomic(r.jobs, d / "jobs.parquet")
@@ -262,6 +276,7 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
                 "horizon_s": float(p["horizon_days"]) * DAY,
                 "seed": int(p["seed"]),
                 **{k: r["metrics"][k] for k in METRIC_NAMES},
+                **{k: r["metrics"].get(k) for k in CARBON_METRIC_NAMES},  # None in runs before #27
                 "wall_s": float(r["wall_s"]),
                 "code_version": r["code_version"],
                 "inputs_version": r["inputs_version"],
@@ -327,7 +342,6 @@ def expected_cost(sc: Scenario) -> float:
     """A rough relative cost of simulating ``sc`` (workload weight × machines × days), to submit the
     expensive scenarios first so a process pool stays busy to the end."""
     return _HEAVY_WORKLOADS.get(sc.workload, 1) * (sc.machines or 250) * sc.horizon_days
-
 
 
 DEFAULT_TIMEOUT_S = 6 * 3600.0  # the longest catalogued scenario (Borg, 30 days) takes minutes

@@ -41,6 +41,7 @@ class Dispatched:
 _REGISTRY: dict[str, Policy] = {}
 _FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
 _MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "slacksched_heartbeat", "target", "capsched")
+_MODULES += ("defer",)  # issue #27
 
 
 def register(policy: Policy) -> Policy:

@@ -1,0 +1,108 @@
+"""Beyond the seeds (issue #27): forecast error per horizon (``core_grid_forecast`` against the actuals) and
+the carbon saved by deferral with an oracle against honest as-of forecasts (``carbon-defer`` rows of
+``out_sim_results``)."""
+
+from __future__ import annotations
+
+import altair as alt
+import duckdb
+import polars as pl
+
+from analysis.results import json_field, mean_ci
+from analysis.style import HEIGHT, WIDTH, finish
+
+METHOD_ORDER = ["oracle", "persist24", "profile7d", "sarimax", "issued"]
+
+
+def forecast_errors(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per grid × method × horizon (hours ahead): MAE, MAPE (%, over actuals > 0) and forecasts scored —
+    grid forecasts against ``core_grid_carbon`` (the source the forecast read), WattTime's issued ones
+    against ``core_grid_marginal``."""
+    return con.sql(
+        """
+        WITH actual AS (
+            SELECT grid, ts_utc, avg(gco2_per_kwh) AS v FROM core_grid_carbon GROUP BY ALL
+            UNION ALL SELECT grid, ts_utc, moer_value FROM core_grid_marginal
+        )
+        SELECT f.grid, f.method, f.horizon_h, avg(abs(f.value - a.v)) AS mae,
+               100 * avg(abs(f.value - a.v) / a.v) FILTER (WHERE a.v > 0) AS mape_pct, count(*) AS n
+        FROM core_grid_forecast f JOIN actual a ON a.grid = f.grid AND a.ts_utc = f.target_ts
+        GROUP BY ALL ORDER BY ALL
+        """
+    ).pl()
+
+
+def error_chart(errs: pl.DataFrame) -> alt.TopLevelMixin:
+    """MAPE against hours ahead, one line per method, one panel per grid."""
+    base = (
+        alt.Chart(errs.to_pandas())
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("horizon_h:Q", title="hours ahead"),
+            y=alt.Y("mape_pct:Q", title="MAPE (%)"),
+            color=alt.Color("method:N", sort=METHOD_ORDER, title="method"),
+        )
+        .properties(width=WIDTH * 0.8, height=HEIGHT)
+        .facet(column=alt.Column("grid:N", title=None))
+    )
+    return finish(
+        base,
+        "How well could the grid's intensity have been known in advance?",
+        "Mean absolute percentage error of as-of forecasts by hours ahead (1 = the hour starting at the issue); "
+        "oracle is perfect foresight (0 %); WattTime's issued CAISO_NORTH forecasts reach 65 minutes ahead.",
+    )
+
+
+def deferral(res: pl.DataFrame) -> pl.DataFrame:
+    """``carbon-defer`` rows with their grid, method, slack and job length as columns."""
+    df = json_field(res, "settings_json", "grid", "grid")
+    df = json_field(df, "settings_json", "method", "method")
+    df = json_field(df, "settings_json", "slack", "slack", pl.Float64)
+    df = df.with_columns(
+        pl.col("method").fill_null("persist24"),
+        pl.col("slack").fill_null(1.5),
+        pl.col("workload").str.strip_prefix("fixed-").cast(pl.Float64).alias("job_hours"),
+    )
+    return df
+
+
+def savings(res: pl.DataFrame) -> pl.DataFrame:
+    """Mean carbon saving (%) with its 95 % interval over seeds per grid × job length × slack × method, and
+    the mean oracle share and deadline miss rate."""
+    df = deferral(res)
+    by = ["grid", "job_hours", "slack", "method"]
+    ci = mean_ci(df, by, "carbon_saving_pct")
+    extra = df.group_by(by).agg(pl.col("oracle_share").mean(), pl.col("deadline_miss_rate").mean())
+    return ci.join(extra, on=by).sort(by)
+
+
+def savings_chart(sv: pl.DataFrame) -> alt.TopLevelMixin:
+    """Saving per method (bars, 95 % intervals) per grid and slack × job length."""
+    df = sv.with_columns(
+        (
+            pl.col("job_hours").cast(pl.Int64).cast(pl.Utf8)
+            + " h jobs, slack "
+            + pl.col("slack").cast(pl.Utf8)
+        ).alias("case")
+    ).to_pandas()
+    bars = (
+        alt.Chart()
+        .mark_bar()
+        .encode(
+            x=alt.X("method:N", sort=METHOD_ORDER, title=None),
+            y=alt.Y("mean:Q", title="carbon saved (%)"),
+            color=alt.Color("method:N", sort=METHOD_ORDER, legend=None),
+        )
+    )
+    err = alt.Chart().mark_errorbar().encode(x=alt.X("method:N", sort=METHOD_ORDER), y="lo:Q", y2="hi:Q")
+    chart = (
+        alt.layer(bars, err, data=df)
+        .properties(width=WIDTH * 0.6, height=HEIGHT * 0.8)
+        .facet(row=alt.Row("case:N", title=None), column=alt.Column("grid:N", title=None))
+    )
+    return finish(
+        chart,
+        "Deferral with perfect foresight against forecasts a scheduler could have made",
+        "Carbon of completed jobs' attempts against the same jobs run at submit (signal only); mean and 95 % "
+        "interval over seeds; oracle = clairvoyant intensity, the others as-of forecasts (sim/forecast.py).",
+    )
