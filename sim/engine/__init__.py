@@ -191,11 +191,13 @@ def run_kernel(
     admission: Admission | None = None,
     machine_events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     engine: str | None = None,
+    checkpoint: tuple[float, float, float] | None = None,
 ) -> KernelResult:
     """Run the engine on jobs sorted by submit time (ties in input order). See the module doc.
 
-    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`). Raises ValueError for an unknown
-    termination policy, admission predicate or engine."""
+    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`); ``checkpoint``: (τ, δ, R) seconds
+    of :mod:`sim.checkpoint` (None: off). Raises ValueError for an unknown termination policy, admission
+    predicate or engine."""
     if termination not in TERMINATION_CODES:
         raise ValueError(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
@@ -242,6 +244,7 @@ def run_kernel(
         bool(adm.full_rescan),
         *adm.classes(dur, int(n_machines)),
         *_machine_event_arrays(machine_events),
+        np.asarray(checkpoint if checkpoint is not None else (0.0, 0.0, 0.0), np.float64),
     )
     if kind == "compiled":
         out = compiled()["_kernel"](*args)
