@@ -101,7 +101,9 @@ def simulate(
         )
     platform = Platform(machines, cores, memory_gb)
     checkpoint, settings = split_settings(settings)  # any policy: checkpoint/restart settings
-    problem = Problem.build(jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants, checkpoint)
+    problem = Problem.build(
+        jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants, checkpoint
+    )
     pol = get_policy(policy)
     params = parse_params(pol, settings)  # type: ignore[arg-type]
     art = run_policy(pol, problem, params, seed)

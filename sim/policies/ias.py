@@ -189,11 +189,7 @@ class IAS(Dispatched):
         models, epoch = None, 0.0
         if "h3" in self.heuristics or "h4" in self.heuristics:
             iv = extract_intervals(trace)
-            pool = (
-                p.survival_pool
-                if p.survival_pool != "auto"
-                else ("variable" if h1 else "all")
-            )
+            pool = p.survival_pool if p.survival_pool != "auto" else ("variable" if h1 else "all")
             if pool == "variable":
                 iv = iv.filter(pl.col("machine") >= int(trace.machines_alive.min()))
             if iv.height == 0:  # no machine is ever on: nothing survives (nothing can run anyway)
