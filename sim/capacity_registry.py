@@ -178,9 +178,14 @@ def _file(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 
 def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.spot import spot_capacity
+    from sim.capacity import CapacityTrace
+    from sim.spot import spot_steps
 
-    return spot_capacity(spec.get("trace"), a.machines, a.horizon_s, spec.get("offset_ticks"))
+    off = spec.get("offset_ticks")
+    t, alive, tr = spot_steps(spec.get("trace"), a.machines, a.horizon_s, off)
+    return CapacityTrace(
+        t, alive, a.machines, a.horizon_s, tr.gap_s, "spot", {"trace": tr.name, "offset_ticks": off}, None
+    )
 
 
 def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:

@@ -7,7 +7,7 @@ raw assets can fetch the same files from :func:`raw_url` into the raw cache, and
 ``$VARCAP_SPOT_DIR`` (a directory of ``<name>.parquet`` written by the core asset) before the sample.
 
 A trace becomes a machines-alive :class:`~sim.capacity.CapacityTrace` on any platform by scaling its
-16-node counts to the platform's machines (:func:`spot_capacity`); a trace shorter than the horizon
+16-node counts to the platform's machines (:func:`spot_steps`); a trace shorter than the horizon
 repeats. :func:`matched_walk` gives the thesis random walk (``sim.generators.random_walk``) with the
 trace's mean, change rate and mean step, the synthetic reading the study compares it with.
 """
@@ -128,28 +128,19 @@ def scale(available: np.ndarray, nodes: int, machines: int) -> np.ndarray:
     return np.rint(np.asarray(available, float) * machines / nodes).astype(np.int64)
 
 
-def spot_capacity(name: str, machines: int, horizon_s: float, offset_ticks: int = 0) -> Any:
+def spot_steps(
+    name: str, machines: int, horizon_s: float, offset_ticks: int = 0
+) -> tuple[np.ndarray, np.ndarray, SpotTrace]:
     """Trace ``name`` from tick ``offset_ticks`` on, scaled to ``machines``, repeated to cover
-    ``horizon_s``; one point per tick (``period_s`` = the tick)."""
-    from sim.capacity import CapacityTrace
-
+    ``horizon_s``: (time_s, machines alive) one point per tick, and the trace (the capacity kind ``spot``
+    makes them a :class:`~sim.capacity.CapacityTrace` with ``period_s`` = the tick)."""
     t = resolve(name)
     vals = load_trace(name)
     if not 0 <= offset_ticks < vals.size:
         raise ValueError(f"spot trace {t.name!r}: offset_ticks must lie in [0, {vals.size})")
     vals = np.roll(vals, -offset_ticks)
     n = int(np.ceil(horizon_s / t.gap_s))
-    alive = scale(np.resize(vals, n), t.nodes, machines)
-    return CapacityTrace(
-        np.arange(n) * t.gap_s,
-        alive,
-        machines,
-        horizon_s,
-        t.gap_s,
-        "spot",
-        {"trace": t.name, "offset_ticks": offset_ticks},
-        None,
-    )
+    return np.arange(n) * t.gap_s, scale(np.resize(vals, n), t.nodes, machines), t
 
 
 def trace_stats(name: str) -> dict[str, float]:
