@@ -132,3 +132,45 @@ def test_engines_agree_with_checkpoints_on_a_walk() -> None:
     # free checkpoints only save work; with a 5 % tax (δ/τ) and few kills the tax can cost more
     assert free["wasted_fraction"] < off["wasted_fraction"]
     assert free["goodput"] >= off["goodput"]
+
+
+def _engine_output(policy: str, engine: str, cap: CapacityTrace = CAP):  # noqa: ANN202
+    from sim.api import run_policy
+    from sim.checkpoint import split_settings as split
+    from sim.problem import Platform, Problem
+
+    ck, rest = split(SETTINGS)
+    problem = Problem.build(JOBS, Platform(1, C), cap, 2000.0, checkpoint=ck)
+    pol = get_policy(policy)
+    with use_engine(engine):
+        return run_policy(pol, problem, parse_params(pol, rest), 0).output
+
+
+@pytest.mark.parametrize(
+    ("policy", "engine"), [("ff", "python"), ("ff", "compiled"), ("target-asap", "python")]
+)
+def test_engine_aggregates_balance(policy: str, engine: str) -> None:
+    """The engines' own books: completed c·E, wasted = eq. 4.3 + checkpoint writes, and every occupied
+    core-second is completed, wasted or in flight."""
+    out = _engine_output(policy, engine)
+    assert out.completed_cs == C * E
+    assert out.wasted_cs == pytest.approx(C * (700.0 - 620.0 + R) + C * 3 * DELTA)
+    assert out.used_cs == pytest.approx(out.completed_cs + out.wasted_cs + out.inflight_cs)
+    assert list(out.att_useful_s) == [600.0, 400.0]
+
+
+def test_kill_during_a_checkpoint_write_keeps_only_the_earlier_one() -> None:
+    """Killed at 615, while the second checkpoint (work 600) is being written (610–620): the job keeps
+    work 300 (t' = 310); its restart at 800 runs R + 700 + 2δ = 770 s, to 1570."""
+    cap = CapacityTrace(np.array([0.0, 615.0, 800.0]), np.array([1, 0, 1]), 1, 2000.0)
+    for policy, engine in [("ff", "python"), ("ff", "compiled"), ("target-asap", "python")]:
+        with use_engine(engine):
+            r = simulate(JOBS, cap, 1, C, 2000.0, policy, SETTINGS)
+        assert r.jobs["end_s"][0] == 1570.0, (policy, engine)
+        m = r.metrics
+        # eq. 4.3: c·(615 − 310 + R), plus the completed writes: one before the kill, two in the restart
+        assert m["wasted_fraction"] * m["available_core_seconds"] == pytest.approx(
+            C * (615.0 - 310.0 + R) + C * 3 * DELTA
+        ), (policy, engine)
+        out = _engine_output(policy, engine, cap)
+        assert list(out.att_useful_s) == [300.0, 700.0]
