@@ -14,7 +14,9 @@ Semantics (pinned; see the README "Simulator semantics" section):
   4. one pass walks the queue front to back and starts each job on the lowest-index alive machine with
      enough free cores (and memory) that the admission rule allows; jobs that do not fit keep their place
      (no head-of-line blocking).
-* A restarted job runs its full duration again.
+* A restarted job runs its full duration again — unless checkpointing is on (:mod:`sim.checkpoint`): then it
+  resumes from its last committed checkpoint after a recovery time, and each attempt's wall length includes
+  its checkpoint writes.
 
 Speed: a max segment tree over machines finds the first machine with ``free >= c`` in O(log M); a min
 segment tree over queue positions finds the next queued job whose demand is at most the largest free
