@@ -174,3 +174,37 @@ def test_kill_during_a_checkpoint_write_keeps_only_the_earlier_one() -> None:
         ), (policy, engine)
         out = _engine_output(policy, engine, cap)
         assert list(out.att_useful_s) == [300.0, 700.0]
+
+
+@pytest.mark.parametrize("name", ["ias", "ias-h2", "ias-h2+h4"])
+def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str) -> None:
+    """Checkpoint writes and restarts change an attempt's length and so whether H2 or H4 judges it (a
+    3590 s job with 3 writes of 20 s runs 3650 s, over the 3600 s period): the pruned pass must still
+    start exactly what the reference full rescan starts (it did not while the H2/H4 classes were fixed
+    from the nominal durations)."""
+    import dataclasses
+
+    from sim.generators import random_walk
+    from sim.problem import Platform, Problem, run_first_fit
+
+    rng = np.random.default_rng(1)
+    n, h = 600, 4 * 86400.0
+    jobs = pl.DataFrame(
+        {
+            "job_id": [str(i) for i in range(n)],
+            "submit_s": np.sort(rng.uniform(0, 3 * 86400.0, n)),
+            "duration_s": rng.uniform(3000.0, 3700.0, n),  # around the 3600 s period
+            "cores": rng.integers(1, 5, n).astype(float),
+        }
+    )
+    problem = Problem.build(
+        jobs, Platform(20, 8.0), random_walk(20, h, 1.0, 0.3, seed=2), h, check=True,
+        checkpoint=Checkpoint(1000.0, 20.0, 200.0),
+    )  # fmt: skip
+    pol = get_policy(name)
+    adm = pol.admission(problem, parse_params(pol, {}))
+    with use_engine("python"):
+        a = run_first_fit(problem, "lifo", 0, adm).output
+        b = run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, full_rescan=True)).output
+    assert a.violations == 0
+    assert np.array_equal(a.first_start_s, b.first_start_s) and np.array_equal(a.end_s, b.end_s)

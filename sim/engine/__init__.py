@@ -244,7 +244,7 @@ def run_kernel(
         job_hi,
         adm_tuple,
         bool(adm.full_rescan),
-        *adm.classes(dur, int(n_machines)),
+        *_classes(adm, dur, int(n_machines), checkpoint is not None),
         *_machine_event_arrays(machine_events),
         np.asarray(checkpoint if checkpoint is not None else (0.0, 0.0, 0.0), np.float64),
     )
@@ -279,6 +279,27 @@ def run_kernel(
         alog,
         kind,
     )
+
+
+def _classes(
+    adm: Admission, dur: np.ndarray, machines: int, checkpointing: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The admission's pruning classes; with checkpointing, jobs of the time-bound classes (H2, H4) are
+    pruned by cores only (class U): a restart changes a job's attempt length, and with it which test the
+    predicate applies (H2 for attempts no longer than the period), so a class fixed at the start could
+    prune a job the predicate would admit."""
+    cls, lo, hi = adm.classes(dur, machines)
+    if not checkpointing:
+        return cls, lo, hi
+    timed = (cls == CLS_H2) | (cls == CLS_H4)
+    if timed.any():
+        cls = cls.copy()
+        cls[timed] = CLS_U
+        lo, hi = lo.copy(), hi.copy()
+        jl, jh = adm.job_ranges(len(dur), machines)
+        u = cls == CLS_U
+        lo[CLS_U], hi[CLS_U] = int(np.min(jl[u])), int(np.max(jh[u]))
+    return cls, lo, hi
 
 
 def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
