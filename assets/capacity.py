@@ -151,8 +151,8 @@ def spot_traces(conn, machines: int) -> Iterator[tuple[str, str, CapacityTrace]]
 
     have = conn.sql(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'core_spot_availability'"
-    ).fetchone()
-    if not have or not have[0]:
+    ).fetchall()
+    if not have[0][0]:
         return
     for (trace,) in conn.sql("SELECT DISTINCT trace FROM core_spot_availability ORDER BY 1").fetchall():
         df = conn.sql(

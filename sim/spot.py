@@ -106,7 +106,7 @@ def parse_json(data: dict[str, Any], where: str) -> tuple[np.ndarray, float]:
 
 def load_trace(name: str) -> np.ndarray:
     """Instances available per tick of trace ``name``: from ``$VARCAP_SPOT_DIR/<name>.parquet`` if that
-    exists (the core asset's export of a downloaded trace), else the embedded sample."""
+    exists (a downloaded trace), else the embedded sample (under ``$VARCAP_HOME``, else the repository's)."""
     import polars as pl
 
     t = resolve(name)
@@ -114,6 +114,8 @@ def load_trace(name: str) -> np.ndarray:
     path = Path(env) / f"{t.name}.parquet" if env else None
     if path is None or not path.exists():
         path = samples_dir() / t.sample
+    if not path.exists():  # a $VARCAP_HOME without samples: the ones committed beside this package
+        path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
     if not path.exists():
         raise ValueError(f"spot trace {t.name!r}: {path} does not exist")
     df = pl.read_parquet(path).sort("tick")

@@ -130,3 +130,40 @@ def test_spot_real_study_shape() -> None:
     ck = [s for s in sc if "checkpoint_interval_s" in s.settings]
     assert {s.settings["checkpoint_interval_s"] for s in ck} == {"300", "900", "1800", "3600", "7200"}
     assert len({s.id for s in sc}) == len(sc) == 252
+
+
+def test_spot_traces_feed_the_interval_assets() -> None:
+    """``out_capacity_traces`` takes each trace of ``core_spot_availability`` (scaled to the platform), so
+    machine intervals and survival are computed over the real intervals."""
+    import duckdb
+    import polars as pl
+
+    from assets.capacity import spot_traces
+    from sim.intervals import extract_intervals
+
+    con = duckdb.connect()
+    assert list(spot_traces(con, 100)) == []  # no table yet: no spot traces
+    vals = load_trace("us-west-2c")
+    df = pl.DataFrame(
+        {
+            "trace": "us-west-2c_v100_16",
+            "tick": np.arange(vals.size),
+            "time_s": np.arange(vals.size) * 300.0,
+            "available": vals,
+            "nodes": 16,
+        }
+    )
+    con.register("df", df)
+    con.execute("CREATE TABLE core_spot_availability AS SELECT * FROM df")
+    (tid, source, tr), *_ = list(spot_traces(con, 32))
+    assert tid == "spot-us-west-2c_v100_16-m32" and "core_spot_availability" in source
+    assert tr.horizon_s == vals.size * 300.0 and np.array_equal(tr.machines_alive, vals * 2)
+    iv = extract_intervals(tr)
+    assert iv.height > 100 and iv["machine"].max() == 31
+
+
+def test_samples_found_without_them_under_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``$VARCAP_HOME`` without samples (the fault tests' homes) still reads the committed traces, so the
+    study catalogue builds."""
+    monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
+    assert load_trace("us-east-2b").size == 3247
