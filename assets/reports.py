@@ -264,13 +264,6 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
     ),
     Chapter(
-        "beyond_preemption",
-        "Beyond the seeds — real preemption on spot pools",
-        "Issue #28: AWS spot availability traces vs matched random walks, checkpoint/restart, IAS without a "
-        "stable floor (varcap sweep spot-real).",
-        ("core_spot_availability", "out_sim_results"),
-    ),
-    Chapter(
         "reproduction",
         "Reproduction — every seed headline next to varcap's",
         "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",
