@@ -142,6 +142,28 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
             f"core_power_price {label}",
             CapacitySpec("stranded", {"threshold": 0.0}).build(m, hours, price, label),
         )
+    yield from spot_traces(conn, m)
+
+
+def spot_traces(conn, machines: int) -> Iterator[tuple[str, str, CapacityTrace]]:
+    """Each trace of ``core_spot_availability`` (if built) scaled to ``machines`` (issue #28)."""
+    from sim.spot import scale
+
+    have = conn.sql(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'core_spot_availability'"
+    ).fetchall()
+    if not have[0][0]:
+        return
+    for (trace,) in conn.sql("SELECT DISTINCT trace FROM core_spot_availability ORDER BY 1").fetchall():
+        df = conn.sql(
+            "SELECT time_s, available, nodes FROM core_spot_availability WHERE trace = ? ORDER BY tick",
+            params=[trace],
+        ).pl()
+        t = df["time_s"].to_numpy()
+        gap = float(t[1] - t[0]) if t.size > 1 else 300.0
+        alive = scale(df["available"].to_numpy(), int(df["nodes"][0]), machines)
+        tr = CapacityTrace(t, alive, machines, float(t[-1] + gap), gap, "spot", {"trace": trace}, None)
+        yield f"spot-{trace}-m{machines}", f"core_spot_availability {trace}", tr
 
 
 def load_traces(conn) -> dict[str, CapacityTrace]:
@@ -164,7 +186,7 @@ def load_traces(conn) -> dict[str, CapacityTrace]:
     return out
 
 
-_GRID = ["core_grid_carbon", "core_power_price"]
+_GRID = ["core_grid_carbon", "core_power_price", "core_spot_availability"]
 _TRACES = [CAPACITY_TRACES.name, CAPACITY_POINTS.name]
 
 

@@ -279,8 +279,35 @@ RAW_FILES = TableSchema(
     ),
 )
 
+CORE_SPOT_AVAILABILITY = TableSchema(
+    "core_spot_availability",
+    "Public spot-instance availability traces (skypilot-org/spot-traces, issue #28): instances of a pool "
+    "available at each tick.",
+    (
+        Col("trace", "VARCHAR", "-", "varcap trace name, e.g. us-west-2a_v100_16", False),
+        Col("tick", "BIGINT", "-", "tick index from the trace's start", False),
+        Col("time_s", "DOUBLE", "s", "tick × the trace's gap", False),
+        Col("available", "BIGINT", "instances", "instances available at the tick", False),
+        Col("nodes", "BIGINT", "instances", "instances requested (the pool's size)", False),
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+    ),
+    ("trace", "tick"),
+    (
+        Range("available_in_pool", "available < 0 OR available > nodes"),
+        Range("time_nonnegative", "time_s < 0"),
+    ),
+)
+
 CORE_TABLES = {
-    s.name: s for s in (CORE_JOBS, CORE_GRID_CARBON, CORE_GRID_FUEL_MIX, CORE_POWER_PRICE, CORE_GRID_MARGINAL)
+    s.name: s
+    for s in (
+        CORE_JOBS,
+        CORE_GRID_CARBON,
+        CORE_GRID_FUEL_MIX,
+        CORE_POWER_PRICE,
+        CORE_GRID_MARGINAL,
+        CORE_SPOT_AVAILABILITY,
+    )
 }
 CORE_BUILDS = TableSchema(
     "core_builds",

@@ -231,6 +231,24 @@ def _eia_pages(
         yield RemoteFile(q, f"eia930_api/{tag}_{start}_{end}/page_{i:05d}.json", "json")
 
 
+def _spot_remote(p: dict[str, Any]) -> list[RemoteFile]:
+    """skypilot-org/spot-traces availability JSONs on raw.githubusercontent.com, pinned to a commit."""
+    from sim.spot import COMMIT, REPOSITORY, TRACES
+
+    base = p.get("base_url", f"https://raw.githubusercontent.com/{REPOSITORY}/{{commit}}")
+    commit = path_part("commit", p.get("commit", COMMIT))
+    traces = names(p, "traces", list(TRACES))
+    unknown = [t for t in traces if t not in TRACES]
+    if unknown:
+        raise ValueError(
+            f"params_json: traces: unknown spot trace {unknown[0]!r}; known: {', '.join(TRACES)}"
+        )
+    return [
+        RemoteFile(f"{base.format(commit=commit)}/{TRACES[t].path}", f"spot/{commit}/{t}.json", "json")
+        for t in traces
+    ]
+
+
 # ------------------------------------------------------------------------------------------- catalogue
 DATASETS: dict[str, Dataset] = {
     d.key: d
@@ -295,6 +313,18 @@ DATASETS: dict[str, Dataset] = {
             "watttime_moer",
             "WattTime CAISO_NORTH 5-minute signal, June-July 2023 (unit not stated upstream)",
             ("watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08.parquet",),
+        ),
+        Dataset(
+            "spot_availability",
+            "AWS spot availability, 16-node V100 pools, 300 s ticks (skypilot-org/spot-traces; no licence "
+            "declared)",
+            (
+                "spot/us-east-2b_v100_16.parquet",
+                "spot/us-west-2a_v100_16.parquet",
+                "spot/us-west-2c_v100_16.parquet",
+            ),
+            remote=_spot_remote,
+            max_bytes=64 << 20,
         ),
         Dataset(
             "power_prices",

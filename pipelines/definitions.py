@@ -14,6 +14,7 @@ from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
 from assets.schema import ALL_TABLES
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
+from assets.spot import spot_assets, spot_checks
 from pipelines.guard import dead_runs_sensor
 from studies.catalogue import STUDIES
 
@@ -31,6 +32,7 @@ ALL_ASSETS = dg.map_asset_specs(
         *raw_assets,
         *core_assets,
         *forecast_assets,
+        *spot_assets,
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
@@ -42,6 +44,7 @@ ALL_CHECKS = [
     *raw_checks,
     *core_checks,
     *forecast_checks,
+    *spot_checks,
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,

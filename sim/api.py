@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
+from sim.checkpoint import split_settings
 from sim.energy import CarbonSignal, carbon_accounting
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
 from sim.policies import Policy, get_policy, parse_params
@@ -106,11 +107,14 @@ def simulate(
             cap.seed,
         )
     platform = Platform(machines, cores, memory_gb)
-    problem = Problem.build(jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants)
+    checkpoint, settings = split_settings(settings)  # any policy: checkpoint/restart settings
+    problem = Problem.build(
+        jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants, checkpoint
+    )
     if carbon is not None:
         problem = replace(problem, carbon=carbon)
     pol = get_policy(policy)
-    params = parse_params(pol, settings)
+    params = parse_params(pol, settings)  # type: ignore[arg-type]
     art = run_policy(pol, problem, params, seed)
     metrics = compute_metrics(
         art.output,

@@ -16,6 +16,10 @@ and prints one table: target, measured figure (wall and CPU seconds: the machine
 ``ias``) against FF in CPU seconds on the heavy-tailed case at growing platform sizes (``--machines``), so a
 superlinear queue scan shows as CPU time per machine that grows with the size.
 
+``python -m sim.bench checkpoint`` times First-Fit at Borg scale with checkpointing
+(``checkpoint_interval_s`` 1800, overhead 30 s, restart 60 s) against First-Fit without, best of three each,
+CPU seconds, in one process (issue #28's target: within 1.2×).
+
 ``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
 a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
 First-Fit instances of growing size (``sim.engine.PYTHON_MAX_JOBS`` is the crossover).
@@ -240,6 +244,31 @@ def one(case_name: str, policy: str) -> dict:
         "goodput": r.metrics["goodput"],
         "events": r.events,
     }
+
+
+def checkpoint_bench(repeat: int = 3) -> None:
+    """FF with and without checkpointing on the Borg-scale case: best-of-``repeat`` CPU seconds, ratio."""
+    jobs, machines, horizon = borg_scale_jobs(), 200, 7 * 86400.0
+    cap = random_walk(machines, horizon, changes_per_hour=8.0, step=0.15, seed=0)
+    on = {"checkpoint_interval_s": "1800", "checkpoint_overhead_s": "30", "restart_overhead_s": "60"}
+    simulate(jobs.head(2000), cap, machines, 24, horizon, settings=on)  # compile / load the cache
+    best: dict[str, tuple[float, dict]] = {}
+    for _ in range(repeat):
+        # interval beyond every job: the checkpoint code runs, no checkpoint is taken (same schedule as ff)
+        idle = {"checkpoint_interval_s": "1e12"}
+        for name, st in (("ff", None), ("ff+checkpoint", on), ("ff+idle-ck", idle)):
+            c = time.process_time()
+            r = simulate(jobs, cap, machines, 24, horizon, settings=st)
+            dt = time.process_time() - c
+            if name not in best or dt < best[name][0]:
+                best[name] = (dt, r.metrics)
+    for name, (dt, m) in best.items():
+        print(
+            f"{name:14s} cpu {dt:6.2f} s  goodput {m['goodput']:.4f}  wasted {m['wasted_fraction']:.4f}  "
+            f"terminations {m['terminations']:,}"
+        )
+    for name in ("ff+checkpoint", "ff+idle-ck"):
+        print(f"ratio {name} / ff {best[name][0] / best['ff'][0]:.3f} (target ≤ 1.2)")
 
 
 def _measure(case_name: str, policy: str) -> dict:
@@ -508,6 +537,7 @@ def main() -> None:
             "engines",
             "ias-scaling",
             "scale",
+            "checkpoint",
         ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
@@ -525,6 +555,9 @@ def main() -> None:
         return
     if a.what == "targets":
         targets(a.only)
+        return
+    if a.what == "checkpoint":
+        checkpoint_bench()
         return
     if a.what == "engines":
         engines()

@@ -252,9 +252,11 @@ class CapacitySpec:
             )
         known = entry.params
         params: dict[str, Any] = {}
-        for part in filter(None, (p.strip() for p in rest.split(","))):
+        for i, part in enumerate(filter(None, (p.strip() for p in rest.split(",")))):
             key, eq, value = part.partition("=")
             key = key.strip()
+            if not eq and i == 0 and entry.positional:  # KIND:value names the kind's positional parameter
+                key, eq, value = entry.positional, "=", part
             if not eq:
                 raise ValueError(f"capacity spec {text!r}: expected key=value, got {part!r}")
             if key not in known:

@@ -74,6 +74,7 @@ class CapacityKind:
     signal: str | None = None
     one_machine: bool = False
     cli: bool = True
+    positional: str | None = None  # ``KIND:value`` sets this parameter (``spot:us-west-2a``)
 
 
 KINDS: Registry[CapacityKind] = Registry("capacity kind")
@@ -174,6 +175,17 @@ def _file(spec: CapacitySpec, a: BuildArgs) -> Any:
     from sim.capacity import read_capacity
 
     return read_capacity(spec.get("path"), a.machines, a.horizon_s)
+
+
+def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.capacity import CapacityTrace
+    from sim.spot import spot_steps
+
+    off = spec.get("offset_ticks")
+    t, alive, tr = spot_steps(spec.get("trace"), a.machines, a.horizon_s, off)
+    return CapacityTrace(
+        t, alive, a.machines, a.horizon_s, tr.gap_s, "spot", {"trace": tr.name, "offset_ticks": off}, None
+    )
 
 
 def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:
@@ -297,5 +309,18 @@ register(
         _pool,
         one_machine=True,
         cli=False,
+    )
+)
+register(
+    CapacityKind(
+        "spot",
+        "a public AWS spot availability trace (skypilot-org/spot-traces, 300 s ticks) scaled to the "
+        "platform: spot:us-east-2b|us-west-2a|us-west-2c",
+        {
+            "trace": Param(str, REQUIRED, "trace name or zone"),
+            "offset_ticks": Param(int, 0, "start this many ticks into the trace"),
+        },
+        _spot,
+        positional="trace",
     )
 )

@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+from sim.checkpoint import attempt_length, killed_progress
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
 from sim.problem import Problem, _unsort
 
@@ -70,6 +71,13 @@ class Loop:
         self.duration = pick(problem.duration_s)
         self.cores = pick(problem.cores)
         self.n = len(o)
+        # checkpointing (sim.checkpoint): `duration` is each job's next attempt length, `work` its own
+        self.ck = problem.checkpoint
+        self.work = self.duration
+        self.ckd = np.zeros(self.n if self.ck else 0, np.int64)  # checkpoints committed
+        if self.ck is not None:
+            ck = self.ck
+            self.duration = np.array([attempt_length(float(w), 0, False, ck) for w in self.work])
         self.horizon = problem.horizon_s
         self.check = problem.check
         self.first = np.full(self.n, -1.0)
@@ -135,7 +143,15 @@ class Loop:
         """Terminate the running attempt of ``j`` (wasted work); the job is queued again."""
         s = self.start_s[j]
         self.log.close(int(self.cur_att[j]), t, ATT_KILLED)
-        self.wasted_cs += self.cores[j] * (t - s)
+        if self.ck is not None:  # keep the checkpoints the attempt completed; lose the rest
+            w = float(self.work[j])
+            k, _ = killed_progress(t - s, w, int(self.ckd[j]), bool(self.terms[j] > 0), self.ck)
+            self.log.useful[int(self.cur_att[j])] = k * self.ck.interval_s
+            self.wasted_cs += self.cores[j] * ((t - s) - k * self.ck.interval_s)
+            self.ckd[j] += k
+            self.duration[j] = attempt_length(w, int(self.ckd[j]), True, self.ck)
+        else:
+            self.wasted_cs += self.cores[j] * (t - s)
         self.aborted += t - s
         self.terms[j] += 1
         self.n_term += 1
@@ -147,7 +163,11 @@ class Loop:
         self.status[j] = COMPLETED
         self.end[j] = t
         self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
-        self.completed_cs += self.cores[j] * self.duration[j]
+        self.completed_cs += self.cores[j] * self.work[j]
+        if self.ck is not None:  # recovery and checkpoint writes of this attempt
+            rest = float(self.work[j]) - int(self.ckd[j]) * self.ck.interval_s
+            self.log.useful[int(self.cur_att[j])] = rest
+            self.wasted_cs += self.cores[j] * (self.duration[j] - rest)
         self.busy -= self.cores[j]
 
     def record_capacity(self, t: float, cores: float) -> None:
@@ -220,6 +240,9 @@ class Loop:
     def output(self) -> EngineOutput:
         run = np.flatnonzero(self.status == RUNNING)
         inflight = float(np.sum(self.cores[run] * (self.horizon - self.start_s[run])))
+        if self.ck is not None:  # work saved by killed attempts, not yet delivered
+            open_ = self.status != COMPLETED
+            inflight += float(np.sum(self.cores[open_] * self.ckd[open_] * self.ck.interval_s))
         o = self.row
         un = (lambda a: a) if self._sorted else (lambda a: _unsort(o, a))  # in input order
         return EngineOutput(
@@ -237,7 +260,7 @@ class Loop:
             self.aborted,
             self.violations,
             self.events,
-            **self.log.arrays(o),
+            **self.log.arrays(o, self.ck is not None),
             cap_time_s=np.asarray(self.cap_t, np.float64),
             cap_cores=np.asarray(self.cap_v, np.float64),
         )

@@ -109,6 +109,10 @@ class EngineOutput:
     att_machine: np.ndarray
     cap_time_s: np.ndarray
     cap_cores: np.ndarray
+    #: checkpointing runs only (:mod:`sim.checkpoint`): per attempt, the job's own work it delivered
+    #: (completed) or saved in checkpoints (killed); the rest of its time is recovery, checkpoint writes
+    #: or lost work
+    att_useful_s: np.ndarray | None = None
 
 
 class AttemptLog:
@@ -122,6 +126,7 @@ class AttemptLog:
         self.end = array("d")
         self.outcome = array("b")
         self.machine = array("i")
+        self.useful = array("d")  # the job's own work per attempt (checkpointing runs)
 
     def open(self, j: int, m: int, t: float) -> int:
         """Record attempt of engine job ``j`` on machine ``m`` from ``t``; returns its log index."""
@@ -130,15 +135,19 @@ class AttemptLog:
         self.end.append(self.horizon)
         self.outcome.append(ATT_RUNNING)
         self.machine.append(m)
+        self.useful.append(0.0)
         return len(self.job) - 1
 
     def close(self, k: int, t: float, outcome: int) -> None:
         self.end[k] = t
         self.outcome[k] = outcome
 
-    def arrays(self, row: np.ndarray) -> dict[str, np.ndarray]:
-        """``att_*`` fields with engine job indices mapped to input rows through ``row``."""
+    def arrays(self, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
+        """``att_*`` fields with engine job indices mapped to input rows through ``row`` (``useful``: with
+        ``att_useful_s``)."""
+        extra = {"att_useful_s": np.asarray(self.useful, np.float64)} if useful else {}
         return {
+            **extra,
             "att_job": row[np.asarray(self.job, np.int64)].astype(np.int64),
             "att_start_s": np.asarray(self.start, np.float64),
             "att_end_s": np.asarray(self.end, np.float64),
@@ -199,6 +208,8 @@ def compute_metrics(
     wasted_cs = float(np.sum(c[killed] * (e[killed] - s_in[killed])))
     aborted_cs = float(np.sum(c[killed] * (e[killed] - s[killed])))
     inflight_cs = float(np.sum(c[running] * (b - s_in[running])))
+    if out.att_useful_s is not None:  # checkpointing: only the jobs' own work is goodput
+        done_cs, wasted_cs, inflight_cs = _checkpointed(out, c, a, b, s_in, done, killed, running)
     n_kills = int(killed.sum())
     aborted_time = float(np.sum(e[killed] - s[killed]))
 
@@ -243,6 +254,36 @@ def compute_metrics(
         "goodput_partial": float(goodput + inflight),
         "aborted_volume": float(frac(aborted_cs)),
     }
+
+
+def _checkpointed(
+    out: EngineOutput,
+    c: np.ndarray,
+    a: float,
+    b: float,
+    s_in: np.ndarray,
+    done: np.ndarray,
+    killed: np.ndarray,
+    running: np.ndarray,
+) -> tuple[float, float, float]:
+    """(goodput, wasted, in-flight core-seconds) of a checkpointing run over ``[a, b]``: a row's own work
+    (``att_useful_s``, taken as spread evenly over the row when the window cuts it) is goodput if its job
+    completed by b, else in flight (saved, not delivered); the rest of completed and killed rows is
+    wasted (recovery, checkpoint writes, work lost since the last checkpoint)."""
+    s, e, u = out.att_start_s, out.att_end_s, out.att_useful_s
+    assert u is not None
+    length = e - s
+    inside = np.clip(np.minimum(e, b) - s_in, 0.0, None)
+    own = np.where(length > 0, u * inside / np.where(length > 0, length, 1.0), 0.0)
+    job_done = (out.status == COMPLETED) & (out.end_s >= 0) & (out.end_s <= b)
+    jd = job_done[out.att_job]
+    good = done | (killed & jd)
+    done_cs = float(np.sum(c[good] * own[good]))
+    closed = done | killed
+    wasted_cs = float(np.sum(c[closed] * (inside[closed] - own[closed])))
+    saved = killed & ~jd
+    inflight_cs = float(np.sum(c[running] * (b - s_in[running])) + np.sum(c[saved] * own[saved]))
+    return done_cs, wasted_cs, inflight_cs
 
 
 def job_table(out: EngineOutput, job_id: pl.Series | np.ndarray, submit_s: np.ndarray) -> pl.DataFrame:

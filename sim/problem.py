@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
+from sim.checkpoint import Checkpoint
 from sim.engine import Admission, run_kernel
 from sim.metrics import EngineOutput, step_cores
 
@@ -40,6 +41,7 @@ class Problem:
     record_ts: bool = False
     check: bool = False
     carbon: Any = None  # sim.energy.CarbonSignal of the run, if any (the ``defer`` policy reads it)
+    checkpoint: Checkpoint | None = None  # checkpoint/restart (sim.checkpoint); None: off
 
     @classmethod
     def build(
@@ -50,6 +52,7 @@ class Problem:
         horizon_s: float,
         record_ts: bool = False,
         check: bool = False,
+        checkpoint: Checkpoint | None = None,
     ) -> Problem:
         """Validate a jobs frame (``job_id, submit_s, duration_s, cores[, memory_gb]``). Raises ValueError."""
         missing = {"job_id", "submit_s", "duration_s", "cores"} - set(jobs.columns)
@@ -87,6 +90,7 @@ class Problem:
             order,
             record_ts,
             check,
+            checkpoint=checkpoint,
         )
 
 
@@ -117,9 +121,12 @@ def _unsort(order: np.ndarray, arr: np.ndarray) -> np.ndarray:
     return out
 
 
-def attempt_fields(alog: np.ndarray, row: np.ndarray) -> dict[str, np.ndarray]:
-    """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row)."""
+def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
+    """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
+    with the work column (checkpointing runs)."""
+    extra = {"att_useful_s": np.ascontiguousarray(alog[:, 5])} if useful else {}
     return {
+        **extra,
         "att_job": row[alog[:, 0].astype(np.int64)].astype(np.int64),
         "att_start_s": np.ascontiguousarray(alog[:, 1]),
         "att_end_s": np.ascontiguousarray(alog[:, 2]),
@@ -193,6 +200,7 @@ def run_first_fit(
         row=o,
         admission=admission,
         machine_events=events,
+        checkpoint=None if problem.checkpoint is None else tuple(problem.checkpoint.as_array()),
     )
     out = EngineOutput(
         _unsort(o, k.first_start_s),
@@ -209,7 +217,7 @@ def run_first_fit(
         k.aborted_s,
         k.violations,
         k.events,
-        **attempt_fields(k.attempt_log, o),
+        **attempt_fields(k.attempt_log, o, problem.checkpoint is not None),
         **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
     ts = (

@@ -44,6 +44,7 @@ from sim.capacity import (
     to_hourly,
 )
 from sim.capacity_registry import get_kind
+from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.policies import get_policy, parse_params
 from sim.workload_registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
 from sim.workloads import offered_load
@@ -81,7 +82,11 @@ class Scenario:
         pol = get_policy(self.policy)
         default = pol.Params()
         given = parse_params(pol, dict(self.settings))
-        kept = {k: v for k, v in self.settings.items() if getattr(given, k) != getattr(default, k)}
+        kept = {
+            k: v
+            for k, v in self.settings.items()
+            if (float(v) != 0.0 if k in CHECKPOINT_KEYS else getattr(given, k) != getattr(default, k))
+        }
         object.__setattr__(self, "settings", dict(sorted(kept.items())))
 
     def params(self) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def test_core_tables_on_samples(built: Path) -> None:
     assert con.execute("select count(distinct fuel) from core_grid_fuel_mix").fetchone()[0] == 8
     assert con.execute("select count(*) from core_power_price").fetchone()[0] == 8784 + 8808
     files = con.execute("select count(*), count(distinct sha256) from raw_files").fetchone()
-    assert files[0] == files[1] == 30
+    assert files[0] == files[1] == 33  # 30 + the 3 spot samples (#28)
     # every core table records the raw files it was built from; no staging table survives a build
     built = dict(con.execute("select table_name, count(*) from core_builds group by 1").fetchall())
     assert built == {
@@ -78,6 +78,7 @@ def test_core_tables_on_samples(built: Path) -> None:
         "core_grid_fuel_mix": 5,
         "core_power_price": 2,
         "core_grid_marginal": 1,
+        "core_spot_availability": 3,
     }
     tables = [r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()]
     assert not [t for t in tables if t.endswith("__staging")]

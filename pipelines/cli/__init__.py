@@ -137,7 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--horizon-s", type=float, required=True, help="simulated time in seconds (e.g. 2592000)")
     s.add_argument("--policy", default="ff", help="scheduler (default ff; list: `varcap policies`)")
     s.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable; `varcap policies`)"
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="policy parameter (repeatable; `varcap policies`); any policy also takes checkpoint_interval_s, "
+        "checkpoint_overhead_s, restart_overhead_s (seconds; checkpoint/restart)",
     )
     s.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     s.add_argument("--window-start-s", type=float, default=0.0, help="measurement window start (warm-up)")

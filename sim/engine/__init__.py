@@ -14,7 +14,9 @@ Semantics (pinned; see the README "Simulator semantics" section):
   4. one pass walks the queue front to back and starts each job on the lowest-index alive machine with
      enough free cores (and memory) that the admission rule allows; jobs that do not fit keep their place
      (no head-of-line blocking).
-* A restarted job runs its full duration again.
+* A restarted job runs its full duration again — unless checkpointing is on (:mod:`sim.checkpoint`): then it
+  resumes from its last committed checkpoint after a recovery time, and each attempt's wall length includes
+  its checkpoint writes.
 
 Speed: a max segment tree over machines finds the first machine with ``free >= c`` in O(log M); a min
 segment tree over queue positions finds the next queued job whose demand is at most the largest free
@@ -193,11 +195,13 @@ def run_kernel(
     admission: Admission | None = None,
     machine_events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     engine: str | None = None,
+    checkpoint: tuple[float, float, float] | None = None,
 ) -> KernelResult:
     """Run the engine on jobs sorted by submit time (ties in input order). See the module doc.
 
-    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`). Raises ValueError for an unknown
-    termination policy, admission predicate or engine."""
+    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`); ``checkpoint``: (τ, δ, R) seconds
+    of :mod:`sim.checkpoint` (None: off). Raises ValueError for an unknown termination policy, admission
+    predicate or engine."""
     if termination not in TERMINATION_CODES:
         raise ValueError(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
@@ -242,8 +246,9 @@ def run_kernel(
         job_hi,
         adm_tuple,
         bool(adm.full_rescan),
-        *adm.classes(dur, int(n_machines)),
+        *_classes(adm, dur, int(n_machines), checkpoint is not None),
         *_machine_event_arrays(machine_events),
+        np.asarray(checkpoint if checkpoint is not None else (0.0, 0.0, 0.0), np.float64),
     )
     if kind == "compiled":
         out = compiled()["_kernel"](*args)
@@ -276,6 +281,27 @@ def run_kernel(
         alog,
         kind,
     )
+
+
+def _classes(
+    adm: Admission, dur: np.ndarray, machines: int, checkpointing: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The admission's pruning classes; with checkpointing, jobs of the time-bound classes (H2, H4) are
+    pruned by cores only (class U): a restart changes a job's attempt length, and with it which test the
+    predicate applies (H2 for attempts no longer than the period), so a class fixed at the start could
+    prune a job the predicate would admit."""
+    cls, lo, hi = adm.classes(dur, machines)
+    if not checkpointing:
+        return cls, lo, hi
+    timed = (cls == CLS_H2) | (cls == CLS_H4)
+    if timed.any():
+        cls = cls.copy()
+        cls[timed] = CLS_U
+        lo, hi = lo.copy(), hi.copy()
+        jl, jh = adm.job_ranges(len(dur), machines)
+        u = cls == CLS_U
+        lo[CLS_U], hi[CLS_U] = int(np.min(jl[u])), int(np.max(jh[u]))
+    return cls, lo, hi
 
 
 def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

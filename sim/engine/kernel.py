@@ -32,7 +32,7 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
-from sim.engine.log import _log_close, _log_open
+from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
 from sim.engine.queue import CLS_H4, _q_compact, _q_first_ias, _q_put
 from sim.engine.trees import _heap_pop, _heap_push, _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
@@ -61,9 +61,12 @@ def _unlink(j, m, head, nxt, prv):
 
 @kernel_fn(inline=True)
 def _complete(
-    t, ht, hj, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd
-):
-    """Phase 1: jobs ending at t complete and free their cores. Returns (heap size, freed, dirty count)."""
+    t, ht, hj, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd, work, ckd,
+    ck, use_ck,
+):  # fmt: skip
+    """Phase 1: jobs ending at t complete and free their cores. ``duration``: the attempts' wall lengths
+    (``work``, the jobs' own durations, unless checkpointing is on: ``ckd`` checkpoints committed, ``ck`` =
+    τ, δ, R). Returns (heap size, freed, dirty count)."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
     alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
     freed = False
@@ -75,7 +78,11 @@ def _complete(
         status[j] = COMPLETED
         end[j] = t
         _log_close(alog, cur_att, j, t, ATT_COMPLETED)
-        acc[A_COMPLETED_CS] += cores[j] * duration[j]
+        acc[A_COMPLETED_CS] += cores[j] * work[j]
+        if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
+            rest = work[j] - ckd[j] * ck[0]
+            alog[cur_att[j], LOG_USEFUL] = rest
+            acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
         free_c[m] += cores[j]
         free_m[m] += mem[j]
         acc[A_USED_CORES] -= cores[j]
@@ -262,13 +269,35 @@ def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls):
 
 
 @kernel_fn
+def _ck_len(work, done, restarted, ck):
+    """Wall length of an attempt with ``done`` checkpoints committed (:func:`sim.checkpoint.attempt_length`)."""
+    n = 0
+    if ck[0] > 0.0:
+        n = max(int(np.ceil(work / ck[0])) - 1, 0)
+    r = ck[2] if restarted else 0.0
+    return r + (work - done * ck[0]) + (n - done) * ck[1]
+
+
+@kernel_fn
+def _ck_kept(elapsed, work, done, restarted, ck):
+    """Checkpoints an attempt killed after ``elapsed`` completed (:func:`sim.checkpoint.killed_progress`)."""
+    r = ck[2] if restarted else 0.0
+    if ck[0] <= 0.0 or elapsed <= r:
+        return 0
+    n = max(int(np.ceil(work / ck[0])) - 1, 0)
+    k = min(int(np.floor((elapsed - r) / (ck[0] + ck[1]))), n - done)
+    return max(k, 0)
+
+
+@kernel_fn
 def _terminate(
     t, killed, nk, jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog, acc, qjob,
-    qt, qsize, qhead, qtail,
+    qt, qsize, qhead, qtail, work, ckd, ck, use_ck,
 ):  # fmt: skip
     """Phase 2b: killed jobs — earlier start first, then input order — count their wasted work and go to
-    the back of the queue (``<rule>-fail``: fail for good); empty machines reset. Returns the queue and
-    whether its positions moved."""
+    the back of the queue (``<rule>-fail``: fail for good); empty machines reset. With checkpointing
+    (``use_ck``) a requeued job keeps the checkpoints its attempt completed and its next attempt's wall
+    length (``duration``) is set. Returns the queue and whether its positions moved."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
     alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
     moved = False
@@ -287,7 +316,14 @@ def _terminate(
     for r in range(nk):
         j = ks[r]
         acc[A_USED_CORES] -= cores[j]
-        acc[A_WASTED_CS] += cores[j] * (t - start[j])
+        if use_ck and term_policy < 4:
+            k = _ck_kept(t - start[j], work[j], ckd[j], terms[j] > 0, ck)
+            alog[cur_att[j], LOG_USEFUL] = k * ck[0]
+            acc[A_WASTED_CS] += cores[j] * ((t - start[j]) - k * ck[0])
+            ckd[j] += k
+            duration[j] = _ck_len(work[j], ckd[j], True, ck)
+        else:
+            acc[A_WASTED_CS] += cores[j] * (t - start[j])
         _log_close(alog, cur_att, j, t, ATT_KILLED)
         acc[A_ABORTED_S] += t - start[j]
         acc[A_TERMINATIONS] += 1.0
@@ -463,10 +499,19 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
 def _kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
-    jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c,
+    jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
 ):  # fmt: skip
-    """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log)."""
+    """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log).
+    ``ck`` = checkpoint τ, δ, R (:mod:`sim.checkpoint`; all 0: off, and ``work`` below is ``duration``)."""
     n = submit.shape[0]
+    # checkpointing: `duration` becomes each job's next attempt length (a copy), `work` keeps its own
+    work = duration
+    use_ck = ck[0] > 0.0 or ck[2] > 0.0
+    ckd = np.zeros(n if use_ck else 0, np.int64)
+    if use_ck:
+        duration = work.copy()
+        for jj in range(n):
+            duration[jj] = _ck_len(work[jj], 0, False, ck)
     pi = 0
     npm = pm_t.shape[0]
     use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
@@ -531,7 +576,7 @@ def _kernel(
     ts = np.empty((3, 1024))
     ts_n = 0
     killed = np.empty(n, np.int64)
-    alog = np.empty((n + 16, 5))
+    alog = np.empty((n + 16, LOG_COLUMNS))
     an = 0
 
     si = 0
@@ -562,7 +607,7 @@ def _kernel(
         new_from = qtail
         # ------------------------------------------------------------- 1. completions
         hn, freed, nd = _complete(t, heap[0], heap[1], hn, jobs, mach, cores, mem, duration, machine_mem, msize,
-                                  alog, acc, dirty, is_dirty, 0)  # fmt: skip
+                                  alog, acc, dirty, is_dirty, 0, work, ckd, ck, use_ck)  # fmt: skip
         # ------------------------------------------------------------- 2. capacity change
         cnt[C_NK] = 0
         if ci < nc and cap_t[ci] == t:
@@ -581,7 +626,7 @@ def _kernel(
         if cnt[C_NK] > 0:
             qjob, qt, qsize, qhead, qtail, moved = _terminate(
                 t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
-                acc, qjob, qt, qsize, qhead, qtail,
+                acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, use_ck,
             )  # fmt: skip
             if moved:  # positions moved: rescan everything
                 freed = True
@@ -648,5 +693,7 @@ def _kernel(
     for j in range(n):
         if status[j] == RUNNING:
             inflight_cs += cores[j] * (horizon - start[j])
+        if use_ck and status[j] != COMPLETED and status[j] != FAILED:
+            inflight_cs += cores[j] * ckd[j] * ck[0]  # work saved by killed attempts, not yet delivered
     acc[A_INFLIGHT_CS] = inflight_cs
     return jobs[0], jobs[2], jobs[3], jobs[4], status, acc, ts[:, :ts_n], alog[:an]

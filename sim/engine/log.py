@@ -1,5 +1,6 @@
-"""The attempt log: one row per attempt — job (engine index), start, end, outcome, machine — in float64
-columns (exact for the integers), grown by doubling."""
+"""The attempt log: one row per attempt — job (engine index), start, end, outcome, machine, and the job's
+own work the attempt delivered or saved (checkpointing only, else 0) — in float64 columns (exact for the
+integers), grown by doubling."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import numpy as np
 from sim.engine._jit import kernel_fn
 from sim.metrics import ATT_RUNNING
 
-LOG_JOB, LOG_START, LOG_END, LOG_OUTCOME, LOG_MACHINE = 0, 1, 2, 3, 4
+LOG_JOB, LOG_START, LOG_END, LOG_OUTCOME, LOG_MACHINE, LOG_USEFUL = 0, 1, 2, 3, 4, 5
+LOG_COLUMNS = 6
 
 
 @kernel_fn
 def _log_open(alog, an, cur_att, j, m, t, horizon):
     """Append a running attempt of job j on machine m from t (end = horizon until it closes)."""
     if an >= alog.shape[0]:
-        grown = np.empty((2 * alog.shape[0] + 16, 5))
+        grown = np.empty((2 * alog.shape[0] + 16, 6))
         grown[:an] = alog[:an]
         alog = grown
     alog[an, LOG_JOB] = j
@@ -23,6 +25,7 @@ def _log_open(alog, an, cur_att, j, m, t, horizon):
     alog[an, LOG_END] = horizon
     alog[an, LOG_OUTCOME] = ATT_RUNNING
     alog[an, LOG_MACHINE] = m
+    alog[an, LOG_USEFUL] = 0.0
     cur_att[j] = an
     return alog, an + 1
 

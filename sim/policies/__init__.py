@@ -85,7 +85,11 @@ def get_policy(name: str) -> Policy:
 
 
 def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
-    """Build ``policy.Params`` from string settings, converting to each field's type. Unknown keys fail."""
+    """Build ``policy.Params`` from string settings, converting to each field's type. Unknown keys fail;
+    the checkpoint/restart settings every policy takes (:mod:`sim.checkpoint`) are checked and left out."""
+    from sim.checkpoint import split_settings
+
+    settings = split_settings(settings)[1]  # type: ignore[assignment]
     fields = {f.name: f for f in dataclasses.fields(policy.Params)}
     kwargs: dict[str, Any] = {}
     for k, v in (settings or {}).items():

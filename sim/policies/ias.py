@@ -22,6 +22,11 @@ combination by name: ``ias-h1``, ``ias-h2``, ``ias-h3``, ``ias-h4``, ``ias-h1+h3
   reading's monotone bound; under ``literal`` a job is re-tried at the events that touch a machine (a
   completion, a capacity change, a survival knot crossing of its uptime) and at each period boundary.
 
+No stable floor (issue #28: spot pools are at zero machines half the time, so ``lb = 0`` and H1's stable
+pool is empty): ``no_floor=h1`` (default) keeps H1 as written — big jobs may only run on the empty pool,
+so they never run; ``no_floor=drop-h1`` drops H1 when its pool is empty and judges every job by the other
+heuristics (``ias`` becomes H2 + H4).
+
 Combination (the thesis gives only H1+H2+H4): big jobs on stable machines face no further test; for the
 other jobs H2 decides alone for jobs no longer than the period (as in Algorithm 5, which applies H4 only
 to longer jobs), otherwise H3 and H4 must both hold when selected.
@@ -67,10 +72,13 @@ class IASParams:
     survival_pool: str = "auto"  # auto | variable | all
     h1_threshold: str = "fit"  # fit | p90 (used when long_job_thresh < 0)
     h4_reading: str = "text"  # text: S(u+d)/S(u) >= 1 - A | literal: Algorithm 5's S(u+d)/S(u) < A
+    no_floor: str = "h1"  # h1 | drop-h1: without H1 when its stable pool is empty (issue #28)
 
     def __post_init__(self) -> None:
         if self.h1_threshold not in ("fit", "p90"):
             raise ValueError("h1_threshold must be 'fit' or 'p90'")
+        if self.no_floor not in ("h1", "drop-h1"):
+            raise ValueError("no_floor must be 'h1' or 'drop-h1'")
         if self.h4_reading not in ("text", "literal"):
             raise ValueError("h4_reading must be 'text' or 'literal'")
         if self.survival_pool not in ("auto", "variable", "all"):
@@ -163,7 +171,10 @@ class IAS(Dispatched):
         hi = np.full(n, machines, np.int64)
         flags = np.zeros(n, np.int8)
         small = np.ones(n, dtype=bool)
-        if "h1" in self.heuristics:
+        h1 = "h1" in self.heuristics
+        if h1 and p.no_floor == "drop-h1" and h1_split(problem, p)[0] == 0:
+            h1 = False  # no stable floor: the other heuristics judge every job
+        if h1:
             stable, thresh = h1_split(problem, p)
             big = dur * cores >= thresh
             hi[big] = stable
@@ -178,11 +189,7 @@ class IAS(Dispatched):
         models, epoch = None, 0.0
         if "h3" in self.heuristics or "h4" in self.heuristics:
             iv = extract_intervals(trace)
-            pool = (
-                p.survival_pool
-                if p.survival_pool != "auto"
-                else ("variable" if "h1" in self.heuristics else "all")
-            )
+            pool = p.survival_pool if p.survival_pool != "auto" else ("variable" if h1 else "all")
             if pool == "variable":
                 iv = iv.filter(pl.col("machine") >= int(trace.machines_alive.min()))
             if iv.height == 0:  # no machine is ever on: nothing survives (nothing can run anyway)

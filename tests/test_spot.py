@@ -1,0 +1,169 @@
+"""Spot availability traces (issue #28): sample, remote download, core normalization, capacity kind,
+IAS without a stable floor, and the spot-real study."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assets.download import Downloader
+from assets.normalize.base import BadFileError, RawFile
+from assets.raw import collect_files
+from assets.sources import DATASETS
+from assets.spot import build_spot
+from sim.capacity import CapacitySpec
+from sim.capacity_registry import capacity_help
+from sim.spot import COMMIT, TRACES, load_trace, matched_walk, raw_url, resolve, trace_stats
+from tests.httpserver import FixtureServer, Route
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "samples"
+
+
+def test_sample_traces_are_the_upstream_values() -> None:
+    """The three 16-node traces: tick counts, range and the share of time at zero the issue quotes."""
+    assert {n: load_trace(n).size for n in TRACES} == {
+        "us-east-2b_v100_16": 3247,
+        "us-west-2a_v100_16": 4736,
+        "us-west-2c_v100_16": 4736,
+    }
+    s = trace_stats("us-west-2a")
+    assert s["min"] == 0.0 and s["max"] == 1.0
+    assert s["zero_share"] == pytest.approx(0.5536, abs=1e-4)  # "zero machines 55 % of the time"
+    assert raw_url(resolve("us-west-2c")) == (
+        f"https://raw.githubusercontent.com/skypilot-org/spot-traces/{COMMIT}/"
+        "availability/16-node/aws-08-27-2023/us-west-2c_v100_1.json"
+    )
+    assert "no licence" in (SAMPLE / "spot" / "README.md").read_text()
+
+
+def test_capacity_kind_spot() -> None:
+    spec = CapacitySpec.parse("spot:us-west-2a")
+    assert spec.get("trace") == "us-west-2a" and spec.get("offset_ticks") == 0
+    tr = spec.build(32, 20 * 86400.0)
+    raw = load_trace("us-west-2a")
+    assert tr.period_s == 300.0 and tr.time_s[1] == 300.0
+    assert np.array_equal(tr.machines_alive[: raw.size], raw * 2)  # 16 nodes → 32 machines
+    assert np.array_equal(tr.machines_alive[raw.size : 2 * raw.size][:10], raw[:10] * 2)  # repeats
+    assert "spot[:trace=REQUIRED" in capacity_help()
+    with pytest.raises(ValueError, match="unknown spot trace 'eu-west-1a'"):
+        CapacitySpec.parse("spot:eu-west-1a").build(16, 86400.0)
+    walk = matched_walk("us-west-2a", 3, "shape")
+    assert walk["mean"] == pytest.approx(0.4312, abs=1e-4) and walk["seed"] == 3
+    assert set(matched_walk("us-west-2a")) == {"kind", "changes_per_hour", "mean", "seed"}
+
+
+def _json(vals: list[int], gap: int = 300) -> bytes:
+    return json.dumps({"metadata": {"gap_seconds": gap}, "data": vals}).encode()
+
+
+def test_core_normalizes_sample_and_json(tmp_path: Path) -> None:
+    f = tmp_path / "us-east-2b_v100_16.json"
+    f.write_bytes(_json([0, 3, 17, 16, -1], 600))
+    df, rej = build_spot([RawFile(f, "spot/x/us-east-2b_v100_16.json")])
+    assert df["available"].to_list() == [0, 3, 16] and df["time_s"].to_list() == [0.0, 600.0, 1800.0]
+    assert sorted(rej["line"].to_list()) == [3, 5]
+    assert "outside [0, 16]" in rej["reason"][0]
+    sample = [RawFile(SAMPLE / "spot" / f"{n}.parquet", f"spot/{n}.parquet") for n in TRACES]
+    df, rej = build_spot(sample)
+    assert df.height == 3247 + 2 * 4736 and rej.height == 0
+    bad = tmp_path / "us-west-2a_v100_16.json"
+    bad.write_text("<html>")
+    with pytest.raises(BadFileError, match="us-west-2a_v100_16.json"):
+        build_spot([RawFile(bad, "spot/us-west-2a_v100_16.json")])
+    bad.write_bytes(json.dumps({"data": [1]}).encode())
+    with pytest.raises(BadFileError, match="metadata.gap_seconds"):
+        build_spot([RawFile(bad, "spot/us-west-2a_v100_16.json")])
+
+
+def test_remote_download_through_the_client(http_server: FixtureServer, tmp_path: Path) -> None:
+    """The raw asset's remote mode fetches each trace from <base>/<commit>/<upstream path>."""
+    t = TRACES["us-west-2a_v100_16"]
+    http_server.add(f"/r/abc123/{t.path}", Route(_json([1, 2, 16]), "application/json"))
+    params = {"base_url": http_server.base + "/r/{commit}", "commit": "abc123", "traces": [t.name]}
+    dl = Downloader(tmp_path / "cache", progress=False, sleep=lambda s: None, backoff_s=0.01)
+    rows = collect_files(DATASETS["spot_availability"], "remote", params, dl)
+    assert [r["name"] for r in rows] == ["spot/abc123/us-west-2a_v100_16.json"]
+    df, _ = build_spot([RawFile(Path(rows[0]["path"]), rows[0]["name"])])
+    assert df["available"].to_list() == [1, 2, 16]
+    with pytest.raises(ValueError, match="unknown spot trace 'nope'"):
+        collect_files(DATASETS["spot_availability"], "remote", {"traces": ["nope"]}, dl)
+
+
+def test_ias_no_floor_reading() -> None:
+    """On a pool at zero machines part of the time, H1's p90 split sends big jobs to an empty stable pool
+    (they never start); ``no_floor=drop-h1`` judges them by H2 + H4 instead."""
+    import polars as pl
+
+    from sim.api import simulate
+
+    rng = np.random.default_rng(0)
+    n = 300
+    jobs = pl.DataFrame(
+        {
+            "job_id": [str(i) for i in range(n)],
+            "submit_s": np.sort(rng.uniform(0, 5 * 86400.0, n)),
+            "duration_s": rng.exponential(3000.0, n) + 60.0,
+            "cores": rng.integers(1, 5, n).astype(float),
+        }
+    )
+    cap = CapacitySpec.parse("spot:us-west-2a").build(16, 6 * 86400.0)
+    assert cap.machines_alive.min() == 0
+    p90 = simulate(jobs, cap, 16, 8.0, 6 * 86400.0, "ias", {"h1_threshold": "p90"})
+    drop = simulate(jobs, cap, 16, 8.0, 6 * 86400.0, "ias", {"h1_threshold": "p90", "no_floor": "drop-h1"})
+    h24 = simulate(jobs, cap, 16, 8.0, 6 * 86400.0, "ias-h2+h4")
+    assert p90.metrics["jobs_not_scheduled"] >= 25  # the big tenth never starts
+    assert drop.metrics["jobs_not_scheduled"] < p90.metrics["jobs_not_scheduled"]
+    assert drop.metrics == h24.metrics
+    with pytest.raises(ValueError, match="no_floor"):
+        simulate(jobs, cap, 16, 8.0, 6 * 86400.0, "ias", {"no_floor": "maybe"})
+
+
+def test_spot_real_study_shape() -> None:
+    from studies.catalogue import study
+
+    sc = study("spot-real")
+    kinds = {s.capacity["kind"] for s in sc}
+    assert kinds == {"spot", "random_walk"}
+    ck = [s for s in sc if "checkpoint_interval_s" in s.settings]
+    assert {s.settings["checkpoint_interval_s"] for s in ck} == {"300", "900", "1800", "3600", "7200"}
+    assert len({s.id for s in sc}) == len(sc) == 252
+
+
+def test_spot_traces_feed_the_interval_assets() -> None:
+    """``out_capacity_traces`` takes each trace of ``core_spot_availability`` (scaled to the platform), so
+    machine intervals and survival are computed over the real intervals."""
+    import duckdb
+    import polars as pl
+
+    from assets.capacity import spot_traces
+    from sim.intervals import extract_intervals
+
+    con = duckdb.connect()
+    assert list(spot_traces(con, 100)) == []  # no table yet: no spot traces
+    vals = load_trace("us-west-2c")
+    df = pl.DataFrame(
+        {
+            "trace": "us-west-2c_v100_16",
+            "tick": np.arange(vals.size),
+            "time_s": np.arange(vals.size) * 300.0,
+            "available": vals,
+            "nodes": 16,
+        }
+    )
+    con.register("df", df)
+    con.execute("CREATE TABLE core_spot_availability AS SELECT * FROM df")
+    (tid, source, tr), *_ = list(spot_traces(con, 32))
+    assert tid == "spot-us-west-2c_v100_16-m32" and "core_spot_availability" in source
+    assert tr.horizon_s == vals.size * 300.0 and np.array_equal(tr.machines_alive, vals * 2)
+    iv = extract_intervals(tr)
+    assert iv.height > 100 and iv["machine"].max() == 31
+
+
+def test_samples_found_without_them_under_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``$VARCAP_HOME`` without samples (the fault tests' homes) still reads the committed traces, so the
+    study catalogue builds."""
+    monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
+    assert load_trace("us-east-2b").size == 3247
