@@ -212,6 +212,7 @@ def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
 
     from assets.sim import study_asset_name
     from pipelines.cli import run as run_cli
+    from pipelines.cli import sweeps as sweeps_cli
     from pipelines.definitions import defs
     from studies import reproduction as repro
 
@@ -226,7 +227,7 @@ def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
     assert run_cli.run_reports(Console(quiet=True), 1, simulate=False) == 0
     graph = defs.resolve_asset_graph()
     done = {k.to_user_string() for k in run_cli.first_half().resolve(graph)}
-    done |= {study_asset_name(n) for n in run_cli.quick_studies()} | set(run_cli.HARMONY_ASSETS)
+    done |= {study_asset_name(n) for n in run_cli.quick_studies()} | set(sweeps_cli.HARMONY_ASSETS)
     ((rendered, pk),) = calls
     assert pk == "quick"
     done |= set(rendered)

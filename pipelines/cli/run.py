@@ -115,15 +115,6 @@ def first_half():
     ) | dg.AssetSelection.assets("out_sim_inputs")
 
 
-#: Harmony's assets `varcap run` materializes (pipelines.cli.sweeps.run_harmony)
-HARMONY_ASSETS = (
-    "out_harmony_task_classes",
-    "out_harmony_demand",
-    "out_harmony_results",
-    "out_harmony_intervals",
-)
-
-
 #: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): none since the
 #: SlackSched chapter must render in `make run` (its 42 quick scenarios take ~100 s on 2 cores, measured
 #: 2026-11-24); the mechanism stays for a policy too slow for the ≤ 10 min budget.

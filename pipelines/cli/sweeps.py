@@ -17,6 +17,14 @@ from pipelines.cli.common import (
 )
 from sim import paths
 
+#: Harmony's assets `varcap run` materializes (run_harmony below)
+HARMONY_ASSETS = (
+    "out_harmony_task_classes",
+    "out_harmony_demand",
+    "out_harmony_results",
+    "out_harmony_intervals",
+)
+
 
 def sweep_run_config(
     executor: str, max_workers: int, dask_address: str | None, study_name: str | None = None
@@ -335,8 +343,6 @@ def run_harmony(study: str, show: bool = True, chapter: bool = True) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
-    from pipelines.cli.run import HARMONY_ASSETS
-
     keys = list(HARMONY_ASSETS)
     wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
     ok = _materialize(
