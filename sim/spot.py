@@ -106,8 +106,11 @@ def parse_json(data: dict[str, Any], where: str) -> tuple[np.ndarray, float]:
 
 def load_trace(name: str) -> np.ndarray:
     """Instances available per tick of trace ``name``: from ``$VARCAP_SPOT_DIR/<name>.parquet`` if that
-    exists (a downloaded trace), else the embedded sample (under ``$VARCAP_HOME``, else the repository's)."""
-    import polars as pl
+    exists (a downloaded trace), else the embedded sample (under ``$VARCAP_HOME``, else the repository's).
+
+    Read single-threaded with pyarrow, not polars: the study catalogue calls this when Dagster's definitions
+    load, and a polars thread pool started there deadlocks the processes Dagster's forkserver forks from it."""
+    import pyarrow.parquet as pq
 
     t = resolve(name)
     env = os.environ.get("VARCAP_SPOT_DIR")
@@ -118,8 +121,9 @@ def load_trace(name: str) -> np.ndarray:
         path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
     if not path.exists():
         raise ValueError(f"spot trace {t.name!r}: {path} does not exist")
-    df = pl.read_parquet(path).sort("tick")
-    vals = df["available"].to_numpy().astype(np.int64)
+    tbl = pq.read_table(path, columns=["tick", "available"], use_threads=False)
+    ticks = tbl.column("tick").to_numpy()
+    vals = tbl.column("available").to_numpy()[np.argsort(ticks, kind="stable")].astype(np.int64)
     if vals.size == 0 or vals.min() < 0 or vals.max() > t.nodes:
         raise ValueError(f"{path}: available must lie in [0, {t.nodes}] on every tick")
     return vals
