@@ -168,3 +168,11 @@ def test_bench_helpers(tmp_path) -> None:
     assert wall > 0 and cpu >= 0
     with pytest.raises(SystemExit, match="exit 3"):
         timed_process([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path, {})
+
+
+def test_run_summary_shows_a_files_table_as_its_count() -> None:
+    from pipelines.cli.run import _cell
+
+    md = "| file | rows |\n|---|---|\n| workload_azure.parquet | 100052 |\n| grid_carbon.parquet | 2160 |"
+    assert _cell(md) == "2 files"
+    assert _cell(684393) == "684393"

@@ -12,6 +12,13 @@ from pipelines.cli.sweeps import run_harmony
 from sim import paths
 
 
+def _cell(value: object) -> str:
+    """A summary cell: a markdown table of files (``out_sim_inputs``) shows as its number of files."""
+    if isinstance(value, str) and value.lstrip().startswith("|"):
+        return f"{sum(1 for ln in value.splitlines() if ln.startswith('|')) - 2} files"
+    return str(value)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     prepare_dagster_home()
     import dagster as dg
@@ -77,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         key = mat.asset_key.to_user_string()
         table.add_row(
             key,
-            str(rows.value if rows is not None else ""),
+            _cell(rows.value if rows is not None else ""),
             str(rej.value if rej is not None else ""),
             " ".join(checks.get(key, [])),
         )
