@@ -108,9 +108,10 @@ def load_trace(name: str) -> np.ndarray:
     """Instances available per tick of trace ``name``: from ``$VARCAP_SPOT_DIR/<name>.parquet`` if that
     exists (a downloaded trace), else the embedded sample (under ``$VARCAP_HOME``, else the repository's).
 
-    Read single-threaded with pyarrow, not polars: the study catalogue calls this when Dagster's definitions
-    load, and a polars thread pool started there deadlocks the processes Dagster's forkserver forks from it."""
-    import pyarrow.parquet as pq
+    Read by a one-thread DuckDB connection closed after the read, not by polars: the study catalogue calls
+    this when Dagster's definitions load, and a polars thread pool started there deadlocks the processes
+    Dagster's forkserver forks from it (pyarrow's reader would import pandas into every definitions load)."""
+    import duckdb
 
     t = resolve(name)
     env = os.environ.get("VARCAP_SPOT_DIR")
@@ -121,9 +122,9 @@ def load_trace(name: str) -> np.ndarray:
         path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
     if not path.exists():
         raise ValueError(f"spot trace {t.name!r}: {path} does not exist")
-    tbl = pq.read_table(path, columns=["tick", "available"], use_threads=False)
-    ticks = tbl.column("tick").to_numpy()
-    vals = tbl.column("available").to_numpy()[np.argsort(ticks, kind="stable")].astype(np.int64)
+    with duckdb.connect(config={"threads": 1}) as con:
+        cols = con.execute("select available from read_parquet(?) order by tick", [str(path)]).fetchnumpy()
+    vals = np.asarray(cols["available"]).astype(np.int64)
     if vals.size == 0 or vals.min() < 0 or vals.max() > t.nodes:
         raise ValueError(f"{path}: available must lie in [0, {t.nodes}] on every tick")
     return vals

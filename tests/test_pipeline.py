@@ -14,6 +14,7 @@ from dagster_duckdb import DuckDBResource
 from assets.core import core_assets, core_checks
 from assets.raw import raw_assets
 from assets.resources import DownloaderResource
+from assets.spot import spot_assets
 from pipelines.definitions import defs
 
 CORE_ASSET = {a.key.to_user_string(): a for a in core_assets}
@@ -30,7 +31,9 @@ def resources(db: Path, cache: Path) -> dict[str, object]:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("wh")
     db = d / "warehouse.duckdb"
-    res = dg.materialize([*raw_assets, *core_assets, *core_checks], resources=resources(db, d / "raw"))
+    res = dg.materialize(
+        [*raw_assets, *core_assets, *spot_assets, *core_checks], resources=resources(db, d / "raw")
+    )
     assert res.success
     evals = [e.event_specific_data for e in res.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     failed = [(e.asset_key.to_user_string(), e.check_name) for e in evals if not e.passed]

@@ -101,3 +101,11 @@ def test_out_is_valid_json_with_null_for_non_finite(tmp_path: Path) -> None:
     text = out.read_text()
     assert "NaN" not in text and "Infinity" not in text
     json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+
+
+def test_a_policy_that_needs_a_grid_signal_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``defer`` reads a carbon signal that `varcap simulate` cannot pass: a one-line refusal, not a trace."""
+    assert main(_simulate(tmp_path, "--policy", "defer")) == 2
+    assert "needs the run's carbon signal" in _one_line_error(capsys)

@@ -18,12 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sim import simulate
+from sim.energy import CarbonSignal
 from sim.engine import use_engine
 from sim.generators import random_walk
 from sim.policies import available
@@ -101,8 +103,11 @@ def test_every_policy_finishes_for_any_change_period(
 ) -> None:
     """Property: any change period × every registered policy finishes within the guard."""
     jobs, cap, horizon = instance(cph, machines, 3, seed)
+    # a policy that reads the grid (``defer``) gets a diurnal hourly signal with a day of history
+    hours = np.arange(24 + int(horizon // 3600) + 2)
+    carbon = CarbonSignal(300.0 + 150.0 * np.sin(2 * np.pi * hours / 24), origin_h=24)
     with guard(), use_engine("python"):
-        r = simulate(jobs, cap, machines, 4.0, horizon, policy=policy)
+        r = simulate(jobs, cap, machines, 4.0, horizon, policy=policy, carbon=carbon)
     assert 0 <= r.metrics["completed"] <= jobs.height
 
 
@@ -110,6 +115,7 @@ _CHILD = """
 import sys
 from tests.faults.test_no_hang import KNOWN_HANGS, instance
 from sim import simulate
+from sim.energy import CarbonSignal
 from sim.engine import use_engine
 policy, cph, machines, horizon_h, seed, skew, step = KNOWN_HANGS[int(sys.argv[1])]
 jobs, cap, horizon = instance(cph, machines, horizon_h, seed, skew, step)

@@ -35,7 +35,7 @@ def _corrupt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         shutil.copy2(f, dst / f.name)
     for f in dst.glob("kernel._kernel-*.nbc"):
         b = bytearray(f.read_bytes())
-        b[len(b) // 2 : len(b) // 2 + 64] = b"\0" * 64
+        b[len(b) // 4 : 3 * len(b) // 4] = b"\0" * (3 * len(b) // 4 - len(b) // 4)
         f.write_bytes(bytes(b))
     return tmp_path / "numba"
 
@@ -57,7 +57,9 @@ def test_a_corrupt_cache_is_not_reported_warm(tmp_path: Path, monkeypatch: pytes
     assert out.returncode == 0, out.stderr[-2000:]
     indexed, loads = out.stdout.strip().splitlines()[-2:]
     assert indexed == "True"  # numba's index still lists the kernel …
-    assert loads.startswith("RuntimeError") and "\n" not in loads  # … but it does not load: detected
+    # … but it does not load (numba's LLVM "RuntimeError" or an "UnpicklingError", by where the damage
+    # falls): detected, in one line
+    assert loads != "None" and loads.split(":")[0].endswith("Error") and "\n" not in loads
 
 
 @pytest.mark.slow  # compiles the engine afresh: ~100-260 CPU s
@@ -74,7 +76,7 @@ def test_varcap_warm_rebuilds_a_corrupt_cache(tmp_path: Path, monkeypatch: pytes
         timeout=900,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "does not load (RuntimeError" in out.stdout and "compiled and cached" in out.stdout
+    assert "numba cache does not load (" in out.stdout and "compiled and cached" in out.stdout
     assert "nothing to compile" not in out.stdout
     check = _child("from sim.warmup import cache_loads\nprint(cache_loads())", cache, 300)
     assert check.stdout.strip().splitlines()[-1] == "None", check.stderr[-2000:]
