@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,6 @@ def load_trace(name: str) -> np.ndarray:
     Read by a one-thread DuckDB connection closed after the read, not by polars: the study catalogue calls
     this when Dagster's definitions load, and a polars thread pool started there deadlocks the processes
     Dagster's forkserver forks from it (pyarrow's reader would import pandas into every definitions load)."""
-    import duckdb
-
     t = resolve(name)
     env = os.environ.get("VARCAP_SPOT_DIR")
     path = Path(env) / f"{t.name}.parquet" if env else None
@@ -122,12 +121,22 @@ def load_trace(name: str) -> np.ndarray:
         path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
     if not path.exists():
         raise ValueError(f"spot trace {t.name!r}: {path} does not exist")
-    with duckdb.connect(config={"threads": 1}) as con:
-        cols = con.execute("select available from read_parquet(?) order by tick", [str(path)]).fetchnumpy()
-    vals = np.asarray(cols["available"]).astype(np.int64)
+    st = path.stat()
+    vals = _read_available(str(path), st.st_mtime_ns, st.st_size).copy()
     if vals.size == 0 or vals.min() < 0 or vals.max() > t.nodes:
         raise ValueError(f"{path}: available must lie in [0, {t.nodes}] on every tick")
     return vals
+
+
+@lru_cache(maxsize=32)
+def _read_available(path: str, mtime_ns: int, size: int) -> np.ndarray:
+    """The file's ``available`` column in tick order, read once per file version (the spot-real catalogue
+    asks for each trace ~300 times when the definitions load)."""
+    import duckdb
+
+    with duckdb.connect(config={"threads": 1}) as con:
+        cols = con.execute("select available from read_parquet(?) order by tick", [path]).fetchnumpy()
+    return np.asarray(cols["available"]).astype(np.int64)
 
 
 def scale(available: np.ndarray, nodes: int, machines: int) -> np.ndarray:
