@@ -44,8 +44,9 @@ fast path (``_TargetHooks(..., fast=True)``) does the same with less work, all o
   a)``: every candidate start before breakpoint a fails for any job of at least c cores and w seconds. A
   scan that failed at candidates whose longest room was g (each met an overfull breakpoint less than g
   later) leaves the hint ``(c, min(w, g + margin), a)``: a longer job at least as large fails there too.
-  The target's scan resumes at the best hint; each near machine's last breakpoint ≤ t is kept until its
-  plan changes;
+  The target's scan resumes at the best hint, and so does each near machine's when the rule needs every
+  earliest start (a hint is a fact about the machine's plan, whichever job left it); each near machine's
+  last breakpoint ≤ t is kept until its plan changes;
 * only each machine's first pending job (smallest start, then job) needs a valid ``START`` event: the
   earliest pending start of all is always one of them, so events run in the order a push per re-planned
   job gives; after a start the machine's next pending job gets its event if it has none;
@@ -90,7 +91,7 @@ class TargetParams:
 @njit(cache=True)
 def _bp_insert(P, m, i, x):
     """Insert breakpoint ``x`` at index ``i`` of machine ``m`` (usage continues from the one before)."""
-    pt, pu, pn, pk, plen, poff, pcap = P[:7]
+    pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
     o = poff[m]
     for y in range(o + n, o + i, -1):
@@ -107,7 +108,7 @@ def _bp_insert(P, m, i, x):
 
 @njit(cache=True)
 def _bp_delete(P, m, i):
-    pt, pu, pn, pk, plen, poff, pcap = P[:7]
+    pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
     o = poff[m]
     for y in range(o + i, o + n - 1):
@@ -121,7 +122,7 @@ def _bp_delete(P, m, i):
 @njit(cache=True)
 def _profile_add(P, m, s, e, c):
     """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
-    pt, pu, pn, pk, plen, poff, pcap = P[:7]
+    pt, pu, pn, pk, plen, poff, pcap = P
     o = poff[m]
     i = np.searchsorted(pt[o : o + plen[m]], s)
     if i == plen[m] or pt[o + i] != s:
@@ -134,14 +135,12 @@ def _profile_add(P, m, s, e, c):
     pk[o + k] += 1
     for y in range(o + i, o + k):
         pu[y] += c
-    _tree_set(P, m, i, plen[m])
 
 
 @njit(cache=True)
 def _profile_remove(P, m, s, e, c):
-    pt, pu, pn, pk, plen, poff, pcap = P[:7]
+    pt, pu, pn, pk, plen, poff, pcap = P
     o = poff[m]
-    n0 = plen[m]
     i = np.searchsorted(pt[o : o + plen[m]], s)
     k = i + np.searchsorted(pt[o + i : o + plen[m]], e)
     for y in range(o + i, o + k):
@@ -153,134 +152,23 @@ def _profile_remove(P, m, s, e, c):
     pn[o + i] -= 1
     if pn[o + i] == 0:
         _bp_delete(P, m, i)
-    _tree_set(P, m, i, n0)
 
 
 @njit(cache=True)
-def _profile_clear(P, m):
-    """Empty machine ``m``'s step function (its trees too)."""
-    n0 = P[4][m]
-    P[4][m] = 0
-    _tree_set(P, m, 0, n0)
-
-
-@njit(cache=True)
-def _tree_set(P, m, lo, hi):
-    """Re-derive machine ``m``'s two trees from its breakpoints ``[lo, hi)`` (positions past ``plen[m]``
-    are neutral). The row's trees sit at ``2 poff[m]`` in the tree pools, ``pcap[m]`` (a power of two)
-    leaves each, node p's children at 2p and 2p + 1: ``tx`` the maximum usage, ``tn`` the minimum usage over
-    the breakpoints that are ends (+inf elsewhere). Costs ``hi − lo`` plus the tree's height."""
-    pu, pk, plen, poff, pcap, tx, tn = P[1], P[3], P[4], P[5], P[6], P[7], P[8]
-    N = pcap[m]
-    o = poff[m]
-    b = 2 * o
-    n = plen[m]
-    hi = min(hi, N)
-    if lo >= hi:
-        return
-    for x in range(lo, hi):
-        if x < n:
-            v = pu[o + x]
-            tx[b + N + x] = v
-            tn[b + N + x] = v if pk[o + x] != 0 else np.inf
-        else:
-            tx[b + N + x] = -np.inf
-            tn[b + N + x] = np.inf
-    a = (N + lo) >> 1
-    z = (N + hi - 1) >> 1
-    while a >= 1:
-        for q in range(a, z + 1):
-            lft, r = tx[b + 2 * q], tx[b + 2 * q + 1]
-            tx[b + q] = lft if lft > r else r
-            lft, r = tn[b + 2 * q], tn[b + 2 * q + 1]
-            tn[b + q] = lft if lft < r else r
-        a >>= 1
-        z >>= 1
-
-
-@njit(cache=True)
-def _first_over(tx, b, N, y, n, c, lim):
-    """The first breakpoint from ``y`` whose usage leaves no room for ``c`` cores (``u + c > lim``), ``n``
-    if none: a descent of the maximum tree (rounding is monotone, so ``max + c > lim`` iff some
-    breakpoint's ``u + c > lim``)."""
-    if y >= n:
-        return n
-    i = N + y
-    while not tx[b + i] + c > lim:
-        while i & 1:
-            i >>= 1
-        if i == 0:
-            return n
-        i += 1
-    while i < N:
-        i <<= 1
-        if not tx[b + i] + c > lim:
-            i += 1
-    return i - N
-
-
-@njit(cache=True)
-def _first_room(tn, b, N, y, n, c, lim):
-    """The first end breakpoint from ``y`` with room for ``c`` cores (``u + c <= lim``), ``n`` if none: a
-    descent of the minimum tree over ends."""
-    if y >= n:
-        return n
-    i = N + y
-    while not tn[b + i] + c <= lim:
-        while i & 1:
-            i >>= 1
-        if i == 0:
-            return n
-        i += 1
-    while i < N:
-        i <<= 1
-        if not tn[b + i] + c <= lim:
-            i += 1
-    return i - N
-
-
-LINEAR = 8  # breakpoints looked at one by one before a tree descent
-
-
-@njit(cache=True)
-def _over(P, m, t_, u_, n, y, c, lim, end):
-    """From breakpoint ``y``: the first one at or after ``end`` or without room for ``c`` cores within the
-    next ``LINEAR``, else (from the tree) the first without room, ``n`` if none. The window ``[s, end)``
-    fits iff the answer is ``n`` or at/after ``end``; if it does not, the answer is the first overfull
-    breakpoint inside the window either way."""
+def _window_end(t_, u_, n, y, s, w, c, lim):
+    """The first breakpoint from ``y`` that ends the window ``[s, s + w)`` for a job of ``c`` cores: ``n``
+    or one at or after ``s + w`` (the job fits), else the overfull breakpoint inside the window."""
     z = y
-    stop = min(n, y + LINEAR)
-    while z < stop:
-        if t_[z] >= end or u_[z] + c > lim:
-            return z
+    while z < n and t_[z] < s + w and u_[z] + c <= lim:
         z += 1
-    if z >= n:
-        return n
-    return _first_over(P[7], 2 * P[5][m], P[6][m], z, n, c, lim)
-
-
-@njit(cache=True)
-def _room_end(P, m, u_, k_, n, y, c, lim):
-    """The first end breakpoint from ``y`` with room for ``c`` cores, ``n`` if none (the scan's next
-    candidate: ends without room fail at once)."""
-    z = y
-    stop = min(n, y + LINEAR)
-    while z < stop:
-        if k_[z] != 0 and u_[z] + c <= lim:
-            return z
-        z += 1
-    if z >= n:
-        return n
-    return _first_room(P[8], 2 * P[5][m], P[6][m], z, n, c, lim)
+    return z
 
 
 @njit(cache=True)
 def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
-    an overfull breakpoint b rules out every candidate up to b, so the scan resumes after b, at the first
-    end with room (ends without room fail at once). Both searches descend the row's trees past the first
-    ``LINEAR`` breakpoints: logarithmic in the plan's length."""
+    an overfull breakpoint b rules out every candidate up to b, so the scan resumes after b."""
     n = P[4][m]
     o = P[5][m]
     t_, u_, k_ = P[0][o : o + n], P[1][o : o + n], P[3][o : o + n]
@@ -292,20 +180,18 @@ def earliest_start(m, t, w, c, cap, P):
     last = t
     while True:
         if val + c <= lim:
-            z = _over(P, m, t_, u_, n, y, c, lim, s0 + w)
+            z = _window_end(t_, u_, n, y, s0, w, c, lim)
             if z == n or t_[z] >= s0 + w:
                 return s0
             y = z + 1
-        e = _room_end(P, m, u_, k_, n, y, c, lim)
-        if e >= n:  # every end from y lacks room: the plain scan stops at the last of them
-            for x in range(n - 1, y - 1, -1):
-                if k_[x] != 0:
-                    return t_[x]
+        while y < n and k_[y] == 0:
+            y += 1
+        if y >= n:
             return last
-        s0 = t_[e]
+        s0 = t_[y]
         last = s0
-        val = u_[e]
-        y = e + 1
+        val = u_[y]
+        y += 1
 
 
 @njit(cache=True)
@@ -327,7 +213,7 @@ def _starts_now_at(m, t, w, c, cap, P, i):
     val = u_[i] if i >= 0 else 0.0
     y = i + 1
     if val + c <= lim:
-        z = _over(P, m, t_, u_, n, y, c, lim, t + w)
+        z = _window_end(t_, u_, n, y, t, w, c, lim)
         if z == n or t_[z] >= t + w:
             return True
         y = z + 1
@@ -360,18 +246,19 @@ def _scan(m, t, w, c, cap, P, a):
         y = a
     while True:
         if val + c <= lim:
-            z = _over(P, m, t_, u_, n, y, c, lim, s0 + w)
+            z = _window_end(t_, u_, n, y, s0, w, c, lim)
             if z == n or t_[z] >= s0 + w:
                 return s0, idx, True, g
             g = max(g, t_[z] - s0)
             y = z + 1
-        e = _room_end(P, m, u_, k_, n, y, c, lim)
-        if e >= n:
+        while y < n and k_[y] == 0:
+            y += 1
+        if y >= n:
             return t, -1, False, g
-        s0 = t_[e]
-        idx = e
-        val = u_[e]
-        y = e + 1
+        s0 = t_[y]
+        idx = y
+        val = u_[y]
+        y += 1
 
 
 HINTS = 16  # per machine, within one re-allocation
@@ -383,8 +270,6 @@ class _Profiles:
     with twice the room; when the pool has no room left it is rebuilt compactly, 1.5 times the rows' total."""
 
     def __init__(self, machines: int, size: int = 32) -> None:
-        if size < 1 or size & (size - 1):
-            raise ValueError(f"row size {size}: must be a power of two (each row's trees are complete)")
         self.pcap = np.full(machines, size, np.int64)
         self.poff = np.arange(machines, dtype=np.int64) * size
         self.plen = np.zeros(machines, np.int64)
@@ -394,11 +279,10 @@ class _Profiles:
     def _alloc(self, size: int) -> None:
         self.pt, self.pu = np.zeros(size), np.zeros(size)
         self.pn, self.pk = np.zeros(size, np.int32), np.zeros(size, np.int32)
-        self.tx, self.tn = np.full(2 * size, -np.inf), np.full(2 * size, np.inf)  # the rows' trees
 
     @property
     def P(self) -> tuple:
-        return self.pt, self.pu, self.pn, self.pk, self.plen, self.poff, self.pcap, self.tx, self.tn
+        return self.pt, self.pu, self.pn, self.pk, self.plen, self.poff, self.pcap
 
     def fit(self, need: int = 2) -> bool:
         """Give every row at least ``need`` free breakpoints; True if the pool's arrays were replaced."""
@@ -431,7 +315,6 @@ class _Profiles:
             a[off : off + n] = b[o : o + n]
         self.poff[m] = off
         self.pcap[m] = cap
-        _tree_set(self.P, m, 0, cap)
 
 
 class _Rows:
@@ -708,7 +591,7 @@ def _assign(
                 stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
             if pick < 0 and stretch_ok:
                 pick = home
-        if pick < 0:  # the best of the near machines: hinted scans too (a hint holds for any job it covers)
+        if pick < 0:  # the best of the near machines; in a re-allocation their scans use the hints too
             for k in range(known, nn):
                 if use_h:
                     starts[k] = _hinted_start(near[k], t, w[j], c[j], cap, P, hint, hn, True)
@@ -861,7 +744,7 @@ def _unplan_pending(
             q = nq
         if had:  # the step function again, from the running jobs only
             udirty[m] = True
-            _profile_clear(P, m)
+            P[4][m] = 0
             q = head[m]
             while q >= 0:
                 _profile_add(P, m, ps[q], ps[q] + w[q], c[q])
@@ -956,7 +839,7 @@ def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, P
         mach[j] = -1
         version[j] += 1
     for m in range(lo, hi):
-        _profile_clear(P, m)
+        P[4][m] = 0
         udirty[m] = True
     return out
 
