@@ -44,8 +44,9 @@ fast path (``_TargetHooks(..., fast=True)``) does the same with less work, all o
   a)``: every candidate start before breakpoint a fails for any job of at least c cores and w seconds. A
   scan that failed at candidates whose longest room was g (each met an overfull breakpoint less than g
   later) leaves the hint ``(c, min(w, g + margin), a)``: a longer job at least as large fails there too.
-  The target's scan resumes at the best hint; each near machine's last breakpoint ≤ t is kept until its
-  plan changes;
+  The target's scan resumes at the best hint, and so does each near machine's when the rule needs every
+  earliest start (a hint is a fact about the machine's plan, whichever job left it); each near machine's
+  last breakpoint ≤ t is kept until its plan changes;
 * only each machine's first pending job (smallest start, then job) needs a valid ``START`` event: the
   earliest pending start of all is always one of them, so events run in the order a push per re-planned
   job gives; after a start the machine's next pending job gets its event if it has none;
@@ -590,9 +591,12 @@ def _assign(
                 stretch_ok = (starts[home] + w[j] - r[j]) / w[j] <= s_plus
             if pick < 0 and stretch_ok:
                 pick = home
-        if pick < 0:
+        if pick < 0:  # the best of the near machines; in a re-allocation their scans use the hints too
             for k in range(known, nn):
-                starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
+                if use_h:
+                    starts[k] = _hinted_start(near[k], t, w[j], c[j], cap, P, hint, hn, True)
+                else:
+                    starts[k] = earliest_start(near[k], t, w[j], c[j], cap, P)
             pick = 0
             for k in range(1, nn):
                 if starts[k] < starts[pick]:
