@@ -5,7 +5,7 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test ui lint bench install clean-warehouse samples notebooks lab figures
+.PHONY: run test test-slow ui lint bench install clean-warehouse samples notebooks lab figures
 
 $(PY):
 	@command -v $(PY_BOOT) >/dev/null 2>&1 || { echo "need $(PY_BOOT) on PATH (or set PY_BOOT=python3)"; exit 1; }
@@ -25,9 +25,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/varcap run
 
-## run the test suite (offline)
+## run the test suite (offline) on two processes, the `slow` end-to-end tests left out (`make test-slow`)
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadfile
+
+## only the tests marked `slow`: reports, kill -9 and fresh-compile end to end (CI runs both targets)
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
 
 ## Dagster UI on http://127.0.0.1:3000
 ui: $(STAMP)

@@ -85,6 +85,11 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
 
     prepare_dagster_home()
     instance = dg.DagsterInstance.get()
+    # the profile check asks whether every key of STUDY_PARTITION_KEYS is materialized: the first two keys
+    # of each full study stand for all of them here (2100 runless events cost ~20 CPU s; the Dagster
+    # definitions, built at import, keep every partition)
+    for name in repro.profile_studies(repro.FULL):
+        monkeypatch.setitem(STUDY_PARTITION_KEYS, name, STUDY_PARTITION_KEYS[name][:2])
     for name in repro.profile_studies(repro.FULL):
         for pk in STUDY_PARTITION_KEYS[name]:
             instance.report_runless_asset_event(
