@@ -63,7 +63,9 @@ def _fractional_jobs(n: int, until_s: float, seed: int) -> pl.DataFrame:
             "job_id": np.arange(n),
             "submit_s": np.sort(rng.uniform(0, until_s, n)),
             "duration_s": np.maximum(rng.lognormal(np.log(900.0), 1.2, n), 1.0),
-            "cores": np.minimum(rng.choice([0.05, 0.3, 0.6, 0.75, 1.0 / 3.0], n) * rng.integers(1, 9, n), 8.0),
+            "cores": np.minimum(
+                rng.choice([0.05, 0.3, 0.6, 0.75, 1.0 / 3.0], n) * rng.integers(1, 9, n), 8.0
+            ),
         }
     )
 
