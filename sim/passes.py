@@ -316,9 +316,47 @@ def _node_cost_f(a, d, e, ps_m, e0, xs, cum, modelled, start, x0, inv_h):
 
 
 @njit(cache=True)
+def _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen):
+    """Node ``m``'s running ends and claims merged by end (running first on ties) into ``mend[m]``, the
+    cores cumulated in that order into ``macc[m]``: the sequence and the sums of :func:`_avail`'s walk."""
+    i, k, n, nc = 0, 0, count[m], nclaim[m]
+    acc = 0.0
+    r = 0
+    while i < n or k < nc:
+        if k >= nc or (i < n and ends[m, i] <= claim_end[m, k]):
+            acc += run_cores[m, i]
+            mend[m, r] = ends[m, i]
+            i += 1
+        else:
+            acc += claim_cores[m, k]
+            mend[m, r] = claim_end[m, k]
+            k += 1
+        macc[m, r] = acc
+        r += 1
+    mlen[m] = r
+
+
+@njit(cache=True)
+def _merged_avail(m, c, free_m, t, mend, macc, mlen):
+    """:func:`_avail` from the merged row: the first end whose cumulated cores reach ``c − free_m − 1e-9``
+    (the cumulated cores never decrease), ``inf`` if none."""
+    need = c - free_m - 1e-9
+    lo, hi = 0, mlen[m]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if macc[m, mid] >= need:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == mlen[m]:
+        return np.inf
+    return mend[m, lo] - t
+
+
+@njit(cache=True)
 def _best_node_fast(
     c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count,
-    claimed, claim_end, claim_cores, nclaim, t, order, key,
+    claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
 ):  # fmt: skip
     """:func:`_best_node` without ``reserve`` (claims only delay ``a``): the same node, cost and wait.
 
@@ -326,9 +364,9 @@ def _best_node_fast(
     they are visited in; a node is skipped only when a lower bound of its cost exceeds the best so far
     (relative slack 1e-9, as :func:`_best_node`), so it could not be chosen. Nodes without room are visited
     in ``order`` (ascending ``key``: the node's first running or claimed end, the bound ``a ≥ key − t`` of
-    :func:`_best_node`), and the visit stops at the first whose ``(key − t + d)`` exceeds the best cost. A
-    second bound, from the running jobs alone: a claim releases at most the cores it took, so the running
-    jobs must free ``c − free − 1e-9`` cores before the node has room (2e-9 here, a margin for rounding)."""
+    :func:`_best_node`), and the visit stops at the first whose ``(key − t + d)`` exceeds the best cost.
+    ``a`` is :func:`_avail`'s by a binary search over the node's merged ends and their cumulated cores
+    (``mend``/``macc``/``mlen``, built on first use where ``built`` is false: :func:`_merge_row`)."""
     if modelled:
         p0, w0 = _eq1f(xs, cum, 0.0, d, ps_grow, start, x0, inv_h)
     else:
@@ -346,18 +384,10 @@ def _best_node_fast(
             break  # every later node's bound is at least this one's
         if free[m] < 0 or free[m] >= c or cap[m] < c:
             continue
-        need0 = c - free[m] - 2e-9
-        if need0 > 0.0:
-            acc = 0.0
-            a_lb = np.inf
-            for k in range(count[m]):
-                acc += run_cores[m, k]
-                if acc >= need0:
-                    a_lb = ends[m, k] - t
-                    break
-            if np.isfinite(a_lb) and (a_lb + d) * (1.0 - 1e-9) > best_cost:
-                continue
-        a = _avail(m, c, free[m] - claimed[m], t, ends, run_cores, count, claim_end, claim_cores, nclaim)
+        if not built[m]:
+            _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen)
+            built[m] = True
+        a = _merged_avail(m, c, free[m] - claimed[m], t, mend, macc, mlen)
         if not np.isfinite(a) or (a + d) * (1.0 - 1e-9) > best_cost:
             continue
         cost = _node_cost_f(a, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
@@ -398,6 +428,10 @@ def cost_scan_fast(
     free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
     order, key = _wait_order(free, ends, count, claim_end, nclaim)
     top = _top_free(free, claimed, False)
+    w = ends.shape[1] + claim_end.shape[1]
+    mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
+    mlen = np.zeros(free.size, np.int64)
+    built = np.zeros(free.size, np.bool_)
     while True:
         if _qt_first_le(tree, size, p, top) < 0:
             return -1, -1
@@ -406,7 +440,7 @@ def cost_scan_fast(
         c, d = cores[j], duration[j]
         best, best_cost, best_a = _best_node_fast(
             c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores,
-            count, claimed, claim_end, claim_cores, nclaim, t, order, key,
+            count, claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
         )  # fmt: skip
         if best >= 0 and best_a == 0.0:
             return p, best
@@ -424,6 +458,7 @@ def cost_scan_fast(
             claim_cores[best, i] = c
             nclaim[best] = k + 1
             claimed[best] += c
+            built[best] = False
             if end < key[best]:  # cannot happen (a ≥ key − t, d > 0); kept so the order stays a bound
                 order, key = _wait_order(free, ends, count, claim_end, nclaim)
         p += 1
@@ -451,6 +486,9 @@ def heartbeat_scan(
     mm_group = -1  # the group whose MatchMaker said "wait" in this call
     order = np.empty(0, np.int64)  # the nodes by first end, built at the first MatchMaker of this call
     key = np.empty(0)
+    mend, macc = np.empty((0, 0)), np.empty((0, 0))
+    mlen = np.empty(0, np.int64)
+    built = np.empty(0, np.bool_)
     have_order = 0
     m = state[1]
     while m < free.size:
@@ -469,10 +507,15 @@ def heartbeat_scan(
                 s = drank_job[_qt_first_le(dtree, dsize, g, 1e300)]
                 if have_order == 0:
                     order, key = _wait_order(free, ends, count, claim_end, nclaim)
+                    w = ends.shape[1] + claim_end.shape[1]
+                    mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
+                    mlen = np.zeros(free.size, np.int64)
+                    built = np.zeros(free.size, np.bool_)
                     have_order = 1
                 best, _, best_a = _best_node_fast(
                     cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
                     modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t, order, key,
+                    mend, macc, mlen, built,
                 )  # fmt: skip
                 if best >= 0 and best_a == 0.0:
                     state[1] = m
