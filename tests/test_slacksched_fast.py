@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
@@ -16,6 +17,17 @@ from sim.policies.slacksched import SlackSched, SlackSchedParams
 from sim.problem import Platform, Problem
 from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _ATTEMPT_FIELDS, _cap
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fast_on_every_pass():
+    """The fast pass on every call, however short the queue (by default it starts at ``FAST_MIN_QUEUE``)."""
+    import sim.policies.slacksched as ss
+
+    old, ss.FAST_MIN_QUEUE = ss.FAST_MIN_QUEUE, 0
+    yield
+    ss.FAST_MIN_QUEUE = old
+
 
 _pool = hst.sampled_from([0.0, 1.0, 1.5, 2.0, 7.25, 100.0, 1e-9, 3.3333333333333335, 1e4])
 _xs = hst.lists(hst.one_of(_pool, hst.floats(0.0, 1e5, allow_nan=False)), min_size=1, max_size=60)

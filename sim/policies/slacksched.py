@@ -108,6 +108,11 @@ def matchmaker(cl: Cluster, j: int, t: float, modelled: bool) -> tuple[int, floa
     return int(nodes[k]), float(a[k]), float(cost[k])
 
 
+#: queued jobs from which the fast pass pays for its per-call set-up (sorting and merging the nodes' rows);
+#: below it the plain pass runs (the two make the same choices, so the switch changes no result)
+FAST_MIN_QUEUE = 16
+
+
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
@@ -140,8 +145,9 @@ class SlackSched(Dispatched):
         return place
 
     def scan(self, params: SlackSchedParams, fast: bool = True):
-        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan_fast`; with ``reserve`` or
-        ``fast=False``, :func:`sim.passes.cost_scan`: the same choices); ``None`` for NoDelay."""
+        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
+        queued jobs; with fewer, ``reserve`` or ``fast=False``, :func:`sim.passes.cost_scan`: the same
+        choices); ``None`` for NoDelay."""
         if not self.delay:
             return None
 
@@ -163,7 +169,7 @@ class SlackSched(Dispatched):
             xs, cum, ps_grow = cache["xs"], cache["cum"], cache["ps_grow"]
             ends, cores, count = cl.ends_rows()
             modelled = xs.size >= params.min_samples and xs.size > 0
-            if fast and not cl.reserve:
+            if fast and not cl.reserve and cl._qlen >= FAST_MIN_QUEUE:
                 start, x0, inv_h = cache["table"]
                 while True:
                     p, m = cost_scan_fast(
