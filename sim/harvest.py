@@ -282,8 +282,9 @@ class Cluster:
         (``inf`` if it never will at its current size). Cores claimed in this pass by earlier waiting jobs
         (:meth:`claim`) are taken until those jobs' planned ends; they count against room now only if
         ``reserve`` (else a job fitting the free cores now has ``a = 0``, as Algorithm 1's ``feasible``)."""
-        free = self.cap[m] - self.used[m] - self.claimed[m]
-        if free >= c or (not self.reserve and free + self.claimed[m] >= c):
+        now = self.cap[m] - self.used[m]
+        free = now - self.claimed[m]
+        if free >= c or (not self.reserve and now >= c):  # not free + claimed: that can round up to c
             return 0.0
         if self.cap[m] < c:
             return INF

@@ -234,11 +234,241 @@ def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_
         p += 1
 
 
+# ---------------------------------------------------------------------- fast waiting pass (issue #29)
+# Same choices as :func:`cost_scan` (``tests/test_slacksched_fast.py`` holds it to it and to the Python
+# placement), found with less work: eq. 1's two counts come from a bucket index over the sorted samples
+# instead of two binary searches over all of them, and the nodes without room are visited in order of a
+# lower bound of their wait, so the search stops at the first whose bound exceeds the best cost so far.
+
+
+@njit(cache=True)
+def _bucket(x, x0, inv_h, nb):
+    """Bucket of ``x`` (monotone non-decreasing in ``x``, clipped to ``[0, nb − 1]``)."""
+    v = (x - x0) * inv_h
+    if not v > 0.0:
+        return 0
+    if v >= nb - 1:
+        return nb - 1
+    return int(v)
+
+
+@njit(cache=True)
+def search_table(xs):
+    """Bucket index of sorted ``xs``: ``(start, x0, inv_h)`` with ``start[k]`` the first sample whose
+    bucket is ≥ ``k`` (``start[nb] = n``). Every sample before ``start[bucket(x)]`` is < ``x`` and every one
+    from ``start[bucket(x) + 1]`` on is > ``x`` (the bucket is monotone in ``x``), so
+    :func:`count_le` equals ``np.searchsorted(xs, x, side="right")`` exactly."""
+    n = xs.size
+    nb = max(n, 1)
+    x0 = xs[0] if n else 0.0
+    span = xs[n - 1] - x0 if n else 0.0
+    inv_h = nb / span if span > 0.0 else 0.0
+    start = np.empty(nb + 1, np.int64)
+    k = 0
+    for i in range(n):
+        b = _bucket(xs[i], x0, inv_h, nb)
+        while k <= b:
+            start[k] = i
+            k += 1
+    while k <= nb:
+        start[k] = n
+        k += 1
+    return start, x0, inv_h
+
+
+@njit(cache=True)
+def count_le(xs, x, start, x0, inv_h):
+    """``np.searchsorted(xs, x, side="right")`` through the bucket index of :func:`search_table`."""
+    b = _bucket(x, x0, inv_h, start.size - 1)
+    lo, hi = start[b], start[b + 1]
+    while hi - lo > 8:
+        mid = (lo + hi) >> 1
+        if xs[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    while lo < hi and xs[lo] <= x:
+        lo += 1
+    return lo
+
+
+@njit(cache=True)
+def _eq1f(xs, cum, e, d, ps_m, start, x0, inv_h):
+    """:func:`_eq1` with the counts from the bucket index: the same values, the same arithmetic."""
+    n = xs.size
+    lo = count_le(xs, e, start, x0, inv_h)
+    hi = count_le(xs, e + d, start, x0, inv_h)
+    se = (n - lo) / n
+    sed = (n - hi) / n
+    change = 1.0 - sed / se if se > 0 else 0.0
+    p = 1.0 - ps_m * change
+    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e if hi > lo else d / 2.0
+    return p, w
+
+
+@njit(cache=True)
+def _node_cost_f(a, d, e, ps_m, e0, xs, cum, modelled, start, x0, inv_h):
+    """:func:`_node_cost` through :func:`_eq1f`."""
+    if not modelled:
+        return a + d
+    pc, w = _eq1f(xs, cum, e + a, d, ps_m, start, x0, inv_h)
+    return a + pc * d + (1.0 - pc) * (w + e0)
+
+
+@njit(cache=True)
+def _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen):
+    """Node ``m``'s running ends and claims merged by end (running first on ties) into ``mend[m]``, the
+    cores cumulated in that order into ``macc[m]``: the sequence and the sums of :func:`_avail`'s walk."""
+    i, k, n, nc = 0, 0, count[m], nclaim[m]
+    acc = 0.0
+    r = 0
+    while i < n or k < nc:
+        if k >= nc or (i < n and ends[m, i] <= claim_end[m, k]):
+            acc += run_cores[m, i]
+            mend[m, r] = ends[m, i]
+            i += 1
+        else:
+            acc += claim_cores[m, k]
+            mend[m, r] = claim_end[m, k]
+            k += 1
+        macc[m, r] = acc
+        r += 1
+    mlen[m] = r
+
+
+@njit(cache=True)
+def _merged_avail(m, c, free_m, t, mend, macc, mlen):
+    """:func:`_avail` from the merged row: the first end whose cumulated cores reach ``c − free_m − 1e-9``
+    (the cumulated cores never decrease), ``inf`` if none."""
+    need = c - free_m - 1e-9
+    lo, hi = 0, mlen[m]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if macc[m, mid] >= need:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == mlen[m]:
+        return np.inf
+    return mend[m, lo] - t
+
+
+@njit(cache=True)
+def _best_node_fast(
+    c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count,
+    claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
+):  # fmt: skip
+    """:func:`_best_node` without ``reserve`` (claims only delay ``a``): the same node, cost and wait.
+
+    The result is the lexicographic smallest (cost, node) over the nodes with a finite cost, whatever order
+    they are visited in; a node is skipped only when a lower bound of its cost exceeds the best so far
+    (relative slack 1e-9, as :func:`_best_node`), so it could not be chosen. Nodes without room are visited
+    in ``order`` (ascending ``key``: the node's first running or claimed end, the bound ``a ≥ key − t`` of
+    :func:`_best_node`), and the visit stops at the first whose ``(key − t + d)`` exceeds the best cost.
+    ``a`` is :func:`_avail`'s by a binary search over the node's merged ends and their cumulated cores
+    (``mend``/``macc``/``mlen``, built on first use where ``built`` is false: :func:`_merge_row`)."""
+    if modelled:
+        p0, w0 = _eq1f(xs, cum, 0.0, d, ps_grow, start, x0, inv_h)
+    else:
+        p0, w0 = 1.0, d / 2.0
+    e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
+    best, best_cost, best_a = -1, np.inf, 0.0
+    for m in range(free.size):
+        if free[m] >= 0 and free[m] >= c:
+            cost = _node_cost_f(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+            if best < 0 or cost < best_cost:
+                best, best_cost = m, cost
+    for i in range(order.size):
+        m = order[i]
+        if (key[m] - t + d) * (1.0 - 1e-9) > best_cost:
+            break  # every later node's bound is at least this one's
+        if free[m] < 0 or free[m] >= c or cap[m] < c:
+            continue
+        if not built[m]:
+            _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen)
+            built[m] = True
+        a = _merged_avail(m, c, free[m] - claimed[m], t, mend, macc, mlen)
+        if not np.isfinite(a) or (a + d) * (1.0 - 1e-9) > best_cost:
+            continue
+        cost = _node_cost_f(a, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+        if best < 0 or cost < best_cost or (cost == best_cost and m < best):
+            best, best_cost, best_a = m, cost, a
+    return best, best_cost, best_a
+
+
+@njit(cache=True)
+def _wait_order(free, ends, count, claim_end, nclaim):
+    """Nodes that take jobs sorted by ``key`` (their first running or claimed end, ``inf`` if none), and
+    ``key``."""
+    n = free.size
+    key = np.full(n, np.inf)
+    for m in range(n):
+        if free[m] >= 0:
+            if count[m] > 0:
+                key[m] = ends[m, 0]
+            if nclaim[m] > 0 and claim_end[m, 0] < key[m]:
+                key[m] = claim_end[m, 0]
+    order = np.argsort(key)
+    sel = np.empty(n, np.int64)
+    k = 0
+    for i in range(n):
+        if free[order[i]] >= 0:
+            sel[k] = order[i]
+            k += 1
+    return sel[:k].copy(), key
+
+
+@njit(cache=True)
+def cost_scan_fast(
+    tree, size, p, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, ps_grow, xs, cum,
+    start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t,
+):  # fmt: skip
+    """:func:`cost_scan` without ``reserve``, the same starts, claims and return values, through
+    :func:`_best_node_fast` (``start``/``x0``/``inv_h``: :func:`search_table` of ``xs``)."""
+    free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
+    order, key = _wait_order(free, ends, count, claim_end, nclaim)
+    top = _top_free(free, claimed, False)
+    w = ends.shape[1] + claim_end.shape[1]
+    mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
+    mlen = np.zeros(free.size, np.int64)
+    built = np.zeros(free.size, np.bool_)
+    while True:
+        if _qt_first_le(tree, size, p, top) < 0:
+            return -1, -1
+        p = _qt_first_le(tree, size, p, 1e300)
+        j = qjob[p]
+        c, d = cores[j], duration[j]
+        best, best_cost, best_a = _best_node_fast(
+            c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores,
+            count, claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
+        )  # fmt: skip
+        if best >= 0 and best_a == 0.0:
+            return p, best
+        if best >= 0 and np.isfinite(best_cost):
+            k = nclaim[best]
+            if k == claim_end.shape[1]:
+                return p, -2
+            end = t + best_a + d
+            i = k
+            while i > 0 and claim_end[best, i - 1] > end:
+                claim_end[best, i] = claim_end[best, i - 1]
+                claim_cores[best, i] = claim_cores[best, i - 1]
+                i -= 1
+            claim_end[best, i] = end
+            claim_cores[best, i] = c
+            nclaim[best] = k + 1
+            claimed[best] += c
+            built[best] = False
+            if end < key[best]:  # cannot happen (a ≥ key − t, d > 0); kept so the order stays a bound
+                order, key = _wait_order(free, ends, count, claim_end, nclaim)
+        p += 1
+
+
 @njit(cache=True)
 def heartbeat_scan(
     dtree, dsize, drank_job, dgroup, qpos, cores, duration, cap, used, accept, last_change, last_dir, ps2,
-    ps_grow, xs, cum, modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, threshold,
-    state, pass_no, t,
+    ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores,
+    nclaim, threshold, state, pass_no, t,
 ):  # fmt: skip
     """Algorithm 3's pass, compiled (:class:`sim.policies.slacksched_heartbeat.Heartbeat`'s Python pass, the
     same choices): nodes heartbeat in index order from ``state[1]`` (reset to 0 when ``state[0]`` is not
@@ -247,18 +477,26 @@ def heartbeat_scan(
     completion probability there exceeds ``threshold``; else MatchMaker runs for that job's shortest queued
     task (once per job until the next start). Returns the next start as ``(queue position, node)``, or
     ``(-1, -1)``. ``dtree``: min-tree of queued tasks' cores in (group, duration, row) order, ``drank_job``
-    its task per leaf, ``dgroup`` the first leaf of each leaf's group."""
+    its task per leaf, ``dgroup`` the first leaf of each leaf's group. Eq. 1 and MatchMaker go through the
+    bucket index of ``xs`` (``start``/``x0``/``inv_h``, :func:`search_table`) and :func:`_best_node_fast`
+    (this pass claims nothing), the same values as :func:`_eq1` and :func:`_best_node`."""
     if state[0] != pass_no:
         state[0], state[1] = pass_no, 0
     free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
     mm_group = -1  # the group whose MatchMaker said "wait" in this call
+    order = np.empty(0, np.int64)  # the nodes by first end, built at the first MatchMaker of this call
+    key = np.empty(0)
+    mend, macc = np.empty((0, 0)), np.empty((0, 0))
+    mlen = np.empty(0, np.int64)
+    built = np.empty(0, np.bool_)
+    have_order = 0
     m = state[1]
     while m < free.size:
         if free[m] >= 0 and dtree[1] <= free[m]:
             r = _qt_first_le(dtree, dsize, 0, free[m])
             j = drank_job[r]
             if modelled:
-                pc, _ = _eq1(xs, cum, elapsed[m], duration[j], ps[m])
+                pc, _ = _eq1f(xs, cum, elapsed[m], duration[j], ps[m], start, x0, inv_h)
             else:
                 pc = 1.0
             if pc > threshold:
@@ -267,9 +505,17 @@ def heartbeat_scan(
             g = dgroup[r]
             if g != mm_group:
                 s = drank_job[_qt_first_le(dtree, dsize, g, 1e300)]
-                best, _, best_a = _best_node(
-                    cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, modelled, ends,
-                    run_cores, count, claimed, claim_end, claim_cores, nclaim, False, t,
+                if have_order == 0:
+                    order, key = _wait_order(free, ends, count, claim_end, nclaim)
+                    w = ends.shape[1] + claim_end.shape[1]
+                    mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
+                    mlen = np.zeros(free.size, np.int64)
+                    built = np.zeros(free.size, np.bool_)
+                    have_order = 1
+                best, _, best_a = _best_node_fast(
+                    cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
+                    modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t, order, key,
+                    mend, macc, mlen, built,
                 )  # fmt: skip
                 if best >= 0 and best_a == 0.0:
                     state[1] = m

@@ -108,6 +108,11 @@ def matchmaker(cl: Cluster, j: int, t: float, modelled: bool) -> tuple[int, floa
     return int(nodes[k]), float(a[k]), float(cost[k])
 
 
+#: queued jobs from which the fast pass pays for its per-call set-up (sorting and merging the nodes' rows);
+#: below it the plain pass runs (the two make the same choices, so the switch changes no result)
+FAST_MIN_QUEUE = 16
+
+
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
@@ -139,27 +144,44 @@ class SlackSched(Dispatched):
 
         return place
 
-    def scan(self, params: SlackSchedParams):
-        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan`); ``None`` for NoDelay."""
+    def scan(self, params: SlackSchedParams, fast: bool = True):
+        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
+        queued jobs; with fewer, ``reserve`` or ``fast=False``, :func:`sim.passes.cost_scan`: the same
+        choices); ``None`` for NoDelay."""
         if not self.delay:
             return None
 
-        cache: dict = {"pass": -1}
+        cache: dict = {"pass": -1, "xs": None}
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-            from sim.passes import cost_scan
+            from sim.passes import cost_scan, cost_scan_fast, search_table
 
             if cl._qtree[1] > top:  # no queued job fits any node now: none starts (claims change nothing)
                 return -1, -1
             if cache["pass"] != cl.pass_no:  # the model changes only between passes (capacity, Acquirer)
                 xs, cum = cl.history.sorted_samples(t)
                 ps2 = cl.history.p_shrink_table()
+                if fast and xs is not cache["xs"]:  # the samples changed: index them again
+                    cache["table"] = search_table(xs)
                 cache.update(
                     {"pass": cl.pass_no, "xs": xs, "cum": cum, "ps2": ps2, "ps_grow": float(ps2[GROW])}
                 )
             xs, cum, ps_grow = cache["xs"], cache["cum"], cache["ps_grow"]
             ends, cores, count = cl.ends_rows()
             modelled = xs.size >= params.min_samples and xs.size > 0
+            if fast and not cl.reserve and cl._qlen >= FAST_MIN_QUEUE:
+                start, x0, inv_h = cache["table"]
+                while True:
+                    p, m = cost_scan_fast(
+                        cl._qtree, cl._qsize, p, cl._qjob, cl.cores, cl.duration, cl.cap, cl.used,
+                        cl.accepting(), cl.last_change, cl.last_dir, cache["ps2"], ps_grow, xs, cum, start,
+                        x0, inv_h, modelled, ends, cores, count, cl.claimed, cl.claim_end, cl.claim_cores,
+                        cl.nclaim, t,
+                    )  # fmt: skip
+                    if m != -2:
+                        cl._claims = cl._claims or bool(cl.nclaim.any())
+                        return p, m
+                    cl.grow_claims()
             while True:
                 p, m = cost_scan(
                     cl._qtree,

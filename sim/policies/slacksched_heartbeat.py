@@ -106,10 +106,10 @@ class Heartbeat(Dispatched):
     def scan(self, params: HeartbeatParams):
         """The compiled pass (:func:`sim.passes.heartbeat_scan`), the same choices as :meth:`python_scan`."""
         state = np.array([-1, 0], np.int64)
-        cache: dict = {"pass": -1}
+        cache: dict = {"pass": -1, "xs": None}
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-            from sim.passes import heartbeat_scan
+            from sim.passes import heartbeat_scan, search_table
 
             assert cl.dtree is not None
             if cl.dtree[1] > top:  # no node has room for any queued task: no heartbeat places one
@@ -117,6 +117,8 @@ class Heartbeat(Dispatched):
             if cache["pass"] != cl.pass_no:  # the model changes only between passes (capacity, Acquirer)
                 xs, cum = cl.history.sorted_samples(t)
                 ps2 = cl.history.p_shrink_table()
+                if xs is not cache["xs"]:  # the samples changed: index them again
+                    cache["table"] = search_table(xs)
                 cache.update(
                     {"pass": cl.pass_no, "xs": xs, "cum": cum, "ps2": ps2, "ps_grow": float(ps2[GROW])}
                 )
@@ -139,6 +141,7 @@ class Heartbeat(Dispatched):
                 cache["ps_grow"],
                 xs,
                 cum,
+                *cache["table"],
                 xs.size >= params.min_samples and xs.size > 0,
                 ends,
                 cores,
