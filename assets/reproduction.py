@@ -63,7 +63,7 @@ def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
     pool=POOL,
     kinds={"duckdb"},
     partitions_def=PROFILE_PARTITIONS,
-    deps=["out_sim_inputs", *profile_study_deps(list(repro.STUDY_BUILDERS))],
+    deps=["out_sim_inputs", *profile_study_deps(list(repro.study_builders()))],  # + the chapters' studies
     code_version="1",
     description="The reproduction studies' rows of out_sim_results for one profile (partition quick or "
     "full), read from the runs of exactly that profile's study partitions: what the chapter reports read.",

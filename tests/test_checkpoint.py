@@ -288,3 +288,17 @@ def test_per_job_columns_are_checked_by_row() -> None:
         simulate(bad, CAP2, 2, C, 2000.0, "ff")
     with pytest.raises(ValueError, match="row 0: checkpoint_overhead_s needs"):
         simulate(_two_jobs(checkpoint_overhead_s=[10.0, None]), CAP2, 2, C, 2000.0, "ff")
+
+
+def test_per_job_columns_in_a_jobs_file_are_checked_by_line(tmp_path) -> None:
+    """``varcap simulate``'s input contract names the file, line and column of a bad per-job setting;
+    an empty field takes the run's value."""
+    from sim.validate import InputError
+
+    f = tmp_path / "jobs.csv"
+    f.write_text("job_id,submit_s,duration_s,cores,checkpoint_interval_s\na,0,1000,2,300\nb,0,1000,2,\n")
+    r = simulate(str(f), CAP2, 2, C, 2000.0, "ff")
+    assert r.jobs.filter(pl.col("job_id") == "b")["end_s"][0] == 1800.0  # b: no checkpoints (run's 0)
+    f.write_text("job_id,submit_s,duration_s,cores,checkpoint_interval_s\na,0,1000,2,300\nb,0,1000,2,soon\n")
+    with pytest.raises(InputError, match=r"jobs.csv.*line 3.*checkpoint_interval_s"):
+        simulate(str(f), CAP2, 2, C, 2000.0, "ff")
