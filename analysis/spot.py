@@ -7,6 +7,8 @@ each with the study builder's key ``[zone, capacity, variant, τ, seed]`` (``out
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import duckdb
 import polars as pl
@@ -15,6 +17,7 @@ from analysis.results import study_results
 from analysis.style import HEIGHT, WIDTH, finish
 
 STUDY = "spot-real"
+FRACTION = (0.0, 1.0)  # goodput and wasted fraction: shares of the available core-seconds
 CAP_NAMES = {"real": "real trace", "walk-rate": "walk (mean, rate)", "walk-shape": "walk (mean, rate, step)"}
 
 
@@ -39,9 +42,11 @@ def spot_rows(con: duckdb.DuckDBPyConnection, profile: str) -> pl.DataFrame:
     )
 
 
-def mean_ci(df: pl.DataFrame, by: list[str], value: str) -> pl.DataFrame:
+def mean_ci(
+    df: pl.DataFrame, by: list[str], value: str, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> pl.DataFrame:
     """Mean of ``value`` per ``by`` over seeds with a Student-t 95 % interval (``lo``/``hi``; the mean for
-    one seed), ``sd`` and ``n``."""
+    one seed) kept inside the value's possible range ``bounds``, ``sd`` and ``n``."""
     from scipy.stats import t as student
 
     g = df.group_by(by).agg(
@@ -51,7 +56,8 @@ def mean_ci(df: pl.DataFrame, by: list[str], value: str) -> pl.DataFrame:
     )
     q = [float(student.ppf(0.975, n - 1)) if n > 1 else 0.0 for n in g["n"]]
     half = pl.Series("q", q) * g["sd"] / g["n"].cast(pl.Float64).sqrt()
-    return g.with_columns((pl.col("mean") - half).alias("lo"), (pl.col("mean") + half).alias("hi")).sort(by)
+    lo, hi = (pl.col("mean") - half).clip(*bounds), (pl.col("mean") + half).clip(*bounds)
+    return g.with_columns(lo.alias("lo"), hi.alias("hi")).sort(by)
 
 
 def platform(rows: pl.DataFrame) -> str:
@@ -68,7 +74,7 @@ def platform(rows: pl.DataFrame) -> str:
 def waste_table(rows: pl.DataFrame, variants: tuple[str, ...] = ("ff",)) -> pl.DataFrame:
     """Wasted fraction, mean ± 95 % CI over seeds, per zone × capacity × variant, checkpointing off."""
     off = rows.filter((pl.col("ck_interval_s") == 0) & pl.col("variant").is_in(list(variants)))
-    return mean_ci(off, ["zone", "cap", "variant"], "wasted_fraction")
+    return mean_ci(off, ["zone", "cap", "variant"], "wasted_fraction", FRACTION)
 
 
 def understatement(rows: pl.DataFrame) -> pl.DataFrame:
@@ -80,7 +86,7 @@ def understatement(rows: pl.DataFrame) -> pl.DataFrame:
     j = walk.join(real, on=["zone", "seed"]).with_columns(
         (pl.col("real") / pl.col("wasted_fraction")).alias("x")
     )
-    return mean_ci(j, ["zone", "cap"], "x")
+    return mean_ci(j, ["zone", "cap"], "x", (0.0, math.inf))
 
 
 def policy_table(rows: pl.DataFrame, metric: str = "goodput") -> pl.DataFrame:
@@ -88,7 +94,7 @@ def policy_table(rows: pl.DataFrame, metric: str = "goodput") -> pl.DataFrame:
     sel = rows.filter(pl.col("ck_interval_s").is_in([0.0, 1800.0])).with_columns(
         pl.when(pl.col("ck_interval_s") > 0).then(pl.lit("on")).otherwise(pl.lit("off")).alias("checkpoint")
     )
-    return mean_ci(sel, ["cap", "variant", "checkpoint"], metric)
+    return mean_ci(sel, ["cap", "variant", "checkpoint"], metric, FRACTION)
 
 
 def interval_table(rows: pl.DataFrame, metric: str = "goodput") -> pl.DataFrame:
@@ -97,18 +103,44 @@ def interval_table(rows: pl.DataFrame, metric: str = "goodput") -> pl.DataFrame:
     real = rows.filter(pl.col("cap") == "real")
     ff = real.filter(pl.col("variant") == "ff")
     ias = real.filter((pl.col("variant") == "ias") & (pl.col("ck_interval_s") == 0))
-    return mean_ci(pl.concat([ff, ias]), ["zone", "variant", "ck_interval_s"], metric)
+    return mean_ci(pl.concat([ff, ias]), ["zone", "variant", "ck_interval_s"], metric, FRACTION)
+
+
+def checkpoint_pays(rows: pl.DataFrame, metric: str = "goodput") -> pl.DataFrame:
+    """Per zone and checkpoint interval τ: First-Fit with checkpoints every τ minus IAS without checkpoints,
+    seed by seed on the real trace (same jobs), mean ± 95 % CI (t); ``verdict`` ``pays`` if the interval
+    lies above 0, ``loses`` if below, else ``no difference shown``."""
+    real = rows.filter(pl.col("cap") == "real")
+    ff = real.filter((pl.col("variant") == "ff") & (pl.col("ck_interval_s") > 0)).select(
+        "zone", "seed", "ck_interval_s", pl.col(metric).alias("ff")
+    )
+    ias = real.filter((pl.col("variant") == "ias") & (pl.col("ck_interval_s") == 0)).select(
+        "zone", "seed", pl.col(metric).alias("ias")
+    )
+    d = ff.join(ias, on=["zone", "seed"]).with_columns((pl.col("ff") - pl.col("ias")).alias("diff"))
+    return mean_ci(d, ["zone", "ck_interval_s"], "diff").with_columns(
+        pl.when(pl.col("lo") > 0)
+        .then(pl.lit("pays"))
+        .when(pl.col("hi") < 0)
+        .then(pl.lit("loses"))
+        .otherwise(pl.lit("no difference shown"))
+        .alias("verdict")
+    )
 
 
 def waste_chart(t: pl.DataFrame, where: str = "") -> alt.TopLevelMixin:
     """Bars of FF's wasted fraction per zone and capacity, with 95 % CIs."""
     d = t.with_columns(pl.col("cap").replace_strict(CAP_NAMES).alias("capacity"))
-    base = alt.Chart(d.to_pandas()).encode(
+    src = alt.Chart(d.to_pandas())
+    base = src.encode(
         x=alt.X("capacity:N", title=None, sort=list(CAP_NAMES.values())),
         color=alt.Color("capacity:N", sort=list(CAP_NAMES.values())),
     )
-    bars = base.mark_bar().encode(y=alt.Y("mean:Q", title="wasted fraction of available core-s"))
-    err = base.mark_errorbar().encode(y="lo:Q", y2="hi:Q")
+    title = "wasted fraction of available core-s"
+    bars = base.mark_bar().encode(y=alt.Y("mean:Q", title=title))
+    err = src.mark_errorbar(color="black", thickness=1.5).encode(
+        x=alt.X("capacity:N", sort=list(CAP_NAMES.values())), y=alt.Y("lo:Q", title=title), y2="hi:Q"
+    )
     chart = (
         (bars + err)
         .properties(width=WIDTH // 4, height=HEIGHT)
@@ -130,7 +162,7 @@ def interval_chart(t: pl.DataFrame, metric: str = "goodput", where: str = "") ->
     off = t.filter((pl.col("variant") == "ff") & (pl.col("ck_interval_s") == 0))
     x = alt.X("ck_interval_s:Q", scale=alt.Scale(type="log"), title="checkpoint interval τ (s)")
     line = alt.Chart(ff.to_pandas()).mark_line(point=True).encode(x=x, y=alt.Y("mean:Q", title=metric))
-    band = alt.Chart(ff.to_pandas()).mark_errorbar().encode(x=x, y="lo:Q", y2="hi:Q")
+    band = alt.Chart(ff.to_pandas()).mark_errorbar().encode(x=x, y=alt.Y("lo:Q", title=metric), y2="hi:Q")
     r_ias = alt.Chart(ias.to_pandas()).mark_rule(strokeDash=[6, 3], color="firebrick").encode(y="mean:Q")
     r_off = alt.Chart(off.to_pandas()).mark_rule(strokeDash=[2, 2], color="gray").encode(y="mean:Q")
     chart = alt.hconcat(
@@ -158,12 +190,15 @@ def checkpoint_chart(t: pl.DataFrame, metric: str = "goodput", where: str = "") 
     d = t.filter(pl.col("variant").is_in(["ff", "ias"])).with_columns(
         pl.col("cap").replace_strict(CAP_NAMES, default=pl.col("cap")).alias("capacity")
     )
-    base = alt.Chart(d.to_pandas()).encode(
-        x=alt.X("checkpoint:N", title="checkpointing", sort=["off", "on"]),
+    src = alt.Chart(d.to_pandas())
+    base = src.encode(
+        x=alt.X("checkpoint:N", title=None, sort=["off", "on"]),
         color=alt.Color("checkpoint:N", sort=["off", "on"]),
     )
     bars = base.mark_bar().encode(y=alt.Y("mean:Q", title=metric))
-    err = base.mark_errorbar().encode(y="lo:Q", y2="hi:Q")
+    err = src.mark_errorbar(color="black", thickness=1.5).encode(
+        x=alt.X("checkpoint:N", sort=["off", "on"]), y=alt.Y("lo:Q", title=metric), y2="hi:Q"
+    )
     chart = (
         (bars + err)
         .properties(width=WIDTH // 8, height=HEIGHT)
@@ -178,14 +213,17 @@ def checkpoint_chart(t: pl.DataFrame, metric: str = "goodput", where: str = "") 
 
 
 def trace_frame(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """``core_spot_availability`` as fractions of each pool (``day``, ``fraction``), empty if not built."""
+    """``core_spot_availability`` as fractions of each pool (``day``, ``fraction``): the ticks where the
+    value changes and each trace's last (a step line drawn from them is the whole trace); empty if not built."""
     from analysis.results import has_table
 
     if not has_table(con, "core_spot_availability"):
         return pl.DataFrame(schema={"trace": pl.Utf8, "day": pl.Float64, "fraction": pl.Float64})
     return con.sql(
-        "SELECT trace, time_s / 86400.0 AS day, available::DOUBLE / nodes AS fraction "
-        "FROM core_spot_availability ORDER BY trace, tick"
+        "SELECT trace, day, fraction FROM (SELECT trace, tick, time_s / 86400.0 AS day, available, "
+        "available::DOUBLE / nodes AS fraction, lag(available) OVER w AS prev, lead(tick) OVER w AS next "
+        "FROM core_spot_availability WINDOW w AS (PARTITION BY trace ORDER BY tick)) "
+        "WHERE prev IS NULL OR available <> prev OR next IS NULL ORDER BY trace, day"
     ).pl()
 
 

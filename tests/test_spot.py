@@ -231,3 +231,30 @@ def test_spot_kind_reads_the_pipeline_export_else_the_sample(
     # the export gone (e.g. a fresh clone): the sample again
     (spot_dir() / "us-west-2c_v100_16.parquet").unlink()
     assert np.array_equal(load_trace("us-west-2c"), sample)
+
+
+def test_chapter_statistics_use_student_t_and_pair_seeds() -> None:
+    """``analysis.spot``: a 95 % interval over three seeds is Student's t (4.30 · sd/√3, not 1.96), kept in
+    a fraction's range; checkpoint_pays pairs FF(τ) with IAS seed by seed and says which side it lies on."""
+    import polars as pl
+
+    from analysis import spot as sp
+
+    rows = pl.DataFrame(
+        {
+            "zone": ["z"] * 9,
+            "cap": ["real"] * 9,
+            "variant": ["ias"] * 3 + ["ff"] * 6,
+            "ck_interval_s": [0.0] * 3 + [300.0] * 3 + [900.0] * 3,
+            "seed": [0, 1, 2] * 3,
+            "goodput": [0.50, 0.60, 0.70, 0.52, 0.625, 0.715, 0.40, 0.49, 0.62],
+        }
+    )
+    t = sp.mean_ci(rows.filter(pl.col("variant") == "ias"), ["zone"], "goodput", sp.FRACTION).row(
+        0, named=True
+    )
+    assert t["mean"] == pytest.approx(0.6) and t["hi"] - t["mean"] == pytest.approx(4.302653 * 0.1 / 3**0.5)
+    assert sp.mean_ci(rows, ["zone"], "goodput", (0.0, 0.62))["hi"][0] == 0.62
+    pays = {r["ck_interval_s"]: r for r in sp.checkpoint_pays(rows).iter_rows(named=True)}
+    assert pays[300.0]["mean"] == pytest.approx(0.02) and pays[300.0]["verdict"] == "pays"
+    assert pays[900.0]["mean"] == pytest.approx(-0.0967, abs=1e-4) and pays[900.0]["verdict"] == "loses"
