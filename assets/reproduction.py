@@ -91,7 +91,10 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
             else None
         )
         if other is not None and other.height and other.columns == df.columns:
-            df = pl.concat([df, other], how="vertical_relaxed")
+            # DuckDB reads timestamps back in its own zone name (Etc/UTC): the same instants in df's zone
+            tz = [pl.col(c).dt.convert_time_zone(t.time_zone) for c, t in df.schema.items()
+                  if isinstance(t, pl.Datetime) and t.time_zone]  # fmt: skip
+            df = pl.concat([df, other.with_columns(tz)], how="vertical_relaxed")
         replace_table(conn, OUT_STUDY_RESULTS, df)
     return dg.MaterializeResult(
         metadata={
