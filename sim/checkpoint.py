@@ -77,7 +77,7 @@ def per_job(columns: Mapping[str, np.ndarray], n: int, run: Checkpoint | None) -
     """Each job's (τ, δ, R), one row per job in input order: a job's value of an optional jobs column
     named like the setting (:data:`KEYS`) where it has one (not null/NaN), else the run's (``run``; 0 if
     None). None when no job checkpoints or restarts (τ and R all 0: the checkpoint-free paths). ValueError
-    naming the first bad row (0-based) and column: negative or infinite, or δ > 0 without τ."""
+    naming the first bad row (1-based, as :mod:`sim.validate` counts) and column: negative or infinite, or δ > 0 without τ."""
     base = run.as_array() if run is not None else [0.0, 0.0, 0.0]
     out = np.empty((n, 3), np.float64)
     for i, k in enumerate(KEYS):
@@ -88,11 +88,11 @@ def per_job(columns: Mapping[str, np.ndarray], n: int, run: Checkpoint | None) -
         v = np.asarray(col, np.float64)
         bad = np.flatnonzero(~np.isnan(v) & ~(np.isfinite(v) & (v >= 0)))
         if bad.size:
-            raise ValueError(f"jobs row {int(bad[0])}: {k} must be a finite number ≥ 0, got {v[bad[0]]}")
+            raise ValueError(f"jobs row {int(bad[0]) + 1}: {k} must be a finite number ≥ 0, got {v[bad[0]]}")
         out[:, i] = np.where(np.isnan(v), base[i], v)
     bad = np.flatnonzero((out[:, 1] > 0) & (out[:, 0] <= 0))
     if bad.size:
-        raise ValueError(f"jobs row {int(bad[0])}: checkpoint_overhead_s needs checkpoint_interval_s > 0")
+        raise ValueError(f"jobs row {int(bad[0]) + 1}: checkpoint_overhead_s needs checkpoint_interval_s > 0")
     if not (np.any(out[:, 0] > 0) or np.any(out[:, 2] > 0)):
         return None
     return out

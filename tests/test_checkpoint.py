@@ -283,11 +283,17 @@ def test_per_job_columns_equal_to_the_run_settings_give_the_same_run() -> None:
 
 
 def test_per_job_columns_are_checked_by_row() -> None:
+    """The input contract (sim.validate) refuses a negative value; per_job a δ without τ (rows 1-based)."""
+    from sim.checkpoint import per_job
+
     bad = _two_jobs(checkpoint_interval_s=[300.0, -1.0])
-    with pytest.raises(ValueError, match="row 1: checkpoint_interval_s"):
+    with pytest.raises(ValueError, match="row 2: checkpoint_interval_s"):
         simulate(bad, CAP2, 2, C, 2000.0, "ff")
-    with pytest.raises(ValueError, match="row 0: checkpoint_overhead_s needs"):
+    with pytest.raises(ValueError, match="row 1: checkpoint_overhead_s needs"):
         simulate(_two_jobs(checkpoint_overhead_s=[10.0, None]), CAP2, 2, C, 2000.0, "ff")
+    with pytest.raises(ValueError, match="row 3: restart_overhead_s must be a finite"):
+        per_job({"restart_overhead_s": np.array([0.0, np.nan, np.inf])}, 3, None)
+    assert per_job({"restart_overhead_s": np.array([np.nan, 0.0])}, 2, None) is None  # nothing on
 
 
 def test_per_job_columns_in_a_jobs_file_are_checked_by_line(tmp_path) -> None:
