@@ -310,7 +310,9 @@ def _checkpoint_rows(ck: tuple[float, float, float] | np.ndarray | None, n: int)
     a = np.zeros((0, 3)) if ck is None else np.asarray(ck, np.float64)
     if not (np.any(a[..., 0] > 0) or np.any(a[..., 2] > 0)):
         return np.zeros((0, 3), np.float64)
-    return np.ascontiguousarray(np.broadcast_to(a, (n, 3)) if a.ndim == 1 else a)
+    out = np.empty((n, 3), np.float64)  # always a fresh writable C array: one kernel signature
+    out[:] = a
+    return out
 
 
 def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
