@@ -82,7 +82,7 @@ def study_membership(profiles: list[repro.Profile]) -> pl.DataFrame:
     """``out_study_scenarios`` rows of every reproduction study of ``profiles``."""
     rows = []
     for pr in profiles:
-        for base, build in repro.STUDY_BUILDERS.items():
+        for base, build in repro.study_builders().items():  # the chapters' studies too (spot-real)
             for key, sc in build(pr).items():
                 rows.append(
                     {
@@ -268,6 +268,14 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Figs. 10–33: task classes, ARIMA forecast vs actual arrivals, energy cost of CBS/CBP vs the "
         "baseline, machines on, cost/delay over ω (varcap sweep harmony).",
         ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
+    ),
+    Chapter(
+        "beyond_preemption",
+        "Beyond the seeds — real preemption on spot pools",
+        "Issue #28: FF's waste on three AWS spot availability traces vs matched random walks; IAS without a "
+        "stable floor; checkpoint/restart and the checkpoint interval against IAS without (spot-real).",
+        ("core_spot_availability", "out_study_results", "out_study_scenarios"),
+        ("spot-real",),
     ),
     Chapter(
         "reproduction",

@@ -63,7 +63,7 @@ def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
     pool=POOL,
     kinds={"duckdb"},
     partitions_def=PROFILE_PARTITIONS,
-    deps=["out_sim_inputs", *profile_study_deps(list(repro.STUDY_BUILDERS))],
+    deps=["out_sim_inputs", *profile_study_deps(list(repro.study_builders()))],  # + the chapters' studies
     code_version="1",
     description="The reproduction studies' rows of out_sim_results for one profile (partition quick or "
     "full), read from the runs of exactly that profile's study partitions: what the chapter reports read.",
@@ -91,7 +91,10 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
             else None
         )
         if other is not None and other.height and other.columns == df.columns:
-            df = pl.concat([df, other], how="vertical_relaxed")
+            # DuckDB reads timestamps back in its own zone name (Etc/UTC): the same instants in df's zone
+            tz = [pl.col(c).dt.convert_time_zone(t.time_zone) for c, t in df.schema.items()
+                  if isinstance(t, pl.Datetime) and t.time_zone]  # fmt: skip
+            df = pl.concat([df, other.with_columns(tz)], how="vertical_relaxed")
         replace_table(conn, OUT_STUDY_RESULTS, df)
     return dg.MaterializeResult(
         metadata={

@@ -5,7 +5,8 @@ The raw asset (generated from :data:`assets.sources.DATASETS`) registers the emb
 (``{"metadata": {"gap_seconds": …}, "data": [...]}``) through the shared download client; this core asset
 normalizes either into one row per trace and tick. A value outside ``[0, nodes]`` is a reject row (the
 trace keeps its tick index, so the simulator's step function would carry the previous value; the
-capacity kind reads only clean traces).
+capacity kind reads only clean traces). Each clean trace is also exported to ``data/sim/inputs/spot/``
+(:func:`sim.paths.spot_dir`), which the ``spot`` capacity kind reads before the embedded sample.
 """
 
 import json
@@ -21,6 +22,7 @@ from assets.core import _fail_on_bad_file, _write
 from assets.normalize import base as nz
 from assets.raw import raw_files_for
 from assets.schema import CORE_SPOT_AVAILABILITY
+from sim.paths import spot_dir
 from sim.spot import TRACES, parse_json
 
 POOL = "duckdb_write"
@@ -94,7 +96,7 @@ def core_spot_availability(context: dg.AssetExecutionContext, duckdb: DuckDBReso
     summary = df.group_by("trace").agg(
         pl.len().alias("ticks"), (pl.col("available") / pl.col("nodes")).mean().alias("mean_fraction")
     )
-    return _write(
+    res = _write(
         context,
         duckdb,
         CORE_SPOT_AVAILABILITY,
@@ -104,6 +106,41 @@ def core_spot_availability(context: dg.AssetExecutionContext, duckdb: DuckDBReso
         {"traces": md_table(summary.sort("trace"))},
         ("spot_availability",),
     )
+    exported, skipped = export_traces(df, rej)
+    context.log.info(f"spot traces exported to {spot_dir()}: {', '.join(exported) or 'none'}")
+    return dg.MaterializeResult(
+        metadata={
+            **(res.metadata or {}),
+            "exported": ", ".join(exported) or "none",
+            **({"not_exported": ", ".join(skipped)} if skipped else {}),
+        }
+    )
+
+
+def export_traces(df: pl.DataFrame, rejects: pl.DataFrame) -> tuple[list[str], list[str]]:
+    """Write each clean trace of ``df`` (rows of ``core_spot_availability``) to
+    ``<spot_dir>/<trace>.parquet`` (``tick, available``; atomically), where the ``spot`` capacity kind
+    reads it; a trace with rejected ticks (a gap) is not exported and its old export removed, as is the
+    export of a trace no longer in the table. Returns (exported, skipped) trace names."""
+    from studies.sweep import write_parquet_atomic
+
+    out = spot_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    bad = (
+        set(rejects["source_file"].map_elements(_trace_of, return_dtype=pl.Utf8)) if rejects.height else set()
+    )
+    exported, skipped = [], []
+    for name in TRACES:
+        path = out / f"{name}.parquet"
+        rows = df.filter(pl.col("trace") == name)
+        if rows.height == 0 or name in bad:
+            path.unlink(missing_ok=True)
+            if name in bad:
+                skipped.append(name)
+            continue
+        write_parquet_atomic(rows.select("tick", "available").sort("tick"), path)
+        exported.append(name)
+    return exported, skipped
 
 
 spot_assets = [core_spot_availability]

@@ -17,8 +17,9 @@ and prints one table: target, measured figure (wall and CPU seconds: the machine
 superlinear queue scan shows as CPU time per machine that grows with the size.
 
 ``python -m sim.bench checkpoint`` times First-Fit at Borg scale with checkpointing
-(``checkpoint_interval_s`` 1800, overhead 30 s, restart 60 s) against First-Fit without, best of three each,
-CPU seconds, in one process (issue #28's target: within 1.2×).
+(``checkpoint_interval_s`` 1800, overhead 30 s, restart 60 s; also an interval no job reaches, and per-job
+columns) against First-Fit without, best of three each, CPU seconds and peak RSS, in one process (issue
+#28's target: within 1.2×).
 
 ``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
 a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
@@ -247,28 +248,51 @@ def one(case_name: str, policy: str) -> dict:
 
 
 def checkpoint_bench(repeat: int = 3) -> None:
-    """FF with and without checkpointing on the Borg-scale case: best-of-``repeat`` CPU seconds, ratio."""
+    """FF with and without checkpointing on the Borg-scale case: best-of-``repeat`` CPU seconds, the
+    ratio, and the process's peak RSS after each variant's runs (variants in order: ff, then with
+    checkpoints, so a growth in peak is the checkpointing's); the load average at the start and end."""
+    import os
+
+    import numpy as np
+
     jobs, machines, horizon = borg_scale_jobs(), 200, 7 * 86400.0
     cap = random_walk(machines, horizon, changes_per_hour=8.0, step=0.15, seed=0)
     on = {"checkpoint_interval_s": "1800", "checkpoint_overhead_s": "30", "restart_overhead_s": "60"}
+    # the same settings as per-job columns (sim.checkpoint.per_job), half the jobs at twice the interval
+    tau = np.where(np.arange(jobs.height) % 2 == 0, 1800.0, 3600.0)
+    per_job = jobs.with_columns(
+        pl.Series("checkpoint_interval_s", tau),
+        pl.lit(30.0).alias("checkpoint_overhead_s"),
+        pl.lit(60.0).alias("restart_overhead_s"),
+    )
+    load0 = os.getloadavg()[0]
     simulate(jobs.head(2000), cap, machines, 24, horizon, settings=on)  # compile / load the cache
-    best: dict[str, tuple[float, dict]] = {}
-    for _ in range(repeat):
-        # interval beyond every job: the checkpoint code runs, no checkpoint is taken (same schedule as ff)
-        idle = {"checkpoint_interval_s": "1e12"}
-        for name, st in (("ff", None), ("ff+checkpoint", on), ("ff+idle-ck", idle)):
+    # interval beyond every job: the checkpoint code runs, no checkpoint is taken (same schedule as ff)
+    variants = (
+        ("ff", jobs, None),
+        ("ff+checkpoint", jobs, on),
+        ("ff+idle-ck", jobs, {"checkpoint_interval_s": "1e12"}),
+        ("ff+per-job-ck", per_job, None),
+    )
+    best: dict[str, tuple[float, dict, float]] = {}
+    for name, js, st in variants:
+        for _ in range(repeat):
             c = time.process_time()
-            r = simulate(jobs, cap, machines, 24, horizon, settings=st)
+            r = simulate(js, cap, machines, 24, horizon, settings=st)
             dt = time.process_time() - c
             if name not in best or dt < best[name][0]:
-                best[name] = (dt, r.metrics)
-    for name, (dt, m) in best.items():
+                best[name] = (dt, r.metrics, 0.0)
+        best[name] = (*best[name][:2], _rss_mb())
+    for name, (dt, m, rss) in best.items():
         print(
-            f"{name:14s} cpu {dt:6.2f} s  goodput {m['goodput']:.4f}  wasted {m['wasted_fraction']:.4f}  "
-            f"terminations {m['terminations']:,}"
+            f"{name:14s} cpu {dt:6.2f} s  peak RSS {rss:5.0f} MB  goodput {m['goodput']:.4f}  "
+            f"wasted {m['wasted_fraction']:.4f}  terminations {m['terminations']:,}"
         )
-    for name in ("ff+checkpoint", "ff+idle-ck"):
+    for name in ("ff+checkpoint", "ff+idle-ck", "ff+per-job-ck"):
         print(f"ratio {name} / ff {best[name][0] / best['ff'][0]:.3f} (target ≤ 1.2)")
+    print(
+        f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)"
+    )
 
 
 def _measure(case_name: str, policy: str) -> dict:

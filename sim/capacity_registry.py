@@ -179,9 +179,15 @@ def _file(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
     from sim.capacity import CapacityTrace
-    from sim.spot import spot_steps
+    from sim.spot import spot_steps, trace_source, trace_version
 
     off = spec.get("offset_ticks")
+    pinned = spec.get("data")
+    if pinned and pinned != (now := trace_version(spec.get("trace"))):
+        raise ValueError(
+            f"spot trace {spec.get('trace')!r}: the scenario pins data {pinned}, but "
+            f"{trace_source(spec.get('trace'))[0]} holds {now} (rebuild the scenario from the current data)"
+        )
     t, alive, tr = spot_steps(spec.get("trace"), a.machines, a.horizon_s, off)
     return CapacityTrace(
         t, alive, a.machines, a.horizon_s, tr.gap_s, "spot", {"trace": tr.name, "offset_ticks": off}, None
@@ -319,6 +325,9 @@ register(
         {
             "trace": Param(str, REQUIRED, "trace name or zone"),
             "offset_ticks": Param(int, 0, "start this many ticks into the trace"),
+            "data": Param(
+                str, "", "the values' version (sim.spot.trace_version) a scenario pins; empty: any"
+            ),
         },
         _spot,
         positional="trace",

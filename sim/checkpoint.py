@@ -1,6 +1,8 @@
 """Checkpoint/restart, one model for both engines (issue #28; thesis §4.4.2, eqs. 4.2–4.3).
 
-Settings any policy accepts (``--set KEY=VALUE``, a scenario's ``settings``), all seconds, default 0 (off):
+Settings any policy accepts (``--set KEY=VALUE``, a scenario's ``settings``), all seconds, default 0 (off);
+a jobs frame may carry them as optional columns of the same names, a job's value (where not null)
+overriding the run's (:func:`per_job`):
 
 * ``checkpoint_interval_s`` τ: a checkpoint after every τ seconds of the job's own work (at work
   τ, 2τ, … strictly below its duration: none at the end);
@@ -25,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 KEYS = ("checkpoint_interval_s", "checkpoint_overhead_s", "restart_overhead_s")
 
@@ -67,6 +71,31 @@ def split_settings(settings: Mapping[str, object] | None) -> tuple[Checkpoint | 
             raise ValueError(f"{k} must be a number of seconds, got {v!r}") from e
     ck = Checkpoint(*vals)
     return (ck if ck.on else None), rest
+
+
+def per_job(columns: Mapping[str, np.ndarray], n: int, run: Checkpoint | None) -> np.ndarray | None:
+    """Each job's (τ, δ, R), one row per job in input order: a job's value of an optional jobs column
+    named like the setting (:data:`KEYS`) where it has one (not null/NaN), else the run's (``run``; 0 if
+    None). None when no job checkpoints or restarts (τ and R all 0: the checkpoint-free paths). ValueError
+    naming the first bad row (1-based, as :mod:`sim.validate` counts) and column: negative or infinite, or δ > 0 without τ."""
+    base = run.as_array() if run is not None else [0.0, 0.0, 0.0]
+    out = np.empty((n, 3), np.float64)
+    for i, k in enumerate(KEYS):
+        col = columns.get(k)
+        if col is None:
+            out[:, i] = base[i]
+            continue
+        v = np.asarray(col, np.float64)
+        bad = np.flatnonzero(~np.isnan(v) & ~(np.isfinite(v) & (v >= 0)))
+        if bad.size:
+            raise ValueError(f"jobs row {int(bad[0]) + 1}: {k} must be a finite number ≥ 0, got {v[bad[0]]}")
+        out[:, i] = np.where(np.isnan(v), base[i], v)
+    bad = np.flatnonzero((out[:, 1] > 0) & (out[:, 0] <= 0))
+    if bad.size:
+        raise ValueError(f"jobs row {int(bad[0]) + 1}: checkpoint_overhead_s needs checkpoint_interval_s > 0")
+    if not (np.any(out[:, 0] > 0) or np.any(out[:, 2] > 0)):
+        return None
+    return out
 
 
 def n_checkpoints(duration_s: float, interval_s: float) -> int:

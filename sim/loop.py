@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from sim.checkpoint import attempt_length, killed_progress
+from sim.checkpoint import Checkpoint, attempt_length, killed_progress
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, QUEUED, RUNNING, AttemptLog, EngineOutput
 from sim.problem import Problem, _unsort
 
@@ -72,12 +72,17 @@ class Loop:
         self.cores = pick(problem.cores)
         self.n = len(o)
         # checkpointing (sim.checkpoint): `duration` is each job's next attempt length, `work` its own
+        # the run's settings, or per job (`ck_rows`, engine order; `ck` then only says checkpointing is on)
         self.ck = problem.checkpoint
+        self.ck_rows = None if problem.checkpoint_jobs is None else problem.checkpoint_rows()
+        if self.ck_rows is not None:
+            self.ck = Checkpoint(*self.ck_rows[0])
         self.work = self.duration
         self.ckd = np.zeros(self.n if self.ck else 0, np.int64)  # checkpoints committed
         if self.ck is not None:
-            ck = self.ck
-            self.duration = np.array([attempt_length(float(w), 0, False, ck) for w in self.work])
+            self.duration = np.array(
+                [attempt_length(float(w), 0, False, self.ck_of(j)) for j, w in enumerate(self.work)]
+            )
         self.horizon = problem.horizon_s
         self.check = problem.check
         self.first = np.full(self.n, -1.0)
@@ -139,17 +144,24 @@ class Loop:
         else:
             self.push(e, END, j, int(self.att[j]))
 
+    def ck_of(self, j: int) -> Checkpoint:
+        """Job ``j``'s checkpoint settings (engine order; only while checkpointing)."""
+        if self.ck_rows is None:
+            return self.ck  # type: ignore[return-value]
+        return Checkpoint(*self.ck_rows[j])
+
     def kill(self, j: int, t: float) -> None:
         """Terminate the running attempt of ``j`` (wasted work); the job is queued again."""
         s = self.start_s[j]
         self.log.close(int(self.cur_att[j]), t, ATT_KILLED)
         if self.ck is not None:  # keep the checkpoints the attempt completed; lose the rest
             w = float(self.work[j])
-            k, _ = killed_progress(t - s, w, int(self.ckd[j]), bool(self.terms[j] > 0), self.ck)
-            self.log.useful[int(self.cur_att[j])] = k * self.ck.interval_s
-            self.wasted_cs += self.cores[j] * ((t - s) - k * self.ck.interval_s)
+            ck = self.ck_of(j)
+            k, _ = killed_progress(t - s, w, int(self.ckd[j]), bool(self.terms[j] > 0), ck)
+            self.log.useful[int(self.cur_att[j])] = k * ck.interval_s
+            self.wasted_cs += self.cores[j] * ((t - s) - k * ck.interval_s)
             self.ckd[j] += k
-            self.duration[j] = attempt_length(w, int(self.ckd[j]), True, self.ck)
+            self.duration[j] = attempt_length(w, int(self.ckd[j]), True, ck)
         else:
             self.wasted_cs += self.cores[j] * (t - s)
         self.aborted += t - s
@@ -165,7 +177,7 @@ class Loop:
         self.log.close(int(self.cur_att[j]), t, ATT_COMPLETED)
         self.completed_cs += self.cores[j] * self.work[j]
         if self.ck is not None:  # recovery and checkpoint writes of this attempt
-            rest = float(self.work[j]) - int(self.ckd[j]) * self.ck.interval_s
+            rest = float(self.work[j]) - int(self.ckd[j]) * self.ck_of(j).interval_s
             self.log.useful[int(self.cur_att[j])] = rest
             self.wasted_cs += self.cores[j] * (self.duration[j] - rest)
         self.busy -= self.cores[j]
@@ -242,7 +254,8 @@ class Loop:
         inflight = float(np.sum(self.cores[run] * (self.horizon - self.start_s[run])))
         if self.ck is not None:  # work saved by killed attempts, not yet delivered
             open_ = self.status != COMPLETED
-            inflight += float(np.sum(self.cores[open_] * self.ckd[open_] * self.ck.interval_s))
+            tau = self.ck.interval_s if self.ck_rows is None else self.ck_rows[open_, 0]
+            inflight += float(np.sum(self.cores[open_] * self.ckd[open_] * tau))
         o = self.row
         un = (lambda a: a) if self._sorted else (lambda a: _unsort(o, a))  # in input order
         return EngineOutput(

@@ -2,7 +2,7 @@
 
 ``VARCAP_HOME`` (default: the repository root) anchors everything; ``VARCAP_WAREHOUSE`` overrides the
 DuckDB file (default ``<home>/data/warehouse.duckdb``); ``VARCAP_RAW_CACHE`` the immutable download cache
-(default ``data/raw``); ``DAGSTER_HOME`` the Dagster instance (default ``.dagster_home``). The bottom of
+(default ``data/raw``); ``VARCAP_SPOT_DIR`` the exported spot traces (default ``data/sim/inputs/spot``); ``DAGSTER_HOME`` the Dagster instance (default ``.dagster_home``). The bottom of
 the import graph: every package may use it, it imports nothing of the project.
 """
 
@@ -44,3 +44,11 @@ def dagster_home() -> Path:
     """``$DAGSTER_HOME`` or ``<home>/.dagster_home``."""
     env = os.environ.get("DAGSTER_HOME")
     return Path(env).resolve() if env else home() / ".dagster_home"
+
+
+def spot_dir() -> Path:
+    """``$VARCAP_SPOT_DIR`` or ``<home>/data/sim/inputs/spot``: the spot availability traces the pipeline
+    exported from ``core_spot_availability`` (``<trace>.parquet``: ``tick, available``), which the ``spot``
+    capacity kind reads before the embedded sample (:func:`sim.spot.trace_source`)."""
+    env = os.environ.get("VARCAP_SPOT_DIR")
+    return Path(env).resolve() if env else data_dir() / "sim" / "inputs" / "spot"

@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 
 from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.checkpoint import Checkpoint
+from sim.checkpoint import KEYS as CHECKPOINT_KEYS
+from sim.checkpoint import Checkpoint, per_job
 from sim.engine import Admission, run_kernel
 from sim.metrics import EngineOutput, step_cores
 
@@ -42,6 +43,19 @@ class Problem:
     check: bool = False
     carbon: Any = None  # sim.energy.CarbonSignal of the run, if any (the ``defer`` policy reads it)
     checkpoint: Checkpoint | None = None  # checkpoint/restart (sim.checkpoint); None: off
+    #: per-job (τ, δ, R) rows in input order when the jobs frame has checkpoint columns (sim.checkpoint.per_job)
+    checkpoint_jobs: np.ndarray | None = None
+
+    @property
+    def checkpointing(self) -> bool:
+        """Whether any job checkpoints or restarts with recovery time."""
+        return self.checkpoint is not None or self.checkpoint_jobs is not None
+
+    def checkpoint_rows(self) -> np.ndarray | None:
+        """(τ, δ, R): one row per job in engine order when set per job, else the run's triple; None: off."""
+        if self.checkpoint_jobs is not None:
+            return self.checkpoint_jobs[self.order]
+        return None if self.checkpoint is None else np.asarray(self.checkpoint.as_array(), np.float64)
 
     @classmethod
     def build(
@@ -54,7 +68,8 @@ class Problem:
         check: bool = False,
         checkpoint: Checkpoint | None = None,
     ) -> Problem:
-        """Validate a jobs frame (``job_id, submit_s, duration_s, cores[, memory_gb]``). Raises ValueError."""
+        """Validate a jobs frame (``job_id, submit_s, duration_s, cores[, memory_gb]``, optional per-job
+        checkpoint columns overriding ``checkpoint``: :func:`sim.checkpoint.per_job`). Raises ValueError."""
         missing = {"job_id", "submit_s", "duration_s", "cores"} - set(jobs.columns)
         if missing:
             raise ValueError(f"jobs frame lacks columns {sorted(missing)}")
@@ -78,6 +93,8 @@ class Problem:
                 f"(max {cores.max()}); filter or rescale them first"
             )
         order = np.argsort(submit, kind="stable")
+        ck_cols = {k: jobs[k].cast(pl.Float64).to_numpy() for k in CHECKPOINT_KEYS if k in jobs.columns}
+        ck_jobs = per_job(ck_cols, jobs.height, checkpoint) if ck_cols else None
         return cls(
             jobs["job_id"].cast(pl.Utf8),
             submit,
@@ -90,7 +107,8 @@ class Problem:
             order,
             record_ts,
             check,
-            checkpoint=checkpoint,
+            checkpoint=None if ck_cols else checkpoint,
+            checkpoint_jobs=ck_jobs,
         )
 
 
@@ -200,7 +218,7 @@ def run_first_fit(
         row=o,
         admission=admission,
         machine_events=events,
-        checkpoint=None if problem.checkpoint is None else tuple(problem.checkpoint.as_array()),
+        checkpoint=problem.checkpoint_rows(),
     )
     out = EngineOutput(
         _unsort(o, k.first_start_s),
@@ -217,7 +235,7 @@ def run_first_fit(
         k.aborted_s,
         k.violations,
         k.events,
-        **attempt_fields(k.attempt_log, o, problem.checkpoint is not None),
+        **attempt_fields(k.attempt_log, o, problem.checkpointing),
         **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
     ts = (

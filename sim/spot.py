@@ -3,8 +3,12 @@
 The traces are skypilot-org/spot-traces' AWS 16-node V100 availability traces (NSDI'24 "Can't Be Late"):
 the number of 16 requested ``p3.2xlarge`` spot instances available at each 300 s tick. Three are embedded
 in ``data/samples/spot/`` (provenance and licence note there: the repository declares no licence); the
-raw assets can fetch the same files from :func:`raw_url` into the raw cache, and :func:`load_trace` reads
-``$VARCAP_SPOT_DIR`` (a directory of ``<name>.parquet`` written by the core asset) before the sample.
+raw assets can fetch the same files from :func:`raw_url` into the raw cache. :func:`load_trace` reads what
+the pipeline built — ``core_spot_availability`` exports each trace to :func:`sim.paths.spot_dir`
+(``data/sim/inputs/spot/<name>.parquet``, or ``$VARCAP_SPOT_DIR``) — and falls back to the embedded sample
+with a note (logged once per trace and process) when nothing was exported (:func:`trace_source`).
+:func:`trace_version` (a hash of the values) lets a scenario pin the data it ran on (the ``data`` parameter
+of the ``spot`` kind), so a cached run is never reused for other data.
 
 A trace becomes a machines-alive :class:`~sim.capacity.CapacityTrace` on any platform by scaling its
 16-node counts to the platform's machines (:func:`spot_steps`); a trace shorter than the horizon
@@ -14,7 +18,8 @@ trace's mean, change rate and mean step, the synthetic reading the study compare
 
 from __future__ import annotations
 
-import os
+import hashlib
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from sim.paths import samples_dir
+from sim.paths import samples_dir, spot_dir
+
+log = logging.getLogger(__name__)
 
 REPOSITORY = "skypilot-org/spot-traces"
 COMMIT = "221da1ab9bdfe7966da296265d7694d52dc0c5a6"
@@ -105,27 +112,54 @@ def parse_json(data: dict[str, Any], where: str) -> tuple[np.ndarray, float]:
     return vals.astype(np.int64), gap
 
 
+def trace_source(name: str) -> tuple[Path, bool]:
+    """The file trace ``name`` is read from and whether it is the pipeline's export
+    (``<spot_dir>/<name>.parquet``) rather than the embedded sample (under ``$VARCAP_HOME``, else the
+    repository's). ValueError if neither exists."""
+    t = resolve(name)
+    exported = spot_dir() / f"{t.name}.parquet"
+    if exported.is_file():
+        return exported, True
+    path = samples_dir() / t.sample
+    if not path.exists():  # a $VARCAP_HOME without samples: the ones committed beside this package
+        path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
+    if not path.exists():
+        raise ValueError(f"spot trace {t.name!r}: neither {exported} nor {path} exists")
+    return path, False
+
+
+_NOTED: set[str] = set()
+
+
 def load_trace(name: str) -> np.ndarray:
-    """Instances available per tick of trace ``name``: from ``$VARCAP_SPOT_DIR/<name>.parquet`` if that
-    exists (a downloaded trace), else the embedded sample (under ``$VARCAP_HOME``, else the repository's).
+    """Instances available per tick of trace ``name`` (:func:`trace_source`: the pipeline's export, else
+    the embedded sample, noted once per trace and process). ValueError for a value outside the pool.
 
     Read by a one-thread DuckDB connection closed after the read, not by polars: the study catalogue calls
     this when Dagster's definitions load, and a polars thread pool started there deadlocks the processes
     Dagster's forkserver forks from it (pyarrow's reader would import pandas into every definitions load)."""
     t = resolve(name)
-    env = os.environ.get("VARCAP_SPOT_DIR")
-    path = Path(env) / f"{t.name}.parquet" if env else None
-    if path is None or not path.exists():
-        path = samples_dir() / t.sample
-    if not path.exists():  # a $VARCAP_HOME without samples: the ones committed beside this package
-        path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
-    if not path.exists():
-        raise ValueError(f"spot trace {t.name!r}: {path} does not exist")
+    path, exported = trace_source(name)
+    if not exported and t.name not in _NOTED:
+        _NOTED.add(t.name)
+        log.info(
+            "spot trace %s: reading the embedded sample %s (nothing exported to %s; materialize "
+            "core_spot_availability to read the pipeline's data)",
+            t.name,
+            path,
+            spot_dir(),
+        )
     st = path.stat()
     vals = _read_available(str(path), st.st_mtime_ns, st.st_size).copy()
     if vals.size == 0 or vals.min() < 0 or vals.max() > t.nodes:
         raise ValueError(f"{path}: available must lie in [0, {t.nodes}] on every tick")
     return vals
+
+
+def trace_version(name: str) -> str:
+    """12 hex digits of the sha256 of trace ``name``'s values as read (the same for a sample and an export
+    holding the same numbers)."""
+    return hashlib.sha256(load_trace(name).astype("<i8").tobytes()).hexdigest()[:12]
 
 
 @lru_cache(maxsize=32)

@@ -4,7 +4,9 @@
 * jobs: columns ``job_id, submit_s, duration_s, cores``; ``job_id`` non-null and unique; ``submit_s``
   finite ≥ 0; ``duration_s`` finite > 0; ``cores`` finite, > 0 and ≤ a machine's cores (fractions are
   allowed: Borg's requests are fractions of a machine); ``memory_gb``, if present, finite ≥ 0 and, on a
-  platform with memory, at most a machine's memory (a job no machine can hold would never run); booleans
+  platform with memory, at most a machine's memory (a job no machine can hold would never run); the
+  optional per-job checkpoint columns (``checkpoint_interval_s``, ``checkpoint_overhead_s``,
+  ``restart_overhead_s``: :func:`sim.checkpoint.per_job`) empty or finite ≥ 0; booleans
   are not numbers (``cores = true`` is refused, never read as 1);
 * capacity: ``time_s`` finite ≥ 0; ``machines_alive`` an integer in ``[0, machines]`` — a trace with more
   machines alive than the platform has is an error, never clipped; per-machine traces: ``machine`` an
@@ -170,6 +172,15 @@ def check_jobs(
                     f"{where(i)}: memory_gb must not be more than {float(memory_gb):g} GB (one machine; "
                     f"the job could never run) (got {jobs['memory_gb'][i]})"
                 )
+    from sim.checkpoint import KEYS as CHECKPOINT_COLUMNS  # optional per-job settings (issue #28)
+
+    for col in (c for c in CHECKPOINT_COLUMNS if c in jobs.columns):
+        v = _numeric(jobs, col, where)
+        i = _first(~np.isnan(v) & (~np.isfinite(v) | (v < 0)))
+        if i is not None:
+            raise InputError(
+                f"{where(i)}: {col} must be a number of seconds ≥ 0 or empty (got {jobs[col][i]})"
+            )
     late = arr["submit_s"] >= horizon_s
     n_late = int(late.sum())
     if n_late:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from studies import carbon, reproduction, spot
+from studies import carbon, reproduction
 from studies.scenarios import SWEEP_STUDIES, Scenario
 
 #: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
 STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
 STUDIES["carbon-defer"] = carbon.carbon_defer  # issue #27 (studies/carbon)
-STUDIES.update(spot.STUDIES)  # issue #28: spot-real
+# issue #28: spot-real and spot-real-quick come with the reproduction studies (CHAPTER_STUDY_BUILDERS)
 
 
 def study(name: str) -> list[Scenario]:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import harmony, riskaware, slacksched, thesis, zhang_chien
+from studies import harmony, riskaware, slacksched, spot, thesis, zhang_chien
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
 from studies.riskaware.scenarios import ra_scenarios
 from studies.scenarios import Scenario
@@ -64,6 +64,7 @@ __all__ = [
     "HEADLINES",
     "PROFILES",
     "QUICK",
+    "CHAPTER_STUDY_BUILDERS",
     "STUDY_BUILDERS",
     "ZC_MODELS",
     "ZIPFS",
@@ -85,6 +86,7 @@ __all__ = [
     "reproduction_rows",
     "ss_scenarios",
     "studies",
+    "study_builders",
     "study_name",
     "zc_scenarios",
     "_generic_cut",
@@ -99,6 +101,19 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     **slacksched.STUDY_BUILDERS,
     **riskaware.STUDY_BUILDERS,
 }
+
+#: Studies of the chapters beyond the seeds (no headline reads them): like the reproduction studies, one
+#: per profile (``<base>[-quick]``), materialized by ``varcap run`` (quick) and ``varcap reproduce`` (full),
+#: their rows in ``out_study_results`` and their keys in ``out_study_scenarios``.
+CHAPTER_STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
+    **spot.STUDY_BUILDERS,  # issue #28: spot-real (the beyond_preemption chapter)
+}
+
+
+def study_builders() -> dict[str, Callable[[Profile], dict[tuple, Scenario]]]:
+    """Every profiled study: the papers' (:data:`STUDY_BUILDERS`) and the chapters' (:data:`CHAPTER_STUDY_BUILDERS`)."""
+    return {**STUDY_BUILDERS, **CHAPTER_STUDY_BUILDERS}
+
 
 #: Every headline in table order (the rows of ``out_reproduction`` and of ``varcap reproduce``'s table).
 HEADLINES: list[Headline] = [
@@ -139,7 +154,7 @@ def studies() -> dict[str, Callable[[], list[Scenario]]]:
     """Catalogue entries (name → scenario list builder) for every reproduction study and profile."""
     out: dict[str, Callable[[], list[Scenario]]] = {}
     for pr in PROFILES.values():
-        for base, build in STUDY_BUILDERS.items():
+        for base, build in study_builders().items():
             out[study_name(base, pr)] = lambda b=build, p=pr: list(b(p).values())
     return out
 
@@ -317,9 +332,10 @@ def reproduction_rows(
 
 # ------------------------------------------------------------------------------------------------ running
 def profile_studies(pr: Profile) -> list[str]:
-    """The catalogue names of the profile's studies (``repro-<paper>[-quick]``): what ``varcap reproduce``
+    """The catalogue names of the profile's studies (``repro-<paper>[-quick]``, and the chapters' studies of
+    :data:`CHAPTER_STUDY_BUILDERS`): what ``varcap reproduce``
     materializes, one ``out_sim__<study>`` asset each (``pipelines.cli.sweeps.materialize_studies``)."""
-    return [study_name(base, pr) for base in STUDY_BUILDERS]
+    return [study_name(base, pr) for base in study_builders()]
 
 
 def profile_scenarios(pr: Profile) -> list[Scenario]:
@@ -328,7 +344,7 @@ def profile_scenarios(pr: Profile) -> list[Scenario]:
     from studies import sweep
 
     seen: dict[str, Scenario] = {}
-    for build in STUDY_BUILDERS.values():
+    for build in study_builders().values():
         for s in build(pr).values():
             seen.setdefault(s.id, s)
     return sorted(seen.values(), key=lambda s: -sweep.expected_cost(s))

@@ -1,7 +1,11 @@
 """Issue #28: real preemption — public spot availability traces against matched random walks,
 checkpoint/restart, and IAS on pools with no stable floor.
 
-``spot-real`` (quick profile: every scenario small enough for a laptop in a minute or two):
+``spot-real`` exists once per reproduction profile, like the reproduction studies (catalogue names
+``spot-real`` for ``full``, ``spot-real-quick``; :data:`STUDY_BUILDERS`, registered in
+:data:`studies.reproduction.CHAPTER_STUDY_BUILDERS`, so ``varcap run`` materializes the quick one and
+``varcap reproduce`` the full one, and the ``beyond_preemption`` chapter reads them from
+``out_study_results``). ``full`` (252 distinct scenarios, ~16 CPU s of simulation, measured 2026-11-24):
 
 * platform: 16 machines × 8 cores — the traces' 16 requested ``p3.2xlarge`` (8 vCPU) spot instances, so a
   trace maps one node to one machine; 14 days (the shortest trace, us-east-2b's 11.3 days, repeats);
@@ -16,22 +20,30 @@ checkpoint/restart, and IAS on pools with no stable floor.
 * checkpointing on (τ = 1800 s, δ = 30 s, R = 60 s) for ``ff`` and ``ias``;
 * a checkpoint-interval sweep on the real traces: ``ff`` with τ ∈ {300, 900, 1800, 3600, 7200} s (δ = 30 s,
   R = 60 s), set against ``ias`` without checkpoints (the same runs as above).
+
+``quick`` keeps what the chapter shows with CIs at half the runs: 7 days (no trace repeats), seeds 0–2,
+the ``rate`` walk only, every policy but ``oracle``, and τ ∈ {300, 1800, 7200} s.
+
+A scenario's key (``out_study_scenarios.key_json``) is ``[zone, capacity, policy variant, τ, seed]``:
+capacity ``real``, ``walk-rate`` or ``walk-shape``; the variant the policy and its non-checkpoint settings
+(``ias h1_threshold=p90``); τ 0 when checkpointing is off.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sim.capacity_registry import MEAN_CAPACITY
-from sim.spot import TRACES, WALK_READINGS, matched_walk, trace_stats
+from sim.checkpoint import KEYS as CHECKPOINT_KEYS
+from sim.spot import TRACES, WALK_READINGS, matched_walk, trace_stats, trace_version
+from studies.claims import FULL, Profile
 from studies.scenarios import Scenario
 
 WORKLOAD = "pareto-1.5-600"
-MACHINES, CORES, DAYS = 16, 8, 14.0
-SEEDS = (0, 1, 2)
+MACHINES, CORES = 16, 8
 ZONES = tuple(n.split("_")[0] for n in TRACES)
 CK_OVERHEAD_S, CK_RESTART_S, CK_INTERVAL_S = 30.0, 60.0, 1800.0
-INTERVALS_S = (300.0, 900.0, 1800.0, 3600.0, 7200.0)
 POLICIES: tuple[tuple[str, dict[str, str]], ...] = (
     ("ff", {}),
     ("ias", {}),
@@ -40,6 +52,26 @@ POLICIES: tuple[tuple[str, dict[str, str]], ...] = (
     ("ias-h4", {}),
     ("oracle", {}),
 )
+
+
+@dataclass(frozen=True)
+class Size:
+    """What one profile of ``spot-real`` runs (see the module doc)."""
+
+    days: float
+    seeds: tuple[int, ...]
+    walks: tuple[str, ...]
+    policies: tuple[tuple[str, dict[str, str]], ...]
+    intervals_s: tuple[float, ...]
+
+
+SIZES: dict[str, Size] = {
+    "full": Size(14.0, (0, 1, 2), WALK_READINGS, POLICIES, (300.0, 900.0, 1800.0, 3600.0, 7200.0)),
+    "quick": Size(7.0, (0, 1, 2), ("rate",), POLICIES[:5], (300.0, 1800.0, 7200.0)),
+}  # fmt: skip
+DAYS = SIZES["full"].days
+SEEDS = SIZES["full"].seeds
+INTERVALS_S = SIZES["full"].intervals_s
 
 
 def checkpointing(interval_s: float = CK_INTERVAL_S) -> dict[str, str]:
@@ -56,34 +88,47 @@ def load_for(zone: str) -> float:
     return round(0.8 * trace_stats(zone)["mean"] / MEAN_CAPACITY, 3)
 
 
-def capacities(zone: str, seed: int) -> dict[str, dict[str, Any]]:
+def capacities(zone: str, seed: int, walks: tuple[str, ...] = WALK_READINGS) -> dict[str, dict[str, Any]]:
     """``{"real": spot spec, "walk-rate": …, "walk-shape": …}`` for ``zone`` (walk seed = ``seed``)."""
-    out: dict[str, dict[str, Any]] = {"real": {"kind": "spot", "trace": zone}}
-    for r in WALK_READINGS:
+    # the trace's data version pinned: the scenario (and its cached run) belongs to these values
+    out: dict[str, dict[str, Any]] = {"real": {"kind": "spot", "trace": zone, "data": trace_version(zone)}}
+    for r in walks:
         out[f"walk-{r}"] = matched_walk(zone, seed, r)
     return out
 
 
-def _sc(zone: str, cap: dict[str, Any], policy: str, settings: dict[str, str], seed: int) -> Scenario:
-    return Scenario(
-        WORKLOAD, cap, policy, settings, MACHINES, CORES, DAYS, seed, load_for(zone)
-    )  # fmt: skip
+def variant(policy: str, settings: dict[str, str]) -> str:
+    """The policy and its settings other than checkpointing, as the key names it (``ias no_floor=drop-h1``)."""
+    return policy + "".join(f" {k}={v}" for k, v in sorted(settings.items()) if k not in CHECKPOINT_KEYS)
 
 
-def spot_real() -> list[Scenario]:
-    """The ``spot-real`` scenarios (see the module doc)."""
-    out = []
+def spot_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """The ``spot-real`` scenarios of profile ``pr`` by key ``(zone, capacity, variant, τ, seed)``."""
+    size = SIZES[pr.name]
+    out: dict[tuple, Scenario] = {}
+
+    def add(zone: str, cap: str, spec: dict[str, Any], pol: str, st: dict[str, str], seed: int) -> None:
+        tau = float(st.get("checkpoint_interval_s", 0.0))
+        sc = Scenario(WORKLOAD, spec, pol, st, MACHINES, CORES, size.days, seed, load_for(zone))
+        out.setdefault((zone, cap, variant(pol, st), tau, seed), sc)
+
     for zone in ZONES:
-        for seed in SEEDS:
-            for cap in capacities(zone, seed).values():
-                for pol, st in POLICIES:
-                    out.append(_sc(zone, cap, pol, st, seed))
-                out.append(_sc(zone, cap, "ff", checkpointing(), seed))
-                out.append(_sc(zone, cap, "ias", checkpointing(), seed))
-            real = capacities(zone, seed)["real"]
-            for tau in INTERVALS_S:
-                out.append(_sc(zone, real, "ff", checkpointing(tau), seed))
+        for seed in size.seeds:
+            caps = capacities(zone, seed, size.walks)
+            for cap, spec in caps.items():
+                for pol, st in size.policies:
+                    add(zone, cap, spec, pol, st, seed)
+                add(zone, cap, spec, "ff", checkpointing(), seed)
+                add(zone, cap, spec, "ias", checkpointing(), seed)
+            for tau in size.intervals_s:
+                add(zone, "real", caps["real"], "ff", checkpointing(tau), seed)
     return out
 
 
-STUDIES = {"spot-real": spot_real}
+def spot_real() -> list[Scenario]:
+    """The full profile's ``spot-real`` scenarios (see the module doc)."""
+    return list(spot_scenarios(FULL).values())
+
+
+#: the study per profile (catalogue ``spot-real`` and ``spot-real-quick``, as :func:`studies.reproduction.study_name`)
+STUDY_BUILDERS = {"spot-real": spot_scenarios}

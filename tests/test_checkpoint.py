@@ -208,3 +208,103 @@ def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str) -> None:
         b = run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, full_rescan=True)).output
     assert a.violations == 0
     assert np.array_equal(a.first_start_s, b.first_start_s) and np.array_equal(a.end_s, b.end_s)
+
+
+# two jobs of E = 1000 s on 2 cores, one a machine; both machines off at 700 s, back at 800 s
+CAP2 = CapacityTrace(np.array([0.0, 700.0, 800.0]), np.array([2, 0, 2]), 2, 2000.0)
+
+
+def _two_jobs(**cols: list[float | None]) -> pl.DataFrame:
+    base = pl.DataFrame({"job_id": ["a", "b"], "submit_s": [0.0, 0.0], "duration_s": [E, E], "cores": [C, C]})
+    return base.with_columns(*(pl.Series(k, v, pl.Float64) for k, v in cols.items()))
+
+
+@pytest.mark.parametrize(
+    ("policy", "engine"),
+    [("ff", "python"), ("ff", "compiled"), ("ias-h2", "python"), ("target-asap", "python")],
+)
+def test_per_job_checkpoint_columns_override_the_run_settings(policy: str, engine: str) -> None:
+    """Job a checkpoints (τ 300, δ 10, R 50: the case above, ends at 1260, wastes 320 core-s), job b not
+    (reruns whole from 800: ends at 1800, wastes c·700 = 1400 core-s). Given as a's columns with b's null
+    and no run settings, or as the run's settings with b's columns 0: the same run."""
+    want = {"a": (1260.0, 2, "completed"), "b": (1800.0, 2, "completed")}
+    per_a = _two_jobs(
+        checkpoint_interval_s=[TAU, None], checkpoint_overhead_s=[DELTA, None], restart_overhead_s=[R, None]
+    )
+    off_b = _two_jobs(
+        checkpoint_interval_s=[None, 0.0], checkpoint_overhead_s=[None, 0.0], restart_overhead_s=[None, 0.0]
+    )
+    runs = []
+    for jobs, settings in ((per_a, None), (off_b, SETTINGS)):
+        with use_engine(engine):
+            r = simulate(jobs, CAP2, 2, C, 2000.0, policy, settings)
+        got = {row[0]: row[1:] for row in r.jobs.select("job_id", "end_s", "attempts", "status").iter_rows()}
+        assert got == want, (policy, engine, settings)
+        avail = r.metrics["available_core_seconds"]
+        assert avail == 2 * C * (700.0 + 1200.0)
+        assert r.metrics["wasted_fraction"] * avail == pytest.approx(320.0 + 1400.0)
+        assert r.metrics["goodput"] * avail == pytest.approx(2 * C * E)
+        runs.append(r.metrics)
+    assert runs[0] == runs[1]
+
+
+def test_per_job_columns_equal_to_the_run_settings_give_the_same_run() -> None:
+    """Every job carrying the run's values as columns is the same simulation as ``--set`` (compiled FF on a
+    spot trace), and columns that switch nothing on leave the checkpoint-free run."""
+    from sim.capacity import CapacitySpec
+
+    rng = np.random.default_rng(3)
+    n = 400
+    jobs = pl.DataFrame(
+        {
+            "job_id": [str(i) for i in range(n)],
+            "submit_s": np.sort(rng.uniform(0, 4 * 86400.0, n)),
+            "duration_s": rng.exponential(4000.0, n) + 60.0,
+            "cores": rng.integers(1, 5, n).astype(float),
+        }
+    )
+    cap = CapacitySpec.parse("spot:us-west-2a").build(20, 5 * 86400.0)  # empty 55 % of the time
+    cols = jobs.with_columns(
+        pl.lit(TAU).alias("checkpoint_interval_s"),
+        pl.lit(DELTA).alias("checkpoint_overhead_s"),
+        pl.lit(R).alias("restart_overhead_s"),
+    )
+    with use_engine("compiled"):
+        by_set = simulate(jobs, cap, 20, 8.0, 5 * 86400.0, "ff", SETTINGS)
+        by_col = simulate(cols, cap, 20, 8.0, 5 * 86400.0, "ff")
+        plain = simulate(jobs, cap, 20, 8.0, 5 * 86400.0, "ff")
+        zero = simulate(
+            jobs.with_columns(pl.lit(0.0).alias("restart_overhead_s")), cap, 20, 8.0, 5 * 86400.0, "ff"
+        )
+    assert by_set.metrics["terminations"] > 0
+    assert by_col.metrics == by_set.metrics and by_col.jobs.equals(by_set.jobs)
+    assert zero.metrics == plain.metrics and zero.jobs.equals(plain.jobs)
+    assert by_set.metrics != plain.metrics
+
+
+def test_per_job_columns_are_checked_by_row() -> None:
+    """The input contract (sim.validate) refuses a negative value; per_job a δ without τ (rows 1-based)."""
+    from sim.checkpoint import per_job
+
+    bad = _two_jobs(checkpoint_interval_s=[300.0, -1.0])
+    with pytest.raises(ValueError, match="row 2: checkpoint_interval_s"):
+        simulate(bad, CAP2, 2, C, 2000.0, "ff")
+    with pytest.raises(ValueError, match="row 1: checkpoint_overhead_s needs"):
+        simulate(_two_jobs(checkpoint_overhead_s=[10.0, None]), CAP2, 2, C, 2000.0, "ff")
+    with pytest.raises(ValueError, match="row 3: restart_overhead_s must be a finite"):
+        per_job({"restart_overhead_s": np.array([0.0, np.nan, np.inf])}, 3, None)
+    assert per_job({"restart_overhead_s": np.array([np.nan, 0.0])}, 2, None) is None  # nothing on
+
+
+def test_per_job_columns_in_a_jobs_file_are_checked_by_line(tmp_path) -> None:
+    """``varcap simulate``'s input contract names the file, line and column of a bad per-job setting;
+    an empty field takes the run's value."""
+    from sim.validate import InputError
+
+    f = tmp_path / "jobs.csv"
+    f.write_text("job_id,submit_s,duration_s,cores,checkpoint_interval_s\na,0,1000,2,300\nb,0,1000,2,\n")
+    r = simulate(str(f), CAP2, 2, C, 2000.0, "ff")
+    assert r.jobs.filter(pl.col("job_id") == "b")["end_s"][0] == 1800.0  # b: no checkpoints (run's 0)
+    f.write_text("job_id,submit_s,duration_s,cores,checkpoint_interval_s\na,0,1000,2,300\nb,0,1000,2,soon\n")
+    with pytest.raises(InputError, match=r"jobs.csv.*line 3.*checkpoint_interval_s"):
+        simulate(str(f), CAP2, 2, C, 2000.0, "ff")

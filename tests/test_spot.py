@@ -130,6 +130,16 @@ def test_spot_real_study_shape() -> None:
     ck = [s for s in sc if "checkpoint_interval_s" in s.settings]
     assert {s.settings["checkpoint_interval_s"] for s in ck} == {"300", "900", "1800", "3600", "7200"}
     assert len({s.id for s in sc}) == len(sc) == 252
+    # the quick profile (`varcap run`): 7 days, the rate walk, no oracle, three intervals; keys name the runs
+    from studies.claims import QUICK
+    from studies.spot import spot_scenarios
+
+    quick = spot_scenarios(QUICK)
+    assert len(study("spot-real-quick")) == len(quick) == 144
+    assert {s.horizon_days for s in quick.values()} == {7.0}
+    assert ("us-west-2a", "real", "ias h1_threshold=p90 no_floor=drop-h1", 0.0, 2) in quick
+    assert {k[3] for k in quick} == {0.0, 300.0, 1800.0, 7200.0}
+    assert {k[1] for k in quick} == {"real", "walk-rate"}
 
 
 def test_spot_traces_feed_the_interval_assets() -> None:
@@ -167,3 +177,84 @@ def test_samples_found_without_them_under_home(tmp_path: Path, monkeypatch: pyte
     study catalogue builds."""
     monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
     assert load_trace("us-east-2b").size == 3247
+
+
+def test_spot_kind_reads_the_pipeline_export_else_the_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without an export the kind reads the embedded sample (noted once); once ``core_spot_availability``
+    has exported a trace to ``data/sim/inputs/spot`` it reads that; a scenario pinned to the sample's data
+    version refuses other data."""
+    import logging
+
+    import polars as pl
+
+    from assets.spot import export_traces
+    from sim import spot
+    from sim.paths import spot_dir
+
+    monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
+    monkeypatch.delenv("VARCAP_SPOT_DIR", raising=False)
+    monkeypatch.setattr(spot, "_NOTED", set())
+    assert spot_dir() == tmp_path / "data" / "sim" / "inputs" / "spot"
+    sample = load_trace("us-west-2c")
+    path, exported = spot.trace_source("us-west-2c")
+    assert not exported and path.name == "us-west-2c_v100_16.parquet"
+    with caplog.at_level(logging.INFO, logger="sim.spot"):
+        monkeypatch.setattr(spot, "_NOTED", set())
+        load_trace("us-west-2c")
+        load_trace("us-west-2c")
+    notes = [r.getMessage() for r in caplog.records if "embedded sample" in r.getMessage()]
+    assert len(notes) == 1 and "core_spot_availability" in notes[0]
+    pinned = {"kind": "spot", "trace": "us-west-2c", "data": spot.trace_version("us-west-2c")}
+    base = CapacitySpec.from_dict(pinned).build(16, 86400.0)
+    # the pipeline's data: two traces exported, one of them with a rejected tick (not exported)
+    other = np.minimum(sample + 1, 16)
+    rows = pl.DataFrame(
+        {
+            "trace": ["us-west-2c_v100_16"] * other.size + ["us-west-2a_v100_16"] * 2,
+            "tick": [*range(other.size), 0, 2],
+            "available": [*other.tolist(), 3, 4],
+        }
+    )
+    rej = pl.DataFrame({"source_file": ["spot/us-west-2a_v100_16.parquet"]})
+    assert export_traces(rows, rej) == (["us-west-2c_v100_16"], ["us-west-2a_v100_16"])
+    path, exported = spot.trace_source("us-west-2c")
+    assert exported and path == spot_dir() / "us-west-2c_v100_16.parquet"
+    assert np.array_equal(load_trace("us-west-2c"), other)
+    assert not spot.trace_source("us-west-2a")[1]  # the trace with a gap stays on the sample
+    assert spot.trace_version("us-west-2c") != pinned["data"]
+    with pytest.raises(ValueError, match="pins data"):
+        CapacitySpec.from_dict(pinned).build(16, 86400.0)
+    unpinned = CapacitySpec.parse("spot:us-west-2c").build(16, 86400.0)
+    assert unpinned.machines_alive.sum() > base.machines_alive.sum()
+    # the export gone (e.g. a fresh clone): the sample again
+    (spot_dir() / "us-west-2c_v100_16.parquet").unlink()
+    assert np.array_equal(load_trace("us-west-2c"), sample)
+
+
+def test_chapter_statistics_use_student_t_and_pair_seeds() -> None:
+    """``analysis.spot``: a 95 % interval over three seeds is Student's t (4.30 · sd/√3, not 1.96), kept in
+    a fraction's range; checkpoint_pays pairs FF(τ) with IAS seed by seed and says which side it lies on."""
+    import polars as pl
+
+    from analysis import spot as sp
+
+    rows = pl.DataFrame(
+        {
+            "zone": ["z"] * 9,
+            "cap": ["real"] * 9,
+            "variant": ["ias"] * 3 + ["ff"] * 6,
+            "ck_interval_s": [0.0] * 3 + [300.0] * 3 + [900.0] * 3,
+            "seed": [0, 1, 2] * 3,
+            "goodput": [0.50, 0.60, 0.70, 0.52, 0.625, 0.715, 0.40, 0.49, 0.62],
+        }
+    )
+    t = sp.mean_ci(rows.filter(pl.col("variant") == "ias"), ["zone"], "goodput", sp.FRACTION).row(
+        0, named=True
+    )
+    assert t["mean"] == pytest.approx(0.6) and t["hi"] - t["mean"] == pytest.approx(4.302653 * 0.1 / 3**0.5)
+    assert sp.mean_ci(rows, ["zone"], "goodput", (0.0, 0.62))["hi"][0] == 0.62
+    pays = {r["ck_interval_s"]: r for r in sp.checkpoint_pays(rows).iter_rows(named=True)}
+    assert pays[300.0]["mean"] == pytest.approx(0.02) and pays[300.0]["verdict"] == "pays"
+    assert pays[900.0]["mean"] == pytest.approx(-0.0967, abs=1e-4) and pays[900.0]["verdict"] == "loses"

@@ -195,13 +195,13 @@ def run_kernel(
     admission: Admission | None = None,
     machine_events: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     engine: str | None = None,
-    checkpoint: tuple[float, float, float] | None = None,
+    checkpoint: tuple[float, float, float] | np.ndarray | None = None,
 ) -> KernelResult:
     """Run the engine on jobs sorted by submit time (ties in input order). See the module doc.
 
     ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`); ``checkpoint``: (τ, δ, R) seconds
-    of :mod:`sim.checkpoint` (None: off). Raises ValueError for an unknown termination policy, admission
-    predicate or engine."""
+    of :mod:`sim.checkpoint` for every job, or one row per job in engine order (None: off). Raises
+    ValueError for an unknown termination policy, admission predicate or engine."""
     if termination not in TERMINATION_CODES:
         raise ValueError(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
@@ -248,7 +248,7 @@ def run_kernel(
         bool(adm.full_rescan),
         *_classes(adm, dur, int(n_machines), checkpoint is not None),
         *_machine_event_arrays(machine_events),
-        np.asarray(checkpoint if checkpoint is not None else (0.0, 0.0, 0.0), np.float64),
+        _checkpoint_rows(checkpoint, n),
     )
     if kind == "compiled":
         out = compiled()["_kernel"](*args)
@@ -302,6 +302,17 @@ def _classes(
         u = cls == CLS_U
         lo[CLS_U], hi[CLS_U] = int(np.min(jl[u])), int(np.max(jh[u]))
     return cls, lo, hi
+
+
+def _checkpoint_rows(ck: tuple[float, float, float] | np.ndarray | None, n: int) -> np.ndarray:
+    """The kernel's per-job (τ, δ, R) rows: none when off (no job has τ or R > 0), one per job otherwise
+    (a run-wide triple is repeated)."""
+    a = np.zeros((0, 3)) if ck is None else np.asarray(ck, np.float64)
+    if not (np.any(a[..., 0] > 0) or np.any(a[..., 2] > 0)):
+        return np.zeros((0, 3), np.float64)
+    out = np.empty((n, 3), np.float64)  # always a fresh writable C array: one kernel signature
+    out[:] = a
+    return out
 
 
 def _machine_event_arrays(ev: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

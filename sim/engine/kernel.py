@@ -80,7 +80,7 @@ def _complete(
         _log_close(alog, cur_att, j, t, ATT_COMPLETED)
         acc[A_COMPLETED_CS] += cores[j] * work[j]
         if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
-            rest = work[j] - ckd[j] * ck[0]
+            rest = work[j] - ckd[j] * ck[j, 0]
             alog[cur_att[j], LOG_USEFUL] = rest
             acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
         free_c[m] += cores[j]
@@ -317,11 +317,11 @@ def _terminate(
         j = ks[r]
         acc[A_USED_CORES] -= cores[j]
         if use_ck and term_policy < 4:
-            k = _ck_kept(t - start[j], work[j], ckd[j], terms[j] > 0, ck)
-            alog[cur_att[j], LOG_USEFUL] = k * ck[0]
-            acc[A_WASTED_CS] += cores[j] * ((t - start[j]) - k * ck[0])
+            k = _ck_kept(t - start[j], work[j], ckd[j], terms[j] > 0, ck[j])
+            alog[cur_att[j], LOG_USEFUL] = k * ck[j, 0]
+            acc[A_WASTED_CS] += cores[j] * ((t - start[j]) - k * ck[j, 0])
             ckd[j] += k
-            duration[j] = _ck_len(work[j], ckd[j], True, ck)
+            duration[j] = _ck_len(work[j], ckd[j], True, ck[j])
         else:
             acc[A_WASTED_CS] += cores[j] * (t - start[j])
         _log_close(alog, cur_att, j, t, ATT_KILLED)
@@ -502,16 +502,17 @@ def _kernel(
     jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
 ):  # fmt: skip
     """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log).
-    ``ck`` = checkpoint τ, δ, R (:mod:`sim.checkpoint`; all 0: off, and ``work`` below is ``duration``)."""
+    ``ck`` = each job's checkpoint τ, δ, R, one row a job (:mod:`sim.checkpoint`; no rows: off, and ``work``
+    below is ``duration``)."""
     n = submit.shape[0]
     # checkpointing: `duration` becomes each job's next attempt length (a copy), `work` keeps its own
     work = duration
-    use_ck = ck[0] > 0.0 or ck[2] > 0.0
+    use_ck = ck.shape[0] > 0
     ckd = np.zeros(n if use_ck else 0, np.int64)
     if use_ck:
         duration = work.copy()
         for jj in range(n):
-            duration[jj] = _ck_len(work[jj], 0, False, ck)
+            duration[jj] = _ck_len(work[jj], 0, False, ck[jj])
     pi = 0
     npm = pm_t.shape[0]
     use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
@@ -694,6 +695,6 @@ def _kernel(
         if status[j] == RUNNING:
             inflight_cs += cores[j] * (horizon - start[j])
         if use_ck and status[j] != COMPLETED and status[j] != FAILED:
-            inflight_cs += cores[j] * ckd[j] * ck[0]  # work saved by killed attempts, not yet delivered
+            inflight_cs += cores[j] * ckd[j] * ck[j, 0]  # work saved by killed attempts, not yet delivered
     acc[A_INFLIGHT_CS] = inflight_cs
     return jobs[0], jobs[2], jobs[3], jobs[4], status, acc, ts[:, :ts_n], alog[:an]
