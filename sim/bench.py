@@ -12,6 +12,9 @@ read-only, the simulator itself never touches DuckDB.
 ``python -m sim.bench targets`` runs each target of issue #11 in a fresh process (so peak RSS is its own)
 and prints one table: target, measured figure (wall and CPU seconds: the machine is shared), limit, met.
 
+``python -m sim.bench ias-ratio`` prints FF's and IAS's CPU seconds in process and their ratio on issue #30's
+instance (1,000 machines × 24 cores, 30 days, 868,000 Borg-resampled jobs; uniform and random-walk capacity).
+
 ``python -m sim.bench ias-scaling`` times IAS's heuristics (``ias-h1`` under both H1 threshold readings, full
 ``ias``) against FF in CPU seconds on the heavy-tailed case at growing platform sizes (``--machines``), so a
 superlinear queue scan shows as CPU time per machine that grows with the size.
@@ -224,6 +227,52 @@ def ias_scaling(sizes: list[int], days: float = 30.0) -> None:
                 f"{r.metrics['goodput']:>8.4f}",
                 flush=True,
             )
+
+
+def ias_ratio_case(
+    n: int = 868_000, machines: int = 1000, days: float = 30.0, capacity: str = "uniform"
+) -> tuple[pl.DataFrame, object, float]:
+    """Issue #30's IAS instance: ``n`` Borg-resampled jobs (the finished borg2011 runs' (duration, cores),
+    Poisson arrivals, durations scaled to 80 % of the mean capacity) on ``machines`` × 24 cores for ``days``;
+    capacity ``uniform`` (seed 003's uniform draw in [0.4, 1.0] of the machines each hour, seed 0: whole
+    blocks of machines turn on together, the hard case) or ``walk`` (random walk, 1 change/h, step 0.15);
+    (jobs, trace, horizon)."""
+    from sim.generators import random_uniform
+
+    horizon = days * 86400.0
+    jobs = bootstrap_jobs(_borg_template(24), n, horizon, 0.8 * 0.7 * machines * 24, seed=0)
+    if capacity == "uniform":
+        cap = random_uniform(machines, horizon, 1.0, seed=0)
+    else:
+        cap = random_walk(machines, horizon, changes_per_hour=1.0, step=0.15, seed=0)
+    return jobs, cap, horizon
+
+
+def ias_ratio(n: int = 868_000, machines: int = 1000, days: float = 30.0, repeat: int = 1) -> dict:
+    """FF and IAS CPU seconds in this process on :func:`ias_ratio_case` under both capacities (after a
+    small warm-up run of each, so compilation or the cache load is not counted; best of ``repeat``) and
+    their ratio (issue #30's target: ≤ 2)."""
+    import os
+
+    out: dict = {}
+    for capacity in ("uniform", "walk"):
+        jobs, cap, horizon = ias_ratio_case(n, machines, days, capacity)
+        print(f"{jobs.height:,} jobs, {machines} machines x 24 cores, {days:g} d, {capacity} 1 change/h; "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
+        for p in ("ff", "ias"):
+            simulate(jobs.head(2000), cap, machines, 24, horizon, policy=p)  # compile / load the cache
+            best = float("inf")
+            for _ in range(repeat):
+                c = time.process_time()
+                r = simulate(jobs, cap, machines, 24, horizon, policy=p)
+                best = min(best, time.process_time() - c)
+            out[(capacity, p)] = best
+            print(f"  {p:4s} {best:7.2f} CPU s  goodput {r.metrics['goodput']:.4f}  events {r.events:,}  "
+                  f"peak RSS {_rss_mb():.0f} MB", flush=True)  # fmt: skip
+        ratio = out[(capacity, "ias")] / out[(capacity, "ff")]
+        out[(capacity, "ratio")] = ratio
+        print(f"  ias / ff = {ratio:.2f} (target ≤ 2)", flush=True)
+    return out
 
 
 def one(case_name: str, policy: str) -> dict:
@@ -562,6 +611,7 @@ def main() -> None:
             "ias-scaling",
             "scale",
             "checkpoint",
+            "ias-ratio",
         ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
@@ -570,6 +620,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="targets: only these (ff, target-asap, …, ias)")
     ap.add_argument("--machines", nargs="*", type=int, default=[100, 200, 300], help="ias-scaling: sizes")
     ap.add_argument("--days", type=float, default=30.0, help="ias-scaling: horizon in days")
+    ap.add_argument("--jobs", type=int, default=868_000, help="ias-ratio: jobs (1,000 machines, 30 d)")
+    ap.add_argument("--repeat", type=int, default=1, help="ias-ratio: best of this many runs")
     ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 600_000], help="scale: jobs")
     ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
     ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
@@ -585,6 +637,9 @@ def main() -> None:
         return
     if a.what == "engines":
         engines()
+        return
+    if a.what == "ias-ratio":
+        ias_ratio(a.jobs, a.machines[0] if a.machines != [100, 200, 300] else 1000, a.days, a.repeat)
         return
     if a.what == "ias-scaling":
         ias_scaling(a.machines, a.days)

@@ -246,6 +246,7 @@ def run_kernel(
         job_hi,
         adm_tuple,
         bool(adm.full_rescan),
+        bool(adm.frontier),
         *_classes(adm, dur, int(n_machines), checkpoint is not None),
         *_machine_event_arrays(machine_events),
         _checkpoint_rows(checkpoint, n),

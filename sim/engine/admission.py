@@ -318,6 +318,7 @@ class Admission:
     iv_ptr: np.ndarray | None = None
     iv_end: np.ndarray | None = None
     full_rescan: bool = False  # tests: naive reference pass (visit everything, no pruning) every instant
+    frontier: bool = True  # prune H4-class jobs of full passes by the cores/bound frontier (False: tests)
     band_of_machine: np.ndarray | None = None  # band index per machine (None: band 0 everywhere)
 
     @property

@@ -33,7 +33,7 @@ from sim.engine.admission import (
     _wakeups,
 )
 from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
-from sim.engine.queue import CLS_H4, _q_compact, _q_first_ias, _q_put
+from sim.engine.queue import CLS_H4, _front_build, _front_drop, _q_compact, _q_first_ias, _q_put
 from sim.engine.trees import _heap_pop, _heap_push, _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
 
@@ -385,6 +385,7 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
 def _dirty_pass(
     t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach,
     msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog, an, acc, horizon,
+    fv, fb,
 ):  # fmt: skip
     """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
     admissible job on those machines only (lowest index first)."""
@@ -395,7 +396,7 @@ def _dirty_pass(
     cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
     if not use_bound:
         g4 = INF
-    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
+    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t)
     while pos >= 0 and pos < new_from:
         j = qjob[pos]
         m = -1
@@ -414,21 +415,24 @@ def _dirty_pass(
             cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
             if not use_bound:
                 g4 = INF
-        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
+        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t)
     return heap, hn, alog, an
 
 
 @kernel_fn(inline=True)
 def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2, slack, t,
-              stk):  # fmt: skip
-    """The next queue position >= pos the pass should look at, or -1."""
+              stk, fv, fb, fn):  # fmt: skip
+    """The next queue position >= pos the pass should look at, or -1 (``fv, fb, fn``: the H4-class frontier
+    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none)."""
     if full_rescan:
         while pos < qtail and qjob[pos] < 0:
             pos += 1
         return pos if pos < qtail else -1
     if use_bound:
         cu, c2, c4, g4, cu2 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
-        return _q_first_ias(qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk)
+        return _q_first_ias(
+            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack
+        )
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 
 
@@ -499,7 +503,7 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
 def _kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
-    jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
+    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
 ):  # fmt: skip
     """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log).
     ``ck`` = each job's checkpoint τ, δ, R, one row a job (:mod:`sim.checkpoint`; no rows: off, and ``work``
@@ -538,6 +542,15 @@ def _kernel(
     # them, unless a global wake (boundary, epoch, queue compaction) happened
     dirty = np.empty(n_machines, np.int64)
     is_dirty = np.zeros(n_machines, np.bool_)
+    # H4-class frontier (queue._front_build): built when a pass rescans the queue from its head, kept
+    # exact through that pass's starts
+    front = (
+        np.zeros(n_machines),  # fv: free cores, descending
+        np.zeros(n_machines),  # fb: running best time bound
+        np.zeros(n_machines, np.int64),  # fm: machine at each place
+        np.full(n_machines, -1, np.int64),  # fpos: place of each machine
+        np.zeros(1, np.int64),  # fk: count
+    )
     np.random.seed(seed)
     jobs = (
         np.full(n, -1.0),  # first_start
@@ -660,14 +673,19 @@ def _kernel(
                 heap, hn, alog, an = _dirty_pass(
                     t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
                     mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog,
-                    an, acc, horizon,
+                    an, acc, horizon, front[0], front[1],
                 )  # fmt: skip
             lo = new_from
         # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
         # it (jobs that do not fit keep their place)
         mtree, ma4 = mach[4], mach[7]
+        use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
+        fn = -1
+        if use_front:
+            _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
+            fn = front[4][0]
         pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
-                        slack, t, stk)  # fmt: skip
+                        slack, t, stk, front[0], front[1], fn)  # fmt: skip
         while pos >= 0:
             j = qjob[pos]
             m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
@@ -675,8 +693,10 @@ def _kernel(
             if m >= 0:
                 heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
                                                 mach, msize, heap, hn, alog, an, acc, horizon)  # fmt: skip
+                if use_front:
+                    _front_drop(front, m, mach[1][m], ma4, msize)
             pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo,
-                            cls_hi, r2, slack, t, stk)  # fmt: skip
+                            cls_hi, r2, slack, t, stk, front[0], front[1], fn)  # fmt: skip
         for x in range(nd):
             is_dirty[dirty[x]] = False
         while qhead < qtail and qjob[qhead] < 0:

@@ -75,11 +75,83 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
 
 
 @kernel_fn
-def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk):
+def _front_best(fv, fb, fn, c):
+    """The best time bound among the frontier's machines with at least ``c`` free cores (-inf if none)."""
+    lo = 0
+    hi = fn
+    while lo < hi:  # fv is descending: the machines with fv >= c are a prefix
+        mid = (lo + hi) >> 1
+        if fv[mid] >= c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return fb[lo - 1] if lo > 0 else -INF
+
+
+@kernel_fn
+def _front_build(front, alive, free_c, ma4, msize, lo, hi):
+    """The H4-class frontier over the alive machines of [lo, hi): ``front`` = (fv, fb, fm, fpos, fk): their
+    free cores in descending order (fv), the machine at each place (fm) and each machine's place (fpos, -1
+    if none), the best time bound of the first i + 1 (fb), their count (fk[0]). A job of c cores can be
+    placed by the bound only on a machine with free ≥ c, so its duration must be below
+    ``_front_best(c) − t``: one machine's bound and free cores, where the class bounds of :func:`_q_first_ias`
+    take the best of each, often over different machines."""
+    fv, fb, fm, fpos, fk = front
+    n = 0
+    for m in range(lo, hi):
+        fpos[m] = -1
+        if alive[m]:
+            fm[n] = m
+            fv[n] = -free_c[m]
+            n += 1
+    order = np.argsort(fv[:n], kind="mergesort")
+    ms = fm[:n][order]
+    for i in range(n):
+        m = ms[i]
+        fm[i] = m
+        fv[i] = free_c[m]
+        fpos[m] = i
+        b = ma4[msize + m]
+        fb[i] = b if i == 0 or b > fb[i - 1] else fb[i - 1]
+    fk[0] = n
+
+
+@kernel_fn
+def _front_drop(front, m, v, ma4, msize):
+    """Machine m's free cores fell to ``v`` (a start): move it down the frontier and mend the running
+    bests from its old place on (only as far as they change)."""
+    fv, fb, fm, fpos, fk = front
+    i = fpos[m]
+    if i < 0:
+        return
+    n = fk[0]
+    first = i
+    while i + 1 < n and fv[i + 1] > v:
+        mm = fm[i + 1]
+        fm[i] = mm
+        fv[i] = fv[i + 1]
+        fpos[mm] = i
+        i += 1
+    fm[i] = m
+    fv[i] = v
+    fpos[m] = i
+    for k in range(first, n):
+        b = ma4[msize + fm[k]]
+        nb = b if k == 0 or b > fb[k - 1] else fb[k - 1]
+        if k > i and nb == fb[k]:
+            break
+        fb[k] = nb
+
+
+@kernel_fn
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
     """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
 
     A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
-    cores <= c4 and duration < g4 (g4 = best machine bound − t); a class-U2 job cores <= cu2."""
+    cores <= c4 and duration < g4 (g4 = best machine bound − t) and, if ``fn`` ≥ 0, by the frontier (fv, fb)
+    of :func:`_front_build`, duration·(1 − 2e-9) < :func:`_front_best` (its cores) − toff (toff = t − twice
+    the pass's rounding slack), tested on a subtree's least cores and least duration; a class-U2 job
+    cores <= cu2."""
     stack_n = stk[0]
     stack_l = stk[1]
     stack_r = stk[2]
@@ -97,7 +169,11 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk):
         ok = (
             qt[0, k] <= cu
             or (qt[1, k] <= c2 and qt[2, k] < r2)
-            or (qt[3, k] <= c4 and qt[4, k] < g4)
+            or (
+                qt[3, k] <= c4
+                and qt[4, k] < g4
+                and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
+            )
             or qt[5, k] <= cu2
         )
         if not ok:

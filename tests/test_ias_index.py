@@ -1,0 +1,142 @@
+"""Issue #30: the H4-class frontier (sim.engine.queue._front_build) prunes IAS's full queue passes without
+changing a decision: the same schedules with and without it, and as the naive full rescan."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import CapacityTrace
+from sim.engine import use_engine
+from sim.engine.queue import _front_best, _front_build, _front_drop
+from sim.policies import get_policy
+from sim.problem import Platform, Problem, run_first_fit
+
+INF = np.inf
+
+
+def _brute_best(alive, free, bound, lo, hi, c):
+    best = -INF
+    for m in range(lo, hi):
+        if alive[m] and free[m] >= c and bound[m] > best:
+            best = bound[m]
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_frontier_answers_like_a_scan_through_drops(data) -> None:
+    """_front_best(c) = the best bound of an alive machine in range with at least c free cores, after the
+    build and after every drop (a start lowering one machine's free cores)."""
+    n = data.draw(st.integers(1, 12))
+    lo = data.draw(st.integers(0, n - 1))
+    hi = data.draw(st.integers(lo, n))
+    quarter = st.integers(0, 32).map(lambda x: x / 4)
+    free = np.array(data.draw(st.lists(quarter, min_size=n, max_size=n)))
+    alive = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    bound = np.array(
+        data.draw(st.lists(st.sampled_from([-INF, 1.0, 2.5, 7.0, 9.0, INF]), min_size=n, max_size=n))
+    )
+    msize = 16
+    ma4 = np.full(2 * msize, -INF)
+    ma4[msize : msize + n] = bound
+    front = (np.zeros(n), np.zeros(n), np.zeros(n, np.int64), np.full(n, -1, np.int64), np.zeros(1, np.int64))
+    _front_build(front, alive, free, ma4, msize, lo, hi)
+    for _ in range(data.draw(st.integers(0, 6)) + 1):
+        for c in (0.25, 0.5, 1.0, 2.0, 3.75, 5.0, 8.0, 9.0):
+            assert _front_best(front[0], front[1], front[4][0], c) == _brute_best(
+                alive, free, bound, lo, hi, c
+            )
+        m = data.draw(st.integers(0, n - 1))
+        free[m] = max(free[m] - data.draw(quarter), 0.0)
+        _front_drop(front, m, free[m], ma4, msize)
+
+
+def _frame(jobs: list[tuple[int, int, float]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "job_id": [f"j{i}" for i in range(len(jobs))],
+            "submit_s": [float(j[0]) for j in jobs],
+            "duration_s": [float(j[1]) for j in jobs],
+            "cores": [float(j[2]) for j in jobs],
+        }
+    )
+
+
+@st.composite
+def instances(draw):
+    """A few machines of 4 cores, fractional-core jobs mostly longer than the 4 s change period (H4's
+    class), machines alive changing at random times."""
+    machines = draw(st.integers(2, 8))
+    horizon = draw(st.integers(20, 80))
+    n = draw(st.integers(1, 40))
+    jobs = [
+        (
+            draw(st.integers(0, horizon)),
+            draw(st.integers(1, 40)),
+            draw(st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0])),
+        )
+        for _ in range(n)
+    ]
+    times = sorted(set(draw(st.lists(st.integers(1, horizon), max_size=12))))
+    cap = {0: draw(st.integers(1, machines))}
+    for t in times:
+        cap[t] = draw(st.integers(0, machines))
+    return machines, horizon, jobs, cap
+
+
+def _runs(machines, horizon, jobs, cap, policy):
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 4.0)
+    problem = Problem.build(_frame(jobs), Platform(machines, 4.0), trace, float(horizon), check=True)
+    if policy == "oracle":  # the interval-end bound prunes by the same frontier
+        from sim.engine import PRED_ORACLE, Admission
+        from sim.policies.oracle import interval_ends_csr
+
+        ptr, ends = interval_ends_csr(problem)
+        adm = Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends)
+    else:
+        pol = get_policy(policy)
+        adm = pol.admission(problem, pol.Params())
+    out = []
+    for a in (adm, dataclasses.replace(adm, frontier=False), dataclasses.replace(adm, full_rescan=True)):
+        r = run_first_fit(problem, "lifo", 0, a).output
+        out.append((r.first_start_s, r.end_s, r.n_terminations))
+    return out
+
+
+def _same(runs) -> None:
+    (fs0, end0, k0), *rest = runs
+    for fs, end, k in rest:
+        assert np.array_equal(fs0, fs) and np.array_equal(end0, end) and k0 == k
+
+
+@settings(max_examples=120, deadline=None)
+@given(sc=instances(), policy=st.sampled_from(["ias", "ias-h4", "ias-h1+h4", "oracle"]))
+def test_indexed_admission_decides_as_unindexed(sc, policy) -> None:
+    """Frontier on, frontier off and the naive full rescan start the same jobs at the same times."""
+    with use_engine("python"):
+        _same(_runs(*sc, policy))
+
+
+def test_indexed_admission_decides_as_unindexed_compiled() -> None:
+    """The same on a larger random instance, compiled (where the frontier prunes thousands of times)."""
+    rng = np.random.default_rng(3)
+    machines, horizon = 40, 3000
+    n = 1500
+    jobs = [
+        (int(s), int(d), float(c))
+        for s, d, c in zip(
+            np.sort(rng.integers(0, horizon, n)),
+            rng.integers(1, 200, n),
+            rng.choice([0.25, 0.5, 1.0, 1.5, 2.0, 4.0], n),
+            strict=True,
+        )
+    ]
+    cap = {int(t): int(rng.integers(machines // 3, machines + 1)) for t in range(0, horizon, 40)}
+    with use_engine("compiled"):
+        _same(_runs(machines, horizon, jobs, cap, "ias"))
