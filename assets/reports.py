@@ -270,6 +270,14 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
     ),
     Chapter(
+        "beyond_carbon",
+        "Beyond the seeds — carbon a scheduler could really have known (issue #27)",
+        "As-of forecast error per horizon; deferral savings with an oracle against honest forecasts per grid "
+        "(95 % intervals); ias-forecast against ias and ff on CAISO, ERCOT, MISO; carbon of killed work.",
+        ("core_grid_carbon", "core_grid_marginal", "core_grid_forecast", "out_study_results"),
+        ("carbon-defer", "carbon-ias-forecast", "repro-grids"),
+    ),
+    Chapter(
         "reproduction",
         "Reproduction — every seed headline next to varcap's",
         "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",

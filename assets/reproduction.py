@@ -26,6 +26,7 @@ from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
 from assets.warehouse import replace_table
 from studies import reproduction as repro
 from studies import sweep
+from studies.catalogue import CHAPTER_STUDIES, chapter_studies, study
 
 #: one partition per reproduction profile (``quick``: ``varcap run``; ``full``: ``varcap reproduce``)
 PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(list(repro.PROFILES))
@@ -63,14 +64,17 @@ def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
     pool=POOL,
     kinds={"duckdb"},
     partitions_def=PROFILE_PARTITIONS,
-    deps=["out_sim_inputs", *profile_study_deps(list(repro.STUDY_BUILDERS))],
+    deps=["out_sim_inputs", *profile_study_deps([*repro.STUDY_BUILDERS, *CHAPTER_STUDIES])],
     code_version="1",
-    description="The reproduction studies' rows of out_sim_results for one profile (partition quick or "
-    "full), read from the runs of exactly that profile's study partitions: what the chapter reports read.",
+    description="The reproduction studies' (and the chapter studies', studies.catalogue.CHAPTER_STUDIES) "
+    "rows of out_sim_results for one profile (partition quick or full), read from the runs of exactly that "
+    "profile's study partitions: what the chapter reports read.",
 )
 def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     pr = _profile(context)
     ids = [s.id for s in repro.profile_scenarios(pr)]
+    ids += [s.id for name in chapter_studies(pr.name) for s in study(name)]
+    ids = list(dict.fromkeys(ids))
     found, problems = sweep.scan_runs(ids)
     for msg in problems:
         context.log.warning(msg)

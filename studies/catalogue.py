@@ -16,7 +16,23 @@ from studies.scenarios import SWEEP_STUDIES, Scenario
 #: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
 STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
 STUDIES["carbon-defer"] = carbon.carbon_defer  # issue #27 (studies/carbon)
+STUDIES["carbon-defer-quick"] = carbon.carbon_defer_quick  # issue #27: the chapter's quick profile
+STUDIES["carbon-ias-forecast"] = carbon.carbon_ias_forecast  # issue #27: ias-forecast backtest
+STUDIES["carbon-ias-forecast-quick"] = carbon.carbon_ias_forecast_quick
 STUDIES.update(spot.STUDIES)  # issue #28: spot-real
+
+
+#: Studies outside the reproduction that a chapter reads (``assets.reports.Chapter.studies``): base names whose
+#: ``<base>-quick`` study ``varcap run`` simulates and whose ``<base>`` study ``varcap reproduce`` does; their
+#: rows join the reproduction studies' in ``out_study_results`` (per profile).
+CHAPTER_STUDIES: list[str] = []
+CHAPTER_STUDIES.append("carbon-defer")  # issue #27: beyond_carbon
+CHAPTER_STUDIES.append("carbon-ias-forecast")  # issue #27: beyond_carbon
+
+
+def chapter_studies(profile: str) -> list[str]:
+    """The catalogue names of :data:`CHAPTER_STUDIES` in ``profile`` (``quick`` or ``full``)."""
+    return [b if profile == "full" else f"{b}-{profile}" for b in CHAPTER_STUDIES]
 
 
 def study(name: str) -> list[Scenario]:

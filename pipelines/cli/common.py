@@ -151,9 +151,10 @@ def materialized_profile() -> str:
 
     from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
     from studies import reproduction as repro
+    from studies.catalogue import chapter_studies
 
     instance = dg.DagsterInstance.get()
-    for name in repro.profile_studies(repro.FULL):
+    for name in repro.profile_studies(repro.FULL) + chapter_studies(repro.FULL.name):
         have = instance.get_materialized_partitions(dg.AssetKey(study_asset_name(name)))
         if not set(STUDY_PARTITION_KEYS[name]) <= have:
             return repro.QUICK.name

@@ -132,9 +132,9 @@ def quick_studies(everything: bool = False) -> list[str]:
     """The quick reproduction studies ``varcap run`` materializes: all of them, or (not ``everything``)
     those without a scenario of :data:`SLOW_POLICIES`."""
     from studies import reproduction as repro
-    from studies.catalogue import study
+    from studies.catalogue import chapter_studies, study
 
-    names = repro.profile_studies(repro.QUICK)
+    names = repro.profile_studies(repro.QUICK) + chapter_studies(repro.QUICK.name)
     if everything:
         return names
     return [n for n in names if not any(s.policy in SLOW_POLICIES for s in study(n))]
@@ -273,6 +273,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from pipelines.cli.sweeps import materialize_studies
     from studies import reproduction as repro
     from studies import sweep
+    from studies.catalogue import chapter_studies
 
     prepare_dagster_home()
     console = Console(width=max(Console().width, 160))
@@ -280,7 +281,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     t0 = time.time()
     todo = [s for s in repro.profile_scenarios(pr) if not sweep.is_cached(s)]
     if not materialize_studies(
-        repro.profile_studies(pr), args.workers, console, desc=f"reproduce ({pr.name})"
+        repro.profile_studies(pr) + chapter_studies(pr.name), args.workers, console, desc=f"reproduce ({pr.name})"
     ):
         return 1
     sim_s = sum(r["wall_s"] for s in todo if (r := sweep.cached_result(s)) is not None)
