@@ -404,6 +404,18 @@ def _chapter_deps(ch: Chapter) -> list[str | dg.AssetDep]:
     return [*ch.tables, *profile_study_deps(ch.studies)]
 
 
+def chapter_study_ids(ch: Chapter, profile: str) -> dict[str, list[str]]:
+    """Per study of ``ch`` outside the reproduction (``studies.catalogue.CHAPTER_STUDIES``), the scenario ids
+    of its ``profile`` study: how the notebook picks that study's rows of ``out_study_results``."""
+    from studies.catalogue import CHAPTER_STUDIES, study
+
+    return {
+        base: [s.id for s in study(repro.study_name(base, repro.PROFILES[profile]))]
+        for base in ch.studies
+        if base in CHAPTER_STUDIES
+    }
+
+
 def report_asset(ch: Chapter) -> dg.AssetsDefinition:
     @dg.asset(
         name=f"report_{ch.name}",
@@ -425,6 +437,7 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         params = {
             "profile": context.partition_key if ch.profiled else "auto",
             **({"paper": repro.FIGURES[ch.name]} if ch.name in repro.FIGURES else {}),
+            **({"study_ids": chapter_study_ids(ch, context.partition_key)} if ch.profiled else {}),
         }
         try:
             ex = execute_notebook(nb, reports_dir(), Path(duckdb.database), params, config.timeout_s)

@@ -117,7 +117,8 @@ def confidence_mask(
     s = cs[top] - cs[bot]
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(s > 0, (ch[top] - ch[bot]) / s, np.nan)
-    ok = (s > 0) & (rate >= confidence) & np.all(np.isfinite(pred), axis=1)
+    trusted = (s > 0) & (rate >= confidence) if confidence > 0 else np.ones(n, bool)
+    ok = trusted & np.all(np.isfinite(pred), axis=1)
     return ok, rate
 
 
