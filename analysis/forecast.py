@@ -127,6 +127,7 @@ ARM_ORDER = [
     "ias-forecast profile7d",
     "ias-forecast sarimax",
     "ias-forecast persist24 trusted",
+    "ias-forecast persist24 trailing",
 ]
 
 
@@ -144,6 +145,7 @@ def arms(res: pl.DataFrame) -> pl.DataFrame:
             pl.lit("ias-forecast ")
             + pl.col("method").fill_null("persist24")
             + pl.when(pl.col("confidence") == 0).then(pl.lit(" trusted")).otherwise(pl.lit(""))
+            + pl.when(pl.col("history") == "trailing").then(pl.lit(" trailing")).otherwise(pl.lit(""))
         )
         .when(pl.col("history") == "trailing")
         .then(pl.lit("ias trailing"))

@@ -18,8 +18,9 @@ run is accounted against.
   thesis' reading, and on trailing data) and ``ff`` on the thesis' observed-grid platform (azure, constant
   carbon budget, 30 days; the first ``WARMUP_DAYS`` are history and left out of the metrics):
   {CAISO, ERCOT, MISO} × {ff, ias, ias trailing, ias-forecast × {oracle, persist24, profile7d, sarimax},
-  ias-forecast persist24 trusting every forecast (confidence 0)} × seeds {0, 1}; its quick profile
-  (``carbon-ias-forecast-quick``) runs 14 days of seed 0 with ff, ias and ias-forecast {oracle, persist24}.
+  ias-forecast persist24 trusting every forecast (confidence 0), ias-forecast persist24 falling back on the
+  trailing survival model (nothing of the future at all)} × seeds {0, 1}; its quick profile
+  (``carbon-ias-forecast-quick``) runs seed 0 of ff, ias and ias-forecast {oracle, persist24}.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ IAS_FORECAST_ARMS: tuple[tuple[str, dict[str, str]], ...] = (
     ("ias", {"history": "trailing"}),
     *(("ias-forecast", {"method": m}) for m in METHODS),
     ("ias-forecast", {"method": "persist24", "confidence": "0"}),
+    ("ias-forecast", {"method": "persist24", "history": "trailing"}),
 )
 QUICK_IAS_FORECAST_ARMS = (
     ("ff", {}),
@@ -128,10 +130,10 @@ QUICK_IAS_FORECAST_ARMS = (
 
 
 def carbon_ias_forecast() -> list[Scenario]:
-    """``carbon-ias-forecast``: the backtest (module docstring), 3 grids × 8 arms × 2 seeds = 48 runs."""
+    """``carbon-ias-forecast``: the backtest (module docstring), 3 grids × 9 arms × 2 seeds = 54 runs."""
     return [_grid_run(g, p, st, seed, 30.0) for g in GRIDS for p, st in IAS_FORECAST_ARMS for seed in SEEDS]
 
 
 def carbon_ias_forecast_quick() -> list[Scenario]:
-    """``carbon-ias-forecast-quick``: 3 grids × 4 arms, seed 0, 14 days (7 measured)."""
-    return [_grid_run(g, p, st, 0, HORIZON_DAYS) for g in GRIDS for p, st in QUICK_IAS_FORECAST_ARMS]
+    """``carbon-ias-forecast-quick``: 3 grids × 4 arms, seed 0 (12 runs)."""
+    return [_grid_run(g, p, st, 0, 30.0) for g in GRIDS for p, st in QUICK_IAS_FORECAST_ARMS]

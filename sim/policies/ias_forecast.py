@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -122,9 +123,25 @@ def confidence_mask(
     return ok, rate
 
 
+class _Curve(IntervalModel):
+    """An :class:`IntervalModel` whose tail areas are computed once: the same curve fills many (hour,
+    machine) cells of the engine's model grid, which asks each cell for them."""
+
+    @cached_property
+    def _once(self) -> tuple[np.ndarray, np.ndarray]:
+        return IntervalModel._tail_area(self)
+
+    def _tail_area(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._once
+
+
+def _curve(m: IntervalModel) -> _Curve:
+    return m if isinstance(m, _Curve) else _Curve(m.times, m.surv, m.n, m.max_time)
+
+
 def _point(length: float) -> IntervalModel:
     """Survival 1 below ``length``, 0 from it on (an interval known to end at ``length``)."""
-    return IntervalModel(np.array([0.0, length]), np.array([1.0, 0.0]), 1, float(length))
+    return _Curve(np.array([0.0, length]), np.array([1.0, 0.0]), 1, float(length))
 
 
 def _outlasts(base: IntervalModel, lh: float) -> IntervalModel:
@@ -135,7 +152,7 @@ def _outlasts(base: IntervalModel, lh: float) -> IntervalModel:
     later = base.times > lh
     times = np.r_[0.0, base.times[later]]
     surv = np.r_[1.0, np.clip(base.surv[later] / s_lh, 0.0, 1.0)]
-    return IntervalModel(times, surv, base.n, float(max(base.max_time, lh)))
+    return _Curve(times, surv, base.n, float(max(base.max_time, lh)))
 
 
 def hourly_up_since(alive: np.ndarray, machines: int) -> np.ndarray:
@@ -219,7 +236,7 @@ class IASForecast(Dispatched):
         pred = predicted_alive(f, trace.params["budget"], trace.params.get("floor", 0.0), trace.machines)
         lo = h1_split(problem, p)[0]
         ok, _ = confidence_mask(alive, pred, lo, p.confidence, p.conf_window_h)
-        base = list(adm.models or [IntervalModel(np.array([]), np.array([]), 0, 0.0)])
+        base = [_curve(m) for m in adm.models or [IntervalModel(np.array([]), np.array([]), 0, 0.0)]]
         grid, band = forecast_models(alive, pred, base, adm.epoch_s, lo, ok)
         band = np.r_[band, np.zeros(trace.machines - len(band), np.int64)][: trace.machines]
         return dataclasses.replace(adm, models=grid, epoch_s=HOUR, band_of_machine=band)
