@@ -4,6 +4,8 @@ the carbon saved by deferral with an oracle against honest as-of forecasts (``ca
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import altair as alt
 import duckdb
 import polars as pl
@@ -208,3 +210,18 @@ def wasted(res: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("grid", "arm")
     )
+
+
+def show_rows(
+    df: pl.DataFrame, chart: Callable[[pl.DataFrame], alt.TopLevelMixin], name: str, study: str
+) -> None:
+    """Show ``chart(df)`` as figure ``name``, or, with no rows, say that ``study`` has not run for this
+    profile (``varcap sweep <study>``)."""
+    from IPython.display import Markdown, display
+
+    from analysis.report import show
+
+    if df.height:
+        show(chart(df), name)
+    else:
+        display(Markdown(f"*No rows of `{study}` for this profile: `varcap sweep {study}` runs it.*"))
