@@ -115,8 +115,19 @@ def study_rows(con: duckdb.DuckDBPyConnection, profile: str, ids: list[str]) -> 
     scenario ids, injected by the report asset as ``study_ids``)."""
     if not ids:
         return con.sql("SELECT * FROM out_study_results WHERE false").pl()
-    return con.execute(
-        "SELECT * FROM out_study_results WHERE profile = ? AND list_contains(?, scenario_id)", [profile, ids]
+    return con.sql(
+        "SELECT * FROM out_study_results WHERE profile = ? AND list_contains(?, scenario_id)",
+        params=[profile, ids],
+    ).pl()
+
+
+def thesis_grid_rows(con: duckdb.DuckDBPyConnection, profile: str) -> pl.DataFrame:
+    """The ``repro-grids`` rows (thesis Figs. 4.9–4.10: First-Fit under the observed grids' carbon budgets)
+    of ``out_study_results`` for ``profile``."""
+    return con.sql(
+        "SELECT r.* FROM out_study_results r JOIN out_study_scenarios s USING (scenario_id) "
+        "WHERE s.base_study = 'repro-grids' AND s.profile = ? AND r.profile = ?",
+        params=[profile, profile],
     ).pl()
 
 
@@ -175,7 +186,7 @@ def backtest_chart(bt: pl.DataFrame) -> alt.TopLevelMixin:
         x=x, y=alt.Y("goodput:Q", title="goodput", scale=alt.Scale(zero=False)),
         color=alt.Color("arm:N", sort=ARM_ORDER, legend=None),
     )  # fmt: skip
-    err = alt.Chart().mark_errorbar().encode(x=x, y="goodput_lo:Q", y2="goodput_hi:Q")
+    err = alt.Chart().mark_errorbar().encode(x=x, y=alt.Y("goodput_lo:Q", title="goodput"), y2="goodput_hi:Q")
     text = (
         alt.Chart()
         .mark_text(dy=-8, fontSize=9)
@@ -191,7 +202,8 @@ def backtest_chart(bt: pl.DataFrame) -> alt.TopLevelMixin:
         "Forecast-predicted machine-interval ends against the survival model (rolling-origin backtest)",
         "Goodput of ff, ias (survival model on the whole trace; trailing: refitted on the last 7 days) and "
         "ias-forecast (as-of forecasts where their trailing hit rate ≥ 0.9, else the survival model; trusted: "
-        "always) under a constant carbon budget; mean and 95 % interval over seeds; labels: terminations.",
+        "always) under a constant carbon budget; labels: terminations. Seeds repeat the same run (the azure "
+        "sample and the budget trace are deterministic, the schedulers draw no random numbers): one run per bar.",
     )
 
 
@@ -225,3 +237,13 @@ def show_rows(
         show(chart(df), name)
     else:
         display(Markdown(f"*No rows of `{study}` for this profile: `varcap sweep {study}` runs it.*"))
+
+
+def error_table(errs: pl.DataFrame) -> pl.DataFrame:
+    """The forecast errors at a few horizons: 1, 6, 12 and 24 h ahead for the grid forecasts, 5 min, 30 min
+    and 1 h for WattTime's issued ones."""
+    issued = pl.col("method") == "issued"
+    keep = (~issued & pl.col("horizon_h").is_in([1.0, 6.0, 12.0, 24.0])) | (
+        issued & pl.col("horizon_h").is_in([5 / 60, 0.5, 1.0])
+    )
+    return errs.filter(keep).sort("grid", "method", "horizon_h")

@@ -95,6 +95,10 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
             else None
         )
         if other is not None and other.height and other.columns == df.columns:
+            # read back, a timestamp's zone is DuckDB's (Etc/UTC), not polars' UTC: cast to this run's types
+            other = other.with_columns(
+                pl.col(c).cast(t) for c, t in df.schema.items() if other.schema[c] != t
+            )
             df = pl.concat([df, other], how="vertical_relaxed")
         replace_table(conn, OUT_STUDY_RESULTS, df)
     return dg.MaterializeResult(
