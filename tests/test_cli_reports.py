@@ -85,7 +85,9 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
 
     prepare_dagster_home()
     instance = dg.DagsterInstance.get()
-    for name in repro.profile_studies(repro.FULL):
+    from studies.catalogue import chapter_studies
+
+    for name in repro.profile_studies(repro.FULL) + chapter_studies(repro.FULL.name):
         for pk in STUDY_PARTITION_KEYS[name]:
             instance.report_runless_asset_event(
                 dg.AssetMaterialization(asset_key=study_asset_name(name), partition=pk)

@@ -144,10 +144,12 @@ def test_reproduce_quick_leaves_the_study_partitions_materialized(
     riskaware quick study; Harmony's rows have their own tests)."""
     from pipelines.cli import main
     from pipelines.cli import run as run_cli
+    from studies import catalogue
     from studies import reproduction as repro
 
     name = "repro-riskaware-quick"
     monkeypatch.setattr(repro, "profile_studies", lambda pr: [name])
+    monkeypatch.setattr(catalogue, "chapter_studies", lambda profile: [])  # one small study only
     monkeypatch.setattr(run_cli, "run_harmony", lambda study, show=True: True)
     assert main(["reproduce", "--quick", "--workers", "2"]) == 0
     scs = study(name)
