@@ -206,7 +206,7 @@ class Soak:
 
         rng = self.rng
         # ``defer`` and ``ias-forecast`` read a grid signal, which `varcap simulate` has no option to pass (a
-        # one-line refusal, tested in test_cli_strict); the soak draws the policies a CLI user can run
+        # one-line refusal; defer's is tested in test_cli_strict); the soak draws the policies a CLI user can run
         policy = rng.choice([p for p in available() if p not in ("defer", "ias-forecast")])
         cph = rng.choice(PERIODS) if rng.random() < 0.4 else round(rng.uniform(0.25, 40.0), 3)
         machines, seed = rng.randint(3, 10), rng.randint(0, 10_000)
