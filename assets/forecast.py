@@ -27,7 +27,12 @@ CARBON_UNIT = "gCO2eq/kWh"
 
 class ForecastConfig(dg.Config):
     series: list[str] = Field(
-        ["CAISO:electricitymaps:2024-04", "ERCOT:electricitymaps:2024-04", "GB:electricitymaps:2024-04"],
+        [
+            "CAISO:electricitymaps:2024-04",
+            "ERCOT:electricitymaps:2024-04",
+            "GB:electricitymaps:2024-04",
+            "MISO:eia930:2022-04",  # the third grid of carbon-defer and carbon-ias-forecast
+        ],
         description="GRID:SOURCE:YYYY-MM months of core_grid_carbon to forecast (every hour of the month "
         "is an issue instant)",
     )
@@ -173,7 +178,7 @@ def _summary(errs: pl.DataFrame) -> pl.DataFrame:
     pool=POOL,
     kinds={"duckdb", "statsmodels"},
     deps=["core_grid_carbon", "core_grid_marginal"],
-    code_version="1",
+    code_version="2",
     description="As-of forecasts of hourly carbon intensity (oracle, persist24, profile7d, sarimax; "
     "sim/forecast.py) for the configured grid months, and WattTime's issued CAISO_NORTH forecasts; "
     "MAPE/MAE per horizon in the metadata.",

@@ -270,6 +270,14 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
     ),
     Chapter(
+        "beyond_carbon",
+        "Beyond the seeds — carbon a scheduler could really have known (issue #27)",
+        "As-of forecast error per horizon; deferral savings with an oracle against honest forecasts per grid "
+        "(95 % intervals); ias-forecast against ias and ff on CAISO, ERCOT, MISO; carbon of killed work.",
+        ("core_grid_carbon", "core_grid_marginal", "core_grid_forecast", "out_study_results"),
+        ("carbon-defer", "carbon-ias-forecast", "repro-grids"),
+    ),
+    Chapter(
         "beyond_preemption",
         "Beyond the seeds — real preemption on spot pools",
         "Issue #28: FF's waste on three AWS spot availability traces vs matched random walks; IAS without a "
@@ -404,6 +412,18 @@ def _chapter_deps(ch: Chapter) -> list[str | dg.AssetDep]:
     return [*ch.tables, *profile_study_deps(ch.studies)]
 
 
+def chapter_study_ids(ch: Chapter, profile: str) -> dict[str, list[str]]:
+    """Per study of ``ch`` outside the reproduction (``studies.catalogue.CHAPTER_STUDIES``), the scenario ids
+    of its ``profile`` study: how the notebook picks that study's rows of ``out_study_results``."""
+    from studies.catalogue import CHAPTER_STUDIES, study
+
+    return {
+        base: [s.id for s in study(repro.study_name(base, repro.PROFILES[profile]))]
+        for base in ch.studies
+        if base in CHAPTER_STUDIES
+    }
+
+
 def report_asset(ch: Chapter) -> dg.AssetsDefinition:
     @dg.asset(
         name=f"report_{ch.name}",
@@ -425,6 +445,7 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         params = {
             "profile": context.partition_key if ch.profiled else "auto",
             **({"paper": repro.FIGURES[ch.name]} if ch.name in repro.FIGURES else {}),
+            **({"study_ids": chapter_study_ids(ch, context.partition_key)} if ch.profiled else {}),
         }
         try:
             ex = execute_notebook(nb, reports_dir(), Path(duckdb.database), params, config.timeout_s)

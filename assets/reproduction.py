@@ -65,12 +65,14 @@ def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
     partitions_def=PROFILE_PARTITIONS,
     deps=["out_sim_inputs", *profile_study_deps(list(repro.study_builders()))],  # + the chapters' studies
     code_version="1",
-    description="The reproduction studies' rows of out_sim_results for one profile (partition quick or "
-    "full), read from the runs of exactly that profile's study partitions: what the chapter reports read.",
+    description="The reproduction studies' (and the chapters' studies, studies.reproduction.CHAPTER_STUDY_BUILDERS) "
+    "rows of out_sim_results for one profile (partition quick or full), read from the runs of exactly that "
+    "profile's study partitions: what the chapter reports read.",
 )
 def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     pr = _profile(context)
     ids = [s.id for s in repro.profile_scenarios(pr)]
+    ids = list(dict.fromkeys(ids))
     found, problems = sweep.scan_runs(ids)
     for msg in problems:
         context.log.warning(msg)

@@ -3,12 +3,17 @@ run — no engine changes, for every policy.
 
 **Power model** (:class:`PowerModel`): a machine draws ``idle_w + (busy_w − idle_w) × u`` with ``u`` the
 fraction of its cores in use — the linear model of Fan, Weber & Barroso, "Power provisioning for a
-warehouse-sized computer", ISCA 2007 §4.1 (measured within a few % of real servers), whose servers idled at
-about half of their busy power; ``busy_w`` = 250 W for a 24-core machine is an assumption of this module
-(no seed states a wattage), ``idle_w`` = 50 % of it after Fan et al. An *attempt* of ``c`` cores on a machine
-of ``C`` cores is charged its share of the whole machine, ``c / C × busy_w`` (idle power shared by cores in
-use); the run's ``energy_kwh`` is the facility's: idle power of every machine alive plus the dynamic power of
-every attempt.
+warehouse-sized computer", ISCA 2007 §4.1. Its two parameters are a published SPECpower_ssj2008 result:
+``power_ssj2008-20120306-00434`` (https://www.spec.org/power_ssj2008/results/res2012q1/power_ssj2008-20120306-00434.html,
+Dell PowerEdge R620, 2 × Intel Xeon E5-2670, 16 cores / 32 threads), "Average Active Power" 54.1 W at
+active idle and 243 W at the 100 % target load (figures as transcribed, with that result's URL, in AtLarge
+Research's OpenDC, ``MachineSpecs.kt`` of its radice experiments; the spec.org page itself was not
+re-read here). The simulated machines have 24 cores, the measured one 16 cores (32 threads): the wattage is
+that server's, not scaled. The same result's intermediate loads (126 W at 50 %) lie below the line between
+its endpoints (148.6 W), so the linear model overstates mid-load power by up to ~18 % of it. An *attempt*
+of ``c`` cores on a machine of ``C`` cores is charged its share of the whole machine, ``c / C × busy_w``
+(idle power shared by cores in use); the run's ``energy_kwh`` is the facility's: idle power of every
+machine alive plus the dynamic power of every attempt.
 
 **Carbon**: ``gco2`` integrates power × the hourly intensity (gCO2eq/kWh) at each instant. Without a signal
 the carbon metrics are NaN. Deferral metrics compare each completed job's attempts with the same job run
@@ -28,10 +33,11 @@ _KILLED, _COMPLETED = 1, 0  # attempt outcomes (sim.metrics.ATT_*)
 
 @dataclass(frozen=True)
 class PowerModel:
-    """Machine power, watts: idle and fully busy (sources in the module docstring)."""
+    """Machine power, watts: active idle and fully busy — SPECpower_ssj2008 result
+    power_ssj2008-20120306-00434 (Dell PowerEdge R620; source and caveats in the module docstring)."""
 
-    idle_w: float = 125.0
-    busy_w: float = 250.0
+    idle_w: float = 54.1
+    busy_w: float = 243.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.idle_w <= self.busy_w or self.busy_w <= 0:

@@ -21,6 +21,7 @@ minimizes the forecast mean over the job's run.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -77,7 +78,18 @@ def forecast_matrix(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows (no history) stay NaN
             return np.nanmean(vals, axis=2)
-    return _sarimax(y, iss, horizon, window_h, refit_every_h)
+    key = (hashlib.sha1(y.tobytes()).hexdigest(), hashlib.sha1(iss.tobytes()).hexdigest(), horizon,
+           window_h, refit_every_h)  # fmt: skip
+    if key not in _SARIMAX_CACHE:
+        while len(_SARIMAX_CACHE) >= 8:
+            _SARIMAX_CACHE.pop(next(iter(_SARIMAX_CACHE)))
+        _SARIMAX_CACHE[key] = _sarimax(y, iss, horizon, window_h, refit_every_h)
+    return _SARIMAX_CACHE[key].copy()
+
+
+#: SARIMAX forecasts by (series, issues, settings): a sweep process runs many scenarios on one grid month,
+#: and the weekly fits (seconds each) are the same for all of them
+_SARIMAX_CACHE: dict[tuple, np.ndarray] = {}
 
 
 def _sarimax(y: np.ndarray, iss: np.ndarray, horizon: int, window_h: int, refit_every_h: int) -> np.ndarray:

@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from studies import carbon, reproduction
+from studies import reproduction
 from studies.scenarios import SWEEP_STUDIES, Scenario
 
 #: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
 STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
-STUDIES["carbon-defer"] = carbon.carbon_defer  # issue #27 (studies/carbon)
-# issue #28: spot-real and spot-real-quick come with the reproduction studies (CHAPTER_STUDY_BUILDERS)
+# the chapters' studies beyond the seeds (carbon-defer, carbon-ias-forecast, spot-real, each with its -quick
+# profile) come with the reproduction studies: studies.reproduction.CHAPTER_STUDY_BUILDERS
+
+#: base names of the studies outside the reproduction that a chapter reads (``assets.reports.Chapter.studies``):
+#: ``varcap run`` simulates their ``<base>-quick`` study, ``varcap reproduce`` their ``<base>`` study; their rows
+#: join the reproduction studies' in ``out_study_results`` (per profile)
+CHAPTER_STUDIES: list[str] = list(reproduction.CHAPTER_STUDY_BUILDERS)
+
+
+def chapter_studies(profile: str) -> list[str]:
+    """The catalogue names of :data:`CHAPTER_STUDIES` in ``profile`` (``quick`` or ``full``)."""
+    return [reproduction.study_name(b, reproduction.PROFILES[profile]) for b in CHAPTER_STUDIES]
 
 
 def study(name: str) -> list[Scenario]:

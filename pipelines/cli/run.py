@@ -134,7 +134,7 @@ def quick_studies(everything: bool = False) -> list[str]:
     from studies import reproduction as repro
     from studies.catalogue import study
 
-    names = repro.profile_studies(repro.QUICK)
+    names = repro.profile_studies(repro.QUICK)  # the chapters' studies too
     if everything:
         return names
     return [n for n in names if not any(s.policy in SLOW_POLICIES for s in study(n))]

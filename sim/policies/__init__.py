@@ -42,6 +42,7 @@ _REGISTRY: dict[str, Policy] = {}
 _FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
 _MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "slacksched_heartbeat", "target", "capsched")
 _MODULES += ("defer",)  # issue #27
+_MODULES += ("ias_forecast",)  # issue #27: ias-forecast
 
 
 def register(policy: Policy) -> Policy:

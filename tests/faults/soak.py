@@ -205,9 +205,9 @@ class Soak:
         from sim.workloads import zipf_workload
 
         rng = self.rng
-        # ``defer`` reads a grid signal, which `varcap simulate` has no option to pass (its one-line refusal
-        # is tested in test_cli_strict); the soak draws the policies a CLI user can run
-        policy = rng.choice([p for p in available() if p != "defer"])
+        # ``defer`` and ``ias-forecast`` read a grid signal, which `varcap simulate` has no option to pass (a
+        # one-line refusal; defer's is tested in test_cli_strict); the soak draws the policies a CLI user can run
+        policy = rng.choice([p for p in available() if p not in ("defer", "ias-forecast")])
         cph = rng.choice(PERIODS) if rng.random() < 0.4 else round(rng.uniform(0.25, 40.0), 3)
         machines, seed = rng.randint(3, 10), rng.randint(0, 10_000)
         skew = rng.choice((1.1, 1.5, 2.0))
