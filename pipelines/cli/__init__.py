@@ -191,6 +191,27 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _terminable_children() -> None:
+    """Keep SIGTERM able to end this process's children when it was started with SIGINT ignored (``cmd &``
+    in a script, ``nohup``, CI). Dagster maps SIGTERM to SIGINT's disposition when a run on the main thread
+    ends, so an ignored SIGINT became an ignored SIGTERM, inherited by every subprocess started afterwards:
+    the ``tail -F`` that mirrors each later run's step logs then outlived ``terminate()`` and every in-process
+    run waited 2 × 30 s for it (and leaked it). A Python handler is not inherited across ``exec``: SIGINT
+    stays ignored here, SIGTERM interrupts like Ctrl-C would."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return
+
+    def _handler(signo: int, frame: object) -> None:
+        if signo == signal.SIGTERM:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, _handler)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
     input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
@@ -201,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pipelines.cli.common import line_progress, restore_progress
 
     previous = line_progress()  # off a terminal (make run's log, a pipe): progress bars print line by line
+    _terminable_children()
     try:
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
