@@ -142,6 +142,33 @@ def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
 
 
 @njit(cache=True)
+def _add_claim(
+    claim_end: np.ndarray,
+    claim_cores: np.ndarray,
+    nclaim: np.ndarray,
+    claimed: np.ndarray,
+    node: int,
+    end: float,
+    c: float,
+) -> bool:
+    """Record a waiting task's claim of ``c`` cores on ``node`` until ``end`` (claims kept sorted by end);
+    False, recording nothing, when the node's claim table is full."""  # fmt: skip
+    k = nclaim[node]
+    if k == claim_end.shape[1]:
+        return False
+    i = k
+    while i > 0 and claim_end[node, i - 1] > end:
+        claim_end[node, i] = claim_end[node, i - 1]
+        claim_cores[node, i] = claim_cores[node, i - 1]
+        i -= 1
+    claim_end[node, i] = end
+    claim_cores[node, i] = c
+    nclaim[node] = k + 1
+    claimed[node] += c
+    return True
+
+
+@njit(cache=True)
 def cost_scan(
     tree,
     size,
@@ -192,19 +219,9 @@ def cost_scan(
         if best >= 0 and best_a == 0.0:
             return p, best
         if best >= 0 and np.isfinite(best_cost):
-            k = nclaim[best]
-            if k == claim_end.shape[1]:
-                return p, -2
             end = t + best_a + d
-            i = k
-            while i > 0 and claim_end[best, i - 1] > end:
-                claim_end[best, i] = claim_end[best, i - 1]
-                claim_cores[best, i] = claim_cores[best, i - 1]
-                i -= 1
-            claim_end[best, i] = end
-            claim_cores[best, i] = c
-            nclaim[best] = k + 1
-            claimed[best] += c
+            if not _add_claim(claim_end, claim_cores, nclaim, claimed, best, end, c):
+                return p, -2
         p += 1
 
 
@@ -445,19 +462,9 @@ def cost_scan_fast(
         if best >= 0 and best_a == 0.0:
             return p, best
         if best >= 0 and np.isfinite(best_cost):
-            k = nclaim[best]
-            if k == claim_end.shape[1]:
-                return p, -2
             end = t + best_a + d
-            i = k
-            while i > 0 and claim_end[best, i - 1] > end:
-                claim_end[best, i] = claim_end[best, i - 1]
-                claim_cores[best, i] = claim_cores[best, i - 1]
-                i -= 1
-            claim_end[best, i] = end
-            claim_cores[best, i] = c
-            nclaim[best] = k + 1
-            claimed[best] += c
+            if not _add_claim(claim_end, claim_cores, nclaim, claimed, best, end, c):
+                return p, -2
             built[best] = False
             if end < key[best]:  # cannot happen (a ≥ key − t, d > 0); kept so the order stays a bound
                 order, key = _wait_order(free, ends, count, claim_end, nclaim)
