@@ -14,6 +14,18 @@ _qt_first_le = compiled()["_qt_first_le"]
 
 
 @njit(cache=True)
+def _eq1_counts(cum, n, lo, hi, e, d, ps_m):
+    """Eq. 1's arithmetic from the counts of samples ``≤ e`` (``lo``) and ``≤ e + d`` (``hi``) of ``n``: the one
+    body of :func:`_eq1` and :func:`_eq1f`, which differ only in how they count."""
+    se = (n - lo) / n
+    sed = (n - hi) / n
+    change = 1.0 - sed / se if se > 0 else 0.0
+    p = 1.0 - ps_m * change
+    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e if hi > lo else d / 2.0
+    return p, w
+
+
+@njit(cache=True)
 def _eq1(xs, cum, e, d, ps_m):
     """Eq. 1 for a node of elapsed time ``e`` and a job of duration ``d``: completion probability ``p`` and
     expected waste ``w`` (``d/2`` if no sample falls in ``(e, e + d]``), from sorted samples ``xs`` (non-empty)
@@ -22,12 +34,7 @@ def _eq1(xs, cum, e, d, ps_m):
     n = xs.size
     lo = np.searchsorted(xs, e, side="right")
     hi = np.searchsorted(xs, e + d, side="right")
-    se = (n - lo) / n
-    sed = (n - hi) / n
-    change = 1.0 - sed / se if se > 0 else 0.0
-    p = 1.0 - ps_m * change
-    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e if hi > lo else d / 2.0
-    return p, w
+    return _eq1_counts(cum, n, lo, hi, e, d, ps_m)
 
 
 @njit(cache=True)
@@ -315,12 +322,7 @@ def _eq1f(xs, cum, e, d, ps_m, start, x0, inv_h):
     n = xs.size
     lo = count_le(xs, e, start, x0, inv_h)
     hi = count_le(xs, e + d, start, x0, inv_h)
-    se = (n - lo) / n
-    sed = (n - hi) / n
-    change = 1.0 - sed / se if se > 0 else 0.0
-    p = 1.0 - ps_m * change
-    w = (cum[hi] - cum[lo]) / max(hi - lo, 1) - e if hi > lo else d / 2.0
-    return p, w
+    return _eq1_counts(cum, n, lo, hi, e, d, ps_m)
 
 
 @njit(cache=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +14,7 @@ from sim.engine import use_engine
 from sim.engine.queue import _front_best, _front_build, _front_drop
 from sim.policies import get_policy
 from sim.problem import Platform, Problem, run_first_fit
+from tests.test_sim_engine import frame
 
 INF = np.inf
 
@@ -56,17 +56,6 @@ def test_frontier_answers_like_a_scan_through_drops(data) -> None:
         _front_drop(front, m, free[m], ma4, msize)
 
 
-def _frame(jobs: list[tuple[int, int, float]]) -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "job_id": [f"j{i}" for i in range(len(jobs))],
-            "submit_s": [float(j[0]) for j in jobs],
-            "duration_s": [float(j[1]) for j in jobs],
-            "cores": [float(j[2]) for j in jobs],
-        }
-    )
-
-
 @st.composite
 def instances(draw):
     """A few machines of 4 cores, fractional-core jobs mostly longer than the 4 s change period (H4's
@@ -92,7 +81,7 @@ def instances(draw):
 def _runs(machines, horizon, jobs, cap, policy):
     ts = sorted(cap)
     trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 4.0)
-    problem = Problem.build(_frame(jobs), Platform(machines, 4.0), trace, float(horizon), check=True)
+    problem = Problem.build(frame(jobs), Platform(machines, 4.0), trace, float(horizon), check=True)
     if policy == "oracle":  # the interval-end bound prunes by the same frontier
         from sim.engine import PRED_ORACLE, Admission
         from sim.policies.oracle import interval_ends_csr

@@ -13,7 +13,8 @@ from sim.problem import Platform, Problem, run_first_fit
 from tests.reference_sim import reference
 
 
-def frame(jobs: list[tuple[int, int, int]]) -> pl.DataFrame:
+def frame(jobs: list[tuple[float, float, float]]) -> pl.DataFrame:
+    """A jobs table from ``(submit_s, duration_s, cores)`` tuples."""
     return pl.DataFrame(
         {
             "job_id": [f"j{i}" for i in range(len(jobs))],
