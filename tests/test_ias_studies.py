@@ -45,6 +45,20 @@ def test_ch6_runs_both_readings_of_h1_and_of_algorithm_5_on_every_workload() -> 
     assert _ias_goodput("zipf-1.3")(pr, runs)["h1=p90"] == pytest.approx([1.0] * 3)
 
 
+def test_full_profile_runs_algorithm_5_as_printed_where_the_text_prints_goodput() -> None:
+    from studies.thesis.ias import _ias_cut
+    from studies.thesis.scenarios import ZIPFS, ch6_scenarios
+
+    pr = PROFILES["full"]
+    sc = ch6_scenarios(pr)
+    lit = {wl for (wl, key, _r) in sc if key == "ias-literal"}
+    assert lit == {"zipf-1.5", "azure"} == set(pr.ch6_literal_workloads)
+    assert all((wl, "ias-p90", 4) in sc for wl in (*ZIPFS, "azure"))  # H1's readings still everywhere
+    runs = _fake_runs(sc, lambda k: 100 if k[1] == "ff" else 10, lambda k: 0.5)
+    assert set(_ias_cut("zipf-1.8")(pr, runs)) == {"default", "h1=p90"}  # no empty literal row
+    assert "h4=literal (Alg. 5 as printed)" in _ias_cut("zipf-1.5")(pr, runs)
+
+
 @pytest.mark.parametrize("profile", ["quick", "full"])
 def test_ias_robustness_grid(profile: str) -> None:
     from studies.catalogue import study
