@@ -456,6 +456,16 @@ def stop_pool(wait: bool = True) -> None:
         _POOL.popitem()[1].shutdown(wait=wait, cancel_futures=True)
 
 
+def _kill_pool(ex: Any) -> None:
+    """End ``ex``'s worker processes now and shut it down without waiting. On Ctrl-C or SIGTERM a
+    running scenario (minutes at full size) must not hold the exit: ``shutdown`` alone, and the
+    interpreter's exit hook that joins every pool, wait for the running scenarios to finish."""
+    for p in list((getattr(ex, "_processes", None) or {}).values()):
+        if p.is_alive():
+            p.kill()
+    ex.shutdown(wait=False, cancel_futures=True)
+
+
 def run_many(
     scenarios: list[Scenario],
     workers: int,
@@ -513,6 +523,7 @@ def run_many(
             ex = started or _new_pool(min(workers, len(pending)))
             retry: list[Scenario] = []
             broken: list[tuple[Scenario, BaseException]] = []
+            interrupted = False
             try:
                 futs = {ex.submit(_run_params, sc.params(), timeout, marks): sc for sc in pending}
                 for f in as_completed(futs):
@@ -530,8 +541,15 @@ def run_many(
                     else:  # a neighbour's worker ended: run it again on new processes
                         crashes[sc.id] = crashes.get(sc.id, 0) + (0 if timed_out else 1)
                         retry.append(sc)
+            except BaseException as e:  # Ctrl-C, SIGTERM (as KeyboardInterrupt): end the workers now
+                if not isinstance(e, Exception):
+                    interrupted = True
+                    _kill_pool(ex)
+                    if _POOL.get(workers) is ex:
+                        del _POOL[workers]
+                raise
             finally:
-                if started is None or retry:
+                if (started is None or retry) and not interrupted:
                     ex.shutdown(wait=not broken, cancel_futures=True)
                 if retry and started is not None:
                     _POOL.pop(workers, None)

@@ -159,3 +159,54 @@ def test_workers_die_with_their_parent_on_kill_9(tmp_path: Path) -> None:
         for w in [parent.pid, *workers]:  # only what this test started, if still there
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+_INTERRUPTED = """
+import signal, sys
+from studies import sweep
+from studies.catalogue import study
+from studies.scenarios import Scenario
+
+def _stop(signo, frame):
+    raise KeyboardInterrupt  # what `varcap` does with SIGTERM (pipelines.cli._terminable_children)
+
+signal.signal(signal.SIGTERM, _stop)
+cap = study("smoke")[0].capacity
+long = [Scenario("zipf-1.5", cap, "slacksched", machines=600, horizon_days=60.0, seed=s) for s in (0, 1)]
+sweep.start_pool(2, long)
+ex = sweep._POOL[2]
+[f.result() for f in [ex.submit(sweep._ready, ()) for _ in range(4)]]
+print(" ".join(str(p) for p in ex._processes), flush=True)
+try:
+    sweep.run_many(long, 2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_an_interrupted_sweep_ends_its_running_scenarios_at_once(tmp_path: Path) -> None:
+    """Ctrl-C / SIGTERM during two scenarios of minutes each: the sweep's process exits within seconds and
+    its workers with it. Before, it printed "interrupted" and then waited for both scenarios to finish (the
+    interpreter's exit hook joins every process pool): a full ``varcap reproduce`` hung for minutes."""
+    workers: list[int] = []
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "VARCAP_HOME": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = parent.stdout.readline() if parent.stdout else ""
+        workers = [int(x) for x in line.split()]
+        assert len(workers) == 2 and all(_alive(w) for w in workers), line
+        time.sleep(3)  # both scenarios are running
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 130
+        assert parent.stdout is not None and parent.stdout.read().strip() == "interrupted"
+        assert not any(_alive(w) for w in workers), "workers outlived the interrupted sweep"
+    finally:
+        for w in [parent.pid, *workers]:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
