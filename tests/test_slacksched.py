@@ -98,8 +98,12 @@ def _compiled_scans(ss):
     from sim.harvest import place_oracle, scan_oracle
     from sim.policies.slacksched import SlackSched
 
-    pol = SlackSched("slacksched", True)
-    return [("oracle", place_oracle, scan_oracle), ("slacksched", pol.placement(ss), pol.scan(ss))]
+    pol, nd = SlackSched("slacksched", True), SlackSched("slacksched-nodelay", False)
+    return [
+        ("oracle", place_oracle, scan_oracle),
+        ("slacksched", pol.placement(ss), pol.scan(ss)),
+        ("slacksched-nodelay", nd.placement(ss), nd.scan(ss)),
+    ]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
