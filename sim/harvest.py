@@ -540,17 +540,19 @@ class Cluster:
     def on_instant_end(self, loop: Loop, t: float) -> None:
         """One pass over the queue front to back; then the capacity step and the invariant check."""
         if self._qlen:
+            from sim.passes import max_free  # free().max(), compiled
+
             self.pass_no += 1
             self._reset_claims()
-            free = self.free()
-            top = 1e300 if self.full_pass else float(free.max())
+            top = 1e300 if self.full_pass else max_free(self.cap, self.used, self.accepting())
             scan = self.scan if self.scan is not None and not self.full_pass else Cluster._placement_scan
-            p, m = scan(self, t, 0, top)
+            # no queued job fits a node now: no placement would be asked (every scan returns (-1, -1))
+            p, m = scan(self, t, 0, top) if self._qtree[1] <= top else (-1, -1)
             while p >= 0:
                 self._start(int(self._qjob[p]), m, t)
                 self._dequeue(p)
                 if not self.full_pass:
-                    top = float(self.free().max())
+                    top = max_free(self.cap, self.used, self.accepting())
                 p, m = scan(self, t, p + 1, top)
         if self._cap_dirty:
             loop.record_capacity(t, float(self.cap[self.allocated].sum()))

@@ -55,6 +55,47 @@ def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
 
 
 @njit(cache=True)
+def max_free(cap, used, accept):
+    """The most free cores of a node, −1 for nodes taking no jobs: ``Cluster.free().max()``, the same value."""
+    top = -np.inf
+    for m in range(cap.size):
+        f = cap[m] - used[m] if accept[m] else -1.0
+        if f > top:
+            top = f
+    return top
+
+
+@njit(cache=True)
+def nodelay_scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
+                 modelled, t):  # fmt: skip
+    """``slacksched-nodelay``'s schedule pass, compiled: from queue position ``p`` on, the first queued job
+    needing at most ``top`` cores (the caller's most free cores of a node) for which some node taking jobs
+    has room now, as ``(position, node)``; ``(-1, -1)`` if none. The node is the first with room if not
+    ``modelled``, else :func:`most_likely_to_complete`'s: the choices of
+    :meth:`sim.policies.slacksched.SlackSched.placement` asked about the same jobs, with the same
+    arithmetic (free cores, elapsed times and shrink probabilities as :func:`_node_state`)."""
+    free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
+    mx, any_node = -np.inf, False  # the most free cores of a node taking jobs
+    for m in range(free.size):
+        if free[m] >= 0:
+            any_node = True
+            if free[m] > mx:
+                mx = free[m]
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        j = qjob[p]
+        c = cores[j]
+        if any_node and not mx < c:
+            if not modelled:
+                for m in range(free.size):
+                    if free[m] >= 0 and free[m] >= c:
+                        return p, m
+            return p, most_likely_to_complete(free, c, duration[j], elapsed, ps, xs, cum)
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@njit(cache=True)
 def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
     """Eq. 2 for one node (finite waiting ``a``, elapsed ``e``): :func:`expected_completion`'s arithmetic."""
     if not modelled:

@@ -98,8 +98,12 @@ def _compiled_scans(ss):
     from sim.harvest import place_oracle, scan_oracle
     from sim.policies.slacksched import SlackSched
 
-    pol = SlackSched("slacksched", True)
-    return [("oracle", place_oracle, scan_oracle), ("slacksched", pol.placement(ss), pol.scan(ss))]
+    pol, nd = SlackSched("slacksched", True), SlackSched("slacksched-nodelay", False)
+    return [
+        ("oracle", place_oracle, scan_oracle),
+        ("slacksched", pol.placement(ss), pol.scan(ss)),
+        ("slacksched-nodelay", nd.placement(ss), nd.scan(ss)),
+    ]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -474,3 +478,19 @@ def test_heartbeat_serves_jobs_in_order_or_the_shortest_task_by_scope() -> None:
         first[scope] = dict(zip(r.jobs["job_id"], r.jobs["first_start_s"], strict=True))
     assert first["job"]["X"] == 100.0 and first["job"]["Y"] == 1100.0
     assert first["queue"]["Y"] == 100.0 and first["queue"]["X"] == 150.0
+
+
+_cores = hst.one_of(hst.sampled_from([0.0, 0.1, 0.2, 0.3, 1.0 / 3.0, 24.0]), hst.floats(0.0, 48.0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=hst.lists(hst.tuples(_cores, _cores, hst.booleans()), min_size=1, max_size=12))
+def test_compiled_max_free_is_the_clusters_most_free_cores(rows) -> None:
+    """The harvest loop's compiled ``max_free`` (the pass skip's test) is ``Cluster.free().max()``
+    exactly: free cores ``cap − used`` where a node takes jobs, −1 elsewhere (rounded sums included)."""
+    from sim.passes import max_free
+
+    cap = np.array([r[0] for r in rows])
+    used = np.array([r[0] - r[1] if r[1] <= r[0] else r[1] for r in rows])
+    accept = np.array([r[2] for r in rows])
+    assert max_free(cap, used, accept) == float(np.where(accept, cap - used, -1.0).max())

@@ -145,13 +145,30 @@ class SlackSched(Dispatched):
         return place
 
     def scan(self, params: SlackSchedParams, fast: bool = True):
-        """The waiting variant's compiled pass (:func:`sim.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
-        queued jobs; with fewer, ``reserve`` or ``fast=False``, :func:`sim.passes.cost_scan`: the same
-        choices); ``None`` for NoDelay."""
-        if not self.delay:
-            return None
-
+        """The compiled pass: the waiting variant's :func:`sim.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
+        queued jobs (with fewer, ``reserve`` or ``fast=False``, :func:`sim.passes.cost_scan`: the same
+        choices); NoDelay's :func:`sim.passes.nodelay_scan` (the choices of its placement)."""
         cache: dict = {"pass": -1, "xs": None}
+        if not self.delay:
+
+            def scan_nodelay(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
+                from sim.passes import nodelay_scan
+
+                if cl._qtree[1] > top:  # no queued job fits any node now
+                    return -1, -1
+                if cache["pass"] != cl.pass_no:  # the model changes only between passes
+                    xs, cum = cl.history.sorted_samples(t)
+                    if xs is not cache["xs"]:  # a new change was recorded (or the window moved)
+                        cache.update({"xs": xs, "cum": cum, "ps2": cl.history.p_shrink_table()})
+                    cache["pass"] = cl.pass_no
+                xs = cache["xs"]
+                return nodelay_scan(
+                    cl._qtree, cl._qsize, p, top, cl._qjob, cl.cores, cl.duration, cl.cap, cl.used,
+                    cl.accepting(), cl.last_change, cl.last_dir, cache["ps2"], xs, cache["cum"],
+                    xs.size >= params.min_samples, t,
+                )  # fmt: skip
+
+            return scan_nodelay
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
             from sim.passes import cost_scan, cost_scan_fast, search_table
