@@ -111,6 +111,9 @@ def simulate(
     problem = Problem.build(
         jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants, checkpoint
     )
+    # the problem holds what the run needs: a caller that handed its frame over (``varcap simulate``) frees
+    # its columns for the run (issue #30: the Borg-scale peak RSS)
+    del jobs, jobs_df
     if carbon is not None:
         problem = replace(problem, carbon=carbon)
     pol = get_policy(policy)

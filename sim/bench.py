@@ -528,13 +528,17 @@ def run_simulate_process(argv: list[str]) -> dict:
 def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | None) -> list[dict]:
     """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
     8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
-    whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included).
+    whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included),
+    after one ``varcap warm`` (not measured) as ``make install`` runs it.
     Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
     if the file has them (docs/simulator.md), else the whole file."""
     import json
     import os
 
     rows = []
+    # as after `make install`: every compiled path cached first (`varcap warm`), so no row pays for
+    # compiling (a Target* row first after an edit compiled its hooks: ~12 CPU s, +140 MB; issue #30)
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "warm"], check=True, stdout=subprocess.DEVNULL)
     load = os.getloadavg()[0]
     for n in sizes:
         path, horizon = scale_inputs(n, out_dir)
@@ -558,8 +562,8 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
     lines = [
         f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}`"
         f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
-        " `varcap simulate` process per row on a parquet jobs file, its own CPU s (user + sys: start-up,"
-        " reading, warm-cache check, simulating, writing) and peak RSS.",
+        " `varcap simulate` process per row on a parquet jobs file after one `varcap warm`, its own CPU s"
+        " (user + sys: start-up, reading, warm-cache check, simulating, writing) and peak RSS.",
         "",
         "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",

@@ -219,10 +219,13 @@ def compute_metrics(
     goodput, wasted, inflight = frac(done_cs), frac(wasted_cs), frac(inflight_cs)
     sel = (submit_s >= a) & ((submit_s < b) | (b >= horizon_s))  # a window to the horizon keeps later jobs
     n = int(sel.sum())
-    sub, dur = submit_s[sel], duration_s[sel]
-    fs, end = out.first_start_s[sel], out.end_s[sel]
+    if n == sel.size:  # every job (the usual window): the arrays themselves, not copies (peak RSS)
+        sub, dur, fs, end, st = submit_s, duration_s, out.first_start_s, out.end_s, out.status
+    else:
+        sub, dur = submit_s[sel], duration_s[sel]
+        fs, end, st = out.first_start_s[sel], out.end_s[sel], out.status[sel]
     started = (fs >= 0) & (fs < b)
-    jdone = (out.status[sel] == COMPLETED) & (end <= b)
+    jdone = (st == COMPLETED) & (end <= b)
     lat = fs[started] - sub[started]
     stretch = (end[jdone] - sub[jdone]) / dur[jdone]
     # seed 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving

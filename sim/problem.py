@@ -139,6 +139,19 @@ def _unsort(order: np.ndarray, arr: np.ndarray) -> np.ndarray:
     return out
 
 
+def in_submit_order(order: np.ndarray) -> bool:
+    """Whether the engine order is the input order (jobs already sorted by submit time)."""
+    return bool(np.all(order[1:] > order[:-1])) and (order.size == 0 or order[0] == 0)
+
+
+def _engine_order(order: np.ndarray, sorted_: bool, arr: np.ndarray) -> np.ndarray:
+    """``arr`` (input order) in engine order: itself when the jobs are already sorted and it is a writable
+    C array (the kernel reads it as is; a read-only one would be copied by the engine anyway), else a copy."""
+    if sorted_ and arr.flags.writeable and arr.flags.c_contiguous:
+        return arr
+    return arr[order]
+
+
 def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
     """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
     with the work column (checkpointing runs)."""
@@ -180,19 +193,21 @@ def run_first_fit(
     """Run the compiled First-Fit engine and return outputs in input row order.
 
     ``admission`` arrays are given in input row order; they are reordered for the engine here."""
+    o = problem.order
+    # jobs already in submit order (the usual case): the arrays themselves, not copies (issue #30: the
+    # copies were ~25 MB of the Borg-scale run's peak), and outputs are not permuted back
+    srt = in_submit_order(o)
     if admission is not None:
-        o = problem.order
         admission = Admission(
             **{
                 **admission.__dict__,
                 **{
-                    k: getattr(admission, k)[o]
+                    k: _engine_order(o, srt, getattr(admission, k))
                     for k in ("job_lo", "job_hi", "jflag")
                     if getattr(admission, k) is not None
                 },
             }
         )
-    o = problem.order
     cap = problem.capacity
     per_machine = isinstance(cap, MachineCapacityTrace)
     if per_machine and admission is not None:
@@ -201,10 +216,10 @@ def run_first_fit(
     cap_n = np.zeros(0, np.int64) if per_machine else cap.machines_alive
     events = (cap.time_s, cap.machine, cap.cores) if per_machine else None
     k = run_kernel(
-        problem.submit_s[o],
-        problem.duration_s[o],
-        problem.cores[o],
-        None if problem.memory_gb is None else problem.memory_gb[o],
+        _engine_order(o, srt, problem.submit_s),
+        _engine_order(o, srt, problem.duration_s),
+        _engine_order(o, srt, problem.cores),
+        None if problem.memory_gb is None else _engine_order(o, srt, problem.memory_gb),
         cap_t,
         cap_n,
         problem.platform.machines,
@@ -220,12 +235,13 @@ def run_first_fit(
         machine_events=events,
         checkpoint=problem.checkpoint_rows(),
     )
+    un = (lambda a: a) if srt else (lambda a: _unsort(o, a))  # the kernel's outputs are its own arrays
     out = EngineOutput(
-        _unsort(o, k.first_start_s),
-        _unsort(o, k.end_s),
-        _unsort(o, k.attempts),
-        _unsort(o, k.terminations_per_job),
-        _unsort(o, k.status),
+        un(k.first_start_s),
+        un(k.end_s),
+        un(k.attempts),
+        un(k.terminations_per_job),
+        un(k.status),
         k.completed_core_s,
         k.wasted_core_s,
         k.inflight_core_s,

@@ -17,13 +17,46 @@ import time
 from collections.abc import Callable
 
 # every policy whose engine path the warm-up exercises (one kernel signature serves them all today;
-# simulating each also loads their modules, so a policy that adds a compiled path is warmed too)
-WARM_POLICIES = ("ff", "ias", "oracle")
+# simulating each also loads their modules, so a policy that adds a compiled path is warmed too); the
+# Target* hooks are numba functions of their own (sim.policies.target): left out, the first Target* run
+# after `varcap warm` compiled them (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than
+# target-asap run after it; issue #30). SlackSched's (sim.passes) need a modelled history, which a 4-job
+# warm-up does not build: they compile on first use (a few seconds)
+WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s; issue #30)
 CHECK_POLICIES = ("ff",)
+
+
+#: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
+#: them (:func:`cold_hooks`)
+HOOK_MODULES = {"sim.policies.target": "target-asap"}
+
+
+def module_cached(name: str) -> bool:
+    """True if numba's on-disk cache holds any function of module ``name`` compiled from its current
+    source (numba keys each function's cache index by its source file's stamp: an edit makes them all
+    stale at once)."""
+    import importlib
+
+    mod = importlib.import_module(name)
+    for v in vars(mod).values():
+        f = getattr(getattr(v, "_cache", None), "_cache_file", None)
+        if f is None or getattr(v, "__module__", None) != name:
+            continue
+        try:
+            if f._load_index():
+                return True
+        except (AttributeError, OSError, EOFError, ValueError):
+            continue
+    return False
+
+
+def cold_hooks() -> tuple[str, ...]:
+    """The policies of :data:`HOOK_MODULES` whose module's numba functions are not cached."""
+    return tuple(p for m, p in HOOK_MODULES.items() if not module_cached(m))
 
 
 def kernel_cached() -> bool | None:

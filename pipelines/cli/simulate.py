@@ -115,10 +115,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
         ensure_warm(console.print)
     t0 = time.perf_counter()
-    with console.status(f"simulating {jobs.height:,} jobs with {args.policy} …"), warnings.catch_warnings():
+    n_jobs, handed = jobs.height, [jobs]
+    del jobs  # handed over: simulate drops the frame once its arrays are built (peak RSS, issue #30)
+    with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # jobs after the horizon: reported below
         r = simulate(
-            jobs,
+            handed.pop(),
             cap,
             args.machines,
             args.cores,
@@ -131,7 +133,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
     wall = time.perf_counter() - t0
     table = Table(
-        title=f"{args.policy} — {jobs.height:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
+        title=f"{args.policy} — {n_jobs:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
     )
     table.add_column("metric")
     table.add_column("value", justify="right")

@@ -58,6 +58,23 @@ def local_sweep_job(study_name: str):
     return defs.resolve_job_def(SWEEP_JOBS[study_name].name)
 
 
+#: uncached work (machine-days, every scenario with its machines given) that ``varcap sweep`` simulates in
+#: its own process rather than on pool workers: each worker is a fresh Python importing the simulator and
+#: loading the compiled kernel (and statsmodels for IAS), ~1.2 CPU s, while the smoke study's four
+#: 40-machine, 3-day scenarios (480 machine-days) simulate in ~0.2 s each (issue #30: a fresh clone's first
+#: smoke sweep took 11.3 CPU s on 2 workers, 8.9 in process, the cached one 5.3-5.6)
+IN_PROCESS_MACHINE_DAYS = 1_000.0
+
+
+def small_work(scenarios: list) -> bool:
+    """True if ``scenarios`` cost less to simulate in this process than pool workers cost to start: each
+    names its machines (a platform sized from its workload is not known before the workload is built) and
+    together they span at most :data:`IN_PROCESS_MACHINE_DAYS` machine-days."""
+    return all(sc.machines > 0 for sc in scenarios) and (
+        sum(sc.machines * sc.horizon_days for sc in scenarios) <= IN_PROCESS_MACHINE_DAYS
+    )
+
+
 def local_sweep_run_config(study_name: str, workers: int) -> dict:
     """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes; the
     results go to the current ``VARCAP_HOME``'s warehouse."""
@@ -122,6 +139,8 @@ def materialize_studies(
         from sim.warmup import ensure_warm
 
         ensure_warm(console.print)
+        if small_work(todo):  # a few tiny scenarios: simulated here, no worker start-up (issue #30)
+            workers = 1
         sweep.start_pool(workers, todo)  # they import the simulator (and its needs) while Dagster loads
     box: dict = {"success": True, "events": []}
     t0 = time.time()

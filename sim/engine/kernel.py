@@ -590,7 +590,9 @@ def _kernel(
     ts = np.empty((3, 1024))
     ts_n = 0
     killed = np.empty(n, np.int64)
-    alog = np.empty((n + 16, LOG_COLUMNS))
+    # room for two attempts a job: np.empty's untouched pages take no memory, and a log that doubled
+    # late in the run held the old and the new copy at once (the run's peak RSS; issue #30)
+    alog = np.empty((2 * n + 16, LOG_COLUMNS))
     an = 0
 
     si = 0

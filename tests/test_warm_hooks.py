@@ -1,0 +1,75 @@
+"""`varcap warm` also compiles Target*'s own numba functions (issue #30: Borg-scale target-stretch run first
+after `varcap warm` compiled them, ~12 CPU s and 140 MB of peak RSS more than target-asap run after it)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sim import warmup
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_cold_warm_up_covers_every_hook_module() -> None:
+    """A cold cache's warm-up (:func:`sim.warmup.warm`, all of WARM_POLICIES) compiles the hook modules."""
+    assert set(warmup.HOOK_MODULES.values()) <= set(warmup.WARM_POLICIES)
+    assert "sim.policies.target" in warmup.HOOK_MODULES
+
+
+def test_varcap_warm_compiles_cold_hooks_when_the_kernel_is_warm(monkeypatch, capsys) -> None:
+    from pipelines.cli.data import cmd_warm
+
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr(warmup, "ensure_warm", lambda *a: False)  # the kernel is warm …
+    monkeypatch.setattr(warmup, "cold_hooks", lambda: ("target-asap",))  # … Target*'s hooks are not
+    monkeypatch.setattr(warmup, "warm", lambda policies=(): ran.append(tuple(policies)) or 0.0)
+    assert cmd_warm(argparse.Namespace(force=False)) == 0
+    assert ran == [("target-asap",)]
+    assert "target-asap" in capsys.readouterr().out
+    monkeypatch.setattr(warmup, "cold_hooks", lambda: ())
+    ran.clear()
+    assert cmd_warm(argparse.Namespace(force=False)) == 0
+    assert ran == []  # all warm: nothing run
+
+
+_PROBE = """
+import sys
+from sim import warmup
+print(warmup.cold_hooks())
+if sys.argv[1] == "warm":
+    warmup.warm(warmup.cold_hooks())
+else:
+    import polars as pl
+    from sim.api import simulate
+    from sim.generators import random_walk
+    import sim.policies.target as T
+    jobs = pl.DataFrame({"job_id": [0, 1, 2], "submit_s": [0.0, 5.0, 9.0], "duration_s": [900.0, 60.0, 30.0],
+                         "cores": [2.0, 4.0, 1.0]})
+    simulate(jobs, random_walk(4, 3600.0, seed=0, changes_per_hour=4.0, step=0.25), 4, 4.0, 3600.0,
+             "target-stretch")
+    ds = [v for v in vars(T).values() if getattr(v, "__module__", "") == T.__name__ and hasattr(v, "stats")]
+    print(sum(len(d.stats.cache_misses) for d in ds), sum(len(d.stats.cache_hits) for d in ds))
+"""
+
+
+@pytest.mark.slow  # compiles Target*'s numba functions once in an empty cache: ~10-20 CPU s
+def test_target_runs_compile_nothing_after_the_hooks_warm_up(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+
+    def run(mode: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-c", _PROBE, mode], cwd=REPO, env=env, capture_output=True,
+                             text=True, timeout=900)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip().splitlines()
+
+    assert run("warm")[0] == "('target-asap',)"  # an empty cache: cold
+    first, counts = run("simulate")
+    assert first == "()"  # warm now …
+    misses, hits = map(int, counts.split())
+    assert misses == 0 and hits > 0  # … and another process's Target* run loads, compiles nothing
