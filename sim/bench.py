@@ -489,14 +489,18 @@ def _borg_template(cores: int) -> pl.DataFrame:
     return df.filter(pl.col("cores") <= cores)
 
 
-def scale_inputs(n: int, out_dir: str, machines: int = 200, cores: int = 24) -> tuple[str, float]:
-    """The Borg-scale jobs file for ``n`` jobs (parquet under ``out_dir``, built once): 600,000 jobs a week,
-    so the horizon grows with ``n`` and the offered load stays 80 % of the mean capacity; (path, horizon)."""
-    horizon = 7 * 86400.0 * n / 600_000
-    path = Path(out_dir) / f"borg-{n}-{machines}x{cores}.parquet"
+def scale_inputs(
+    n: int, out_dir: str, machines: int = 200, cores: int = 24, load: float = 0.8
+) -> tuple[str, float]:
+    """The Borg-scale jobs file for ``n`` jobs (parquet under ``out_dir``, built once): 600,000 jobs a week
+    at the default offered load of 80 % of the mean capacity, so the horizon grows with ``n``; a lower
+    ``load`` keeps ``n`` jobs and stretches the horizon by 0.8 / ``load``; (path, horizon)."""
+    horizon = 7 * 86400.0 * n / 600_000 * (0.8 / load)
+    tag = "" if load == 0.8 else f"-load{load:g}"
+    path = Path(out_dir) / f"borg-{n}-{machines}x{cores}{tag}.parquet"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        jobs = bootstrap_jobs(_borg_template(cores), n, horizon, 0.8 * 0.7 * machines * cores, seed=0)
+        jobs = bootstrap_jobs(_borg_template(cores), n, horizon, load * 0.7 * machines * cores, seed=0)
         jobs.write_parquet(path)
     return str(path), horizon
 
@@ -525,13 +529,17 @@ def run_simulate_process(argv: list[str]) -> dict:
     }
 
 
-def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | None) -> list[dict]:
+def scale(
+    sizes: list[int], policies: list[str], out_dir: str, markdown: str | None, load: float = 0.8
+) -> list[dict]:
     """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
     8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
     whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included),
     after one ``varcap warm`` (not measured) as ``make install`` runs it.
     Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
-    if the file has them (docs/simulator.md), else the whole file."""
+    if the file has them (docs/simulator.md), else the whole file. ``load``: the offered load of the mean
+    capacity (default 0.8, at which the backlog grows with the trace for every policy, First-Fit included:
+    the ``mean wait s`` column shows it)."""
     import json
     import os
 
@@ -541,9 +549,9 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
     subprocess.run([sys.executable, "-m", "pipelines.cli", "warm"], check=True, stdout=subprocess.DEVNULL)
     load = os.getloadavg()[0]
     for n in sizes:
-        path, horizon = scale_inputs(n, out_dir)
+        path, horizon = scale_inputs(n, out_dir, load=load)
         for p in policies:
-            res = Path(out_dir) / f"result-{p}-{n}.json"
+            res = Path(out_dir) / f"result-{p}-{n}{'' if load == 0.8 else f'-load{load:g}'}.json"
             argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
                     "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
                     "--out", str(res)]  # fmt: skip
@@ -556,26 +564,29 @@ def scale(sizes: list[int], policies: list[str], out_dir: str, markdown: str | N
             metrics = json.loads(res.read_text())
             metrics = metrics.get("metrics", metrics)
             rows.append({"policy": p, "jobs": n, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
-                         "goodput": metrics.get("goodput")})  # fmt: skip
+                         "goodput": metrics.get("goodput"), "days": horizon / 86400.0,
+                         "wait_s": metrics.get("latency_mean_s")})  # fmt: skip
             r = rows[-1]
             print(f"{p} {n:,}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
     lines = [
-        f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}`"
+        f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}"
+        f"{'' if load == 0.8 else f' --offered-load {load:g}'}`"
         f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
         " `varcap simulate` process per row on a parquet jobs file after one `varcap warm`, its own CPU s"
         " (user + sys: start-up, reading, warm-cache check, simulating, writing) and peak RSS.",
         "",
-        "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput | mean wait s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "failed" in r:
-            lines.append(f"| `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | |")
+            lines.append(f"| `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | | |")
             continue
         g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
+        w = "" if r["wait_s"] is None else f"{r['wait_s']:,.0f}"
         lines.append(
-            f"| `{r['policy']}` | {r['jobs']:,} | {7 * r['jobs'] / 600_000:.3g} | {r['cpu_s']:.1f} | "
-            f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} |"
+            f"| `{r['policy']}` | {r['jobs']:,} | {r['days']:.3g} | {r['cpu_s']:.1f} | "
+            f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} | {w} |"
         )
     table = "\n".join(lines)
     print(table)
@@ -627,11 +638,17 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=868_000, help="ias-ratio: jobs (1,000 machines, 30 d)")
     ap.add_argument("--repeat", type=int, default=1, help="ias-ratio: best of this many runs")
     ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 600_000], help="scale: jobs")
+    ap.add_argument(
+        "--offered-load",
+        type=float,
+        default=0.8,
+        help="scale: offered load of the mean capacity (0.8: the backlog grows with the trace for every policy)",
+    )
     ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
     ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
     a = ap.parse_args()
     if a.what == "scale":
-        scale(a.sizes, a.policies, a.out_dir, a.markdown)
+        scale(a.sizes, a.policies, a.out_dir, a.markdown, a.offered_load)
         return
     if a.what == "targets":
         targets(a.only)

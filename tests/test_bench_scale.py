@@ -38,3 +38,25 @@ def test_simulate_process_is_measured_as_its_own(tmp_path: Path, monkeypatch: py
     assert 0 < m["cpu_s"] < 60 and 20 < m["rss_mb"] < 2000 and m["wall_s"] > 0
     with pytest.raises(RuntimeError, match="varcap simulate .* failed"):
         run_simulate_process([*argv[:-2], "--policy", "no-such-policy"])
+
+
+@pytest.mark.parametrize("load", [0.8, 0.5])
+def test_scale_inputs_offer_the_asked_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, load: float
+) -> None:
+    """n jobs at any offered load: the horizon stretches by 0.8 / load and the jobs' core-seconds are
+    load × 70 % of the platform over it (the default file name is the one the generated table used)."""
+    import polars as pl
+
+    import sim.bench as bench
+
+    tmpl = pl.DataFrame({"duration_s": [60.0, 600.0, 3600.0], "cores": [1.0, 4.0, 24.0]})
+    monkeypatch.setattr(bench, "_borg_template", lambda cores: tmpl)
+    path, horizon = bench.scale_inputs(6_000, str(tmp_path), load=load)
+    assert horizon == pytest.approx(7 * 86400.0 / 100 * 0.8 / load)
+    assert Path(path).name == (
+        "borg-6000-200x24.parquet" if load == 0.8 else "borg-6000-200x24-load0.5.parquet"
+    )
+    jobs = pl.read_parquet(path)
+    offered = float((jobs["duration_s"] * jobs["cores"]).sum()) / horizon
+    assert jobs.height == 6_000 and offered == pytest.approx(load * 0.7 * 200 * 24, rel=1e-6)
