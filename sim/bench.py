@@ -530,14 +530,14 @@ def run_simulate_process(argv: list[str]) -> dict:
 
 
 def scale(
-    sizes: list[int], policies: list[str], out_dir: str, markdown: str | None, load: float = 0.8
+    sizes: list[int], policies: list[str], out_dir: str, markdown: str | None, offered_load: float = 0.8
 ) -> list[dict]:
     """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
     8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
     whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included),
     after one ``varcap warm`` (not measured) as ``make install`` runs it.
     Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
-    if the file has them (docs/simulator.md), else the whole file. ``load``: the offered load of the mean
+    if the file has them (docs/simulator.md), else the whole file. ``offered_load``: the offered load of the mean
     capacity (default 0.8, at which the backlog grows with the trace for every policy, First-Fit included:
     the ``mean wait s`` column shows it)."""
     import json
@@ -549,9 +549,12 @@ def scale(
     subprocess.run([sys.executable, "-m", "pipelines.cli", "warm"], check=True, stdout=subprocess.DEVNULL)
     load = os.getloadavg()[0]
     for n in sizes:
-        path, horizon = scale_inputs(n, out_dir, load=load)
+        path, horizon = scale_inputs(n, out_dir, load=offered_load)
         for p in policies:
-            res = Path(out_dir) / f"result-{p}-{n}{'' if load == 0.8 else f'-load{load:g}'}.json"
+            res = (
+                Path(out_dir)
+                / f"result-{p}-{n}{'' if offered_load == 0.8 else f'-load{offered_load:g}'}.json"
+            )
             argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
                     "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
                     "--out", str(res)]  # fmt: skip
@@ -570,7 +573,7 @@ def scale(
             print(f"{p} {n:,}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
     lines = [
         f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}"
-        f"{'' if load == 0.8 else f' --offered-load {load:g}'}`"
+        f"{'' if offered_load == 0.8 else f' --offered-load {offered_load:g}'}`"
         f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
         " `varcap simulate` process per row on a parquet jobs file after one `varcap warm`, its own CPU s"
         " (user + sys: start-up, reading, warm-cache check, simulating, writing) and peak RSS.",

@@ -60,3 +60,29 @@ def test_scale_inputs_offer_the_asked_load(
     jobs = pl.read_parquet(path)
     offered = float((jobs["duration_s"] * jobs["cores"]).sum()) / horizon
     assert jobs.height == 6_000 and offered == pytest.approx(load * 0.7 * 200 * 24, rel=1e-6)
+
+
+def test_scale_passes_the_offered_load_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """The load asked for reaches the jobs file and the table's command line (a local named ``load``, the
+    machine's load average, once shadowed it: the first --offered-load 0.5 run simulated load 1.18)."""
+    import json
+    import subprocess
+
+    import sim.bench as bench
+
+    asked: list[float] = []
+
+    def inputs(n: int, out_dir: str, load: float = 0.8) -> tuple[str, float]:
+        asked.append(load)
+        return str(tmp_path / "jobs.parquet"), 86400.0
+
+    def simulate(argv: list[str]) -> dict:
+        Path(argv[argv.index("--out") + 1]).write_text(json.dumps({"goodput": 0.5, "latency_mean_s": 3.0}))
+        return {"cpu_s": 1.0, "wall_s": 1.0, "rss_mb": 100.0}
+
+    monkeypatch.setattr(bench, "scale_inputs", inputs)
+    monkeypatch.setattr(bench, "run_simulate_process", simulate)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: None)  # the `varcap warm` before the rows
+    rows = bench.scale([10], ["ff"], str(tmp_path), None, offered_load=0.5)
+    assert asked == [0.5] and rows[0]["wait_s"] == 3.0 and rows[0]["days"] == 1.0
+    assert "--offered-load 0.5`" in capsys.readouterr().out
