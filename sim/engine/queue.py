@@ -77,13 +77,31 @@ def _qx_set(qx, j, d, p):
     while queued; +inf, +inf: not)."""
     tree, rank, sc, ptree = qx
     if rank[j] >= 0:
-        _qt_set(tree, tree.shape[0] >> 1, rank[j], d)
-        _qt_set(ptree, tree.shape[0] >> 1, rank[j], p)
+        _qx_tree_set(tree, tree.shape[0] >> 1, rank[j], d)
+        _qx_tree_set(ptree, tree.shape[0] >> 1, rank[j], p)
+
+
+@kernel_fn
+def _qx_tree_set(tree, size, i, v):
+    """Set leaf i of a min-tree to v, mending its ancestors only as far as their minimum changes."""
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        m = a if a < b else b
+        if tree[k] == m:
+            break
+        tree[k] = m
+        k >>= 1
 
 
 @kernel_fn
 def _qx_moved(qx, qjob, n):
-    """The queue was compacted (live jobs at positions [0, n)): their new positions in the position tree."""
+    """The queue was compacted (live jobs at positions [0, n), in their old order): their new positions in
+    the position tree. Positions only fall and keep their order, so each node's least position is the same
+    job's, lowered: each live job's leaf and its ancestors are mended (the others hold +inf)."""
     tree, rank, sc, ptree = qx
     size = tree.shape[0] >> 1
     if sc.shape[0] == 0:
@@ -91,11 +109,14 @@ def _qx_moved(qx, qjob, n):
     for p in range(n):
         r = rank[qjob[p]]
         if r >= 0:
-            ptree[size + r] = p
-    for k in range(size - 1, 0, -1):
-        a = ptree[2 * k]
-        b = ptree[2 * k + 1]
-        ptree[k] = a if a < b else b
+            k = size + r
+            ptree[k] = p
+            k >>= 1
+            while k >= 1:
+                a = ptree[2 * k]
+                b = ptree[2 * k + 1]
+                ptree[k] = a if a < b else b
+                k >>= 1
 
 
 @kernel_fn
