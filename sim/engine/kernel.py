@@ -57,6 +57,8 @@ A_COMPLETED_CS, A_WASTED_CS, A_INFLIGHT_CS, A_AVAILABLE_CS, A_USED_CS = 0, 1, 2,
 A_TERMINATIONS, A_ABORTED_S, A_VIOLATIONS, A_EVENTS = 5, 6, 7, 8
 A_USED_CORES, A_ALIVE_CORES = 9, 10
 N_ACC = 11
+# the dirty pass asks the position trees first, then (past this many nodes) the (cores, duration) index
+DIRTY_BUDGET = 64
 # int counters
 C_N_ALIVE, C_NK = 0, 1
 
@@ -419,7 +421,7 @@ def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, c
                 continue
             p4 = _qx_lowest(qxs[0], free_c[m], r2, lo, r2, p4, 64, stk)
             if p4 == -2:
-                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t)
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
     if c4 > -INF:
         for x in range(nd):
             m = dm[x]
@@ -428,8 +430,8 @@ def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, c
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
             p4 = _qx_lowest(qxs[1], free_c[m], g, lo, g4, p4, 64, stk)
             if p4 == -2:
-                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t)
-    po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, stk, fv, fb, -1, t)
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
+    po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, stk, fv, fb, -1, t, 0)
     if po < 0 or (p4 >= 0 and p4 < po):
         return p4
     return po
@@ -453,8 +455,12 @@ def _dirty_pass(
     cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
     if not use_bound:
         g4 = INF
-    pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2,
-                      r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
+    pos = _q_first_ias(
+        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
+    )
+    if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
+        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
+                          c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
     while pos >= 0 and pos < new_from:
         j = qjob[pos]
         m = -1
@@ -477,8 +483,13 @@ def _dirty_pass(
                 dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack
             ):
                 break  # no queued job can pass on a dirty machine now
-        pos = _dirty_next(pos + 1, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
-                          c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
+        lo = pos + 1
+        pos = _q_first_ias(
+            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
+        )
+        if pos == -2:
+            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound,
+                              cu, c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
     return heap, hn, alog, an
 
 
@@ -494,7 +505,7 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, m
     if use_bound:
         cu, c2, c4, g4, cu2 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
         return _q_first_ias(
-            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack
+            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack, 0
         )
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 

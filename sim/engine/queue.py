@@ -290,8 +290,9 @@ def _front_drop(front, m, v, ma4, msize):
 
 
 @kernel_fn
-def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
-    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff, budget):
+    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1; -2 if more
+    than ``budget`` nodes (> 0; else no limit) were visited first.
 
     A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
     cores <= c4 and duration < g4 (g4 = best machine bound − t) and, if ``fn`` ≥ 0, by the frontier (fv, fb)
@@ -305,6 +306,7 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
     stack_l[0] = 0
     stack_r[0] = size
     sp = 1
+    visits = 0
     while sp > 0:
         sp -= 1
         k = stack_n[sp]
@@ -312,6 +314,9 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
         r = stack_r[sp]
         if r <= lo:
             continue
+        visits += 1
+        if budget > 0 and visits > budget:
+            return -2
         ok = (
             qt[0, k] <= cu
             or (qt[1, k] <= c2 and qt[2, k] < r2)
