@@ -57,7 +57,7 @@ def test_index_answers_like_a_scan(data) -> None:
             j = data.draw(st.sampled_from(sorted(queued)))
             qjob[queued.pop(j)] = -1
             for qx in qxs.values():
-                _qx_set(qx, j, INF, INF)
+                _qx_set(qx, j, INF, -1)
         elif op == "compact":
             live = [qjob[p] for p in range(tail) if qjob[p] >= 0]
             qjob[:] = -1

@@ -377,8 +377,8 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     ht, hj = heap
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
-    _qx_set(qxs[0], j, INF, INF)
-    _qx_set(qxs[1], j, INF, INF)
+    _qx_set(qxs[0], j, INF, -1)
+    _qx_set(qxs[1], j, INF, -1)
     free_c[m] -= cores[j]
     free_m[m] -= mem[j]
     _mt_set(mtree, msize, m, free_c[m])

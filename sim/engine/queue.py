@@ -19,6 +19,7 @@ from sim.engine.trees import _qt_prefix_min, _qt_set
 INF = np.inf
 CLS_U, CLS_H2, CLS_H4, CLS_U2 = 0, 1, 2, 3
 QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
+NOT_QUEUED = 2**31 - 1  # the (cores, duration) index's position of a job not in the queue (int32)
 
 
 @kernel_fn
@@ -40,12 +41,12 @@ def _q_put(qt, size, pos, cls, c, d):
 def _qx_new(jcls, cores, on, cls):
     """The class-``cls`` jobs (H2 or H4) in cores order (``on``: else none): (tree, rank, sorted cores,
     position tree). Both trees are min-trees over that order; a leaf holds the job's duration (tree) and
-    queue position (position tree) while it is queued, +inf otherwise. :func:`_qx_any` answers "some
-    queued job of the class has cores ≤ c and duration < g" exactly and :func:`_qx_lowest` finds the
-    lowest position of such a job, where the queue's position trees pair the least cores and the least
+    queue position (position tree, int32) while it is queued, +inf (NOT_QUEUED) otherwise. :func:`_qx_any`
+    answers "some queued job of the class has cores ≤ c and duration < g" exactly and :func:`_qx_lowest`
+    finds the lowest position of such a job, where the queue's position trees pair the least cores and the least
     duration of different jobs. ``rank[j]``: job j's place in that order (-1: another class)."""
     n = jcls.shape[0]
-    rank = np.full(n, -1, np.int64)
+    rank = np.full(n, -1, np.int32)
     m = 0
     if on:
         for j in range(n):
@@ -68,17 +69,17 @@ def _qx_new(jcls, cores, on, cls):
     size = 1
     while size < m:
         size *= 2
-    return np.full(2 * size, INF), rank, sc, np.full(2 * size, INF)
+    return np.full(2 * size, INF), rank, sc, np.full(2 * size, NOT_QUEUED, np.int32)
 
 
 @kernel_fn
 def _qx_set(qx, j, d, p):
     """Job j's leaves of the cores-ordered trees of :func:`_qx_new` (its duration d and queue position p
-    while queued; +inf, +inf: not)."""
+    while queued; +inf, -1: not)."""
     tree, rank, sc, ptree = qx
     if rank[j] >= 0:
         _qx_tree_set(tree, tree.shape[0] >> 1, rank[j], d)
-        _qx_tree_set(ptree, tree.shape[0] >> 1, rank[j], p)
+        _qx_tree_set(ptree, tree.shape[0] >> 1, rank[j], p if p >= 0 else NOT_QUEUED)
 
 
 @kernel_fn
@@ -157,7 +158,7 @@ def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
             met += 1
             if met > cap:
                 return -2
-            p = int(ptree[nd])
+            p = ptree[nd]
             if p >= lo and tree[nd] < dmax:
                 best = p
             continue
