@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, CLS_U2
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, CLS_U2, _qx_any
 from sim.engine.trees import _mt_range_max, _mt_set
 
 INF = np.inf
@@ -152,7 +152,16 @@ def _a4_bound(times, surv, n, k, up, theta):
     if su <= 0.0:
         return -INF
     target = theta * su
-    kk = np.searchsorted(-surv[:n], -target, side="right")
+    # the first knot with surv < target (surv is non-increasing): np.searchsorted(-surv[:n], -target,
+    # side="right") without negating a copy of the curve at every call
+    kk = 0
+    hi = n
+    while kk < hi:
+        mid = (kk + hi) >> 1
+        if surv[mid] >= target:
+            kk = mid + 1
+        else:
+            hi = mid
     if kk < n:
         return up + times[kk]
     return INF
@@ -205,6 +214,31 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
         if cls_lo[3] <= m < cls_hi[3] and f > cu2:
             cu2 = f
     return cu, c2, c4, g4, cu2
+
+
+@kernel_fn
+def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack):
+    """Whether some queued job may be admitted on some dirty machine (conservative: False means none can,
+    so the dirty pass would start nothing). Each machine is paired with its own free cores and time bound;
+    H2- and H4-class jobs are asked by cores and duration together (``qxs``: their
+    :func:`~sim.engine.queue._qx_new`; H4 with twice the pass's rounding slack), classes U and U2 by their
+    trees' roots as the pass tests them."""
+    for x in range(nd):
+        m = dm[x]
+        if not alive[m]:
+            continue
+        f = free_c[m]
+        if cls_lo[0] <= m < cls_hi[0] and qt[0, 1] <= f:
+            return True
+        if cls_lo[1] <= m < cls_hi[1] and qt[1, 1] <= f and qt[2, 1] < r2 and _qx_any(qxs[0], f, r2):
+            return True
+        if cls_lo[3] <= m < cls_hi[3] and qt[5, 1] <= f:
+            return True
+        if cls_lo[2] <= m < cls_hi[2]:
+            g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
+            if _qx_any(qxs[1], f, g):
+                return True
+    return False
 
 
 @kernel_fn(inline=True)

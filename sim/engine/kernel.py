@@ -27,13 +27,26 @@ from sim.engine.admission import (
     _bound_at_up,
     _can_run,
     _class_bounds,
+    _dirty_any,
     _dirty_bounds,
     _mark_dirty,
     _period_index,
     _wakeups,
 )
 from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
-from sim.engine.queue import CLS_H4, _front_build, _front_drop, _q_compact, _q_first_ias, _q_put
+from sim.engine.queue import (
+    CLS_H2,
+    CLS_H4,
+    _front_build,
+    _front_drop,
+    _q_compact,
+    _q_first_ias,
+    _q_put,
+    _qx_lowest,
+    _qx_moved,
+    _qx_new,
+    _qx_set,
+)
 from sim.engine.trees import _heap_pop, _heap_push, _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
 
@@ -44,6 +57,8 @@ A_COMPLETED_CS, A_WASTED_CS, A_INFLIGHT_CS, A_AVAILABLE_CS, A_USED_CS = 0, 1, 2,
 A_TERMINATIONS, A_ABORTED_S, A_VIOLATIONS, A_EVENTS = 5, 6, 7, 8
 A_USED_CORES, A_ALIVE_CORES = 9, 10
 N_ACC = 11
+# the dirty pass asks the position trees first, then (past this many nodes) the (cores, duration) index
+DIRTY_BUDGET = 64
 # int counters
 C_N_ALIVE, C_NK = 0, 1
 
@@ -255,9 +270,10 @@ def _machine_events(
 
 
 @kernel_fn(inline=True)
-def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls):
-    """Append job j to the queue (compacting first if the tail is at the end). Returns the queue and
-    whether positions moved (then the whole queue must be rescanned)."""
+def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs):
+    """Append job j to the queue (compacting first if the tail is at the end; ``qxs``: the cores-ordered
+    H2 and H4 trees of :func:`~sim.engine.queue._qx_new`). Returns the queue and whether positions moved
+    (then the whole queue must be rescanned)."""
     moved = False
     if qtail >= qsize:
         qjob, qt, qsize, qtail = _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, qt.shape[0])
@@ -265,6 +281,10 @@ def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls):
         moved = True
     qjob[qtail] = j
     _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
+    for x in range(2):
+        if moved:
+            _qx_moved(qxs[x], qjob, qtail)
+        _qx_set(qxs[x], j, duration[j], qtail)
     return qjob, qt, qsize, qhead, qtail + 1, moved
 
 
@@ -292,7 +312,7 @@ def _ck_kept(elapsed, work, done, restarted, ck):
 @kernel_fn
 def _terminate(
     t, killed, nk, jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog, acc, qjob,
-    qt, qsize, qhead, qtail, work, ckd, ck, use_ck,
+    qt, qsize, qhead, qtail, work, ckd, ck, use_ck, qxs,
 ):  # fmt: skip
     """Phase 2b: killed jobs — earlier start first, then input order — count their wasted work and go to
     the back of the queue (``<rule>-fail``: fail for good); empty machines reset. With checkpointing
@@ -335,7 +355,9 @@ def _terminate(
             status[j] = FAILED
             continue
         status[j] = QUEUED
-        qjob, qt, qsize, qhead, qtail, mv = _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls)
+        qjob, qt, qsize, qhead, qtail, mv = _append(
+            j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
+        )
         moved = moved or mv
     for m in range(alive.shape[0]):
         if head[m] < 0:
@@ -347,7 +369,7 @@ def _terminate(
 
 @kernel_fn(inline=True)
 def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-               acc, horizon):  # fmt: skip
+               acc, horizon, qxs):  # fmt: skip
     """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
     (possibly grown) heap arrays, heap size, attempt log and its length."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
@@ -355,6 +377,8 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     ht, hj = heap
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
+    _qx_set(qxs[0], j, INF, -1)
+    _qx_set(qxs[1], j, INF, -1)
     free_c[m] -= cores[j]
     free_m[m] -= mem[j]
     _mt_set(mtree, msize, m, free_c[m])
@@ -382,21 +406,61 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
 
 
 @kernel_fn
+def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
+                g4, cu2, t, slack, stk, fv, fb):  # fmt: skip
+    """The dirty pass's next position >= lo: the lowest of what :func:`~sim.engine.queue._q_first_ias`
+    lets through for classes U and U2 and, for H2- and H4-class jobs, of those with cores and duration
+    admissible together on one dirty machine (:func:`~sim.engine.queue._qx_lowest`; all of them also
+    pass the class bounds ``c2, r2, c4, g4`` that the position-tree search applies). Falls back to that
+    search when one machine would let many jobs through. -1: none."""
+    p4 = -1
+    if c2 > -INF:
+        for x in range(nd):
+            m = dm[x]
+            if not alive[m] or m < cls_lo[1] or m >= cls_hi[1]:
+                continue
+            p4 = _qx_lowest(qxs[0], free_c[m], r2, lo, r2, p4, 64, stk)
+            if p4 == -2:
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
+    if c4 > -INF:
+        for x in range(nd):
+            m = dm[x]
+            if not alive[m] or m < cls_lo[2] or m >= cls_hi[2]:
+                continue
+            g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
+            p4 = _qx_lowest(qxs[1], free_c[m], g, lo, g4, p4, 64, stk)
+            if p4 == -2:
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
+    po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, stk, fv, fb, -1, t, 0)
+    if po < 0 or (p4 >= 0 and p4 < po):
+        return p4
+    return po
+
+
+@kernel_fn
 def _dirty_pass(
     t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach,
     msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog, an, acc, horizon,
-    fv, fb,
+    fv, fb, qxs,
 ):  # fmt: skip
     """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
-    admissible job on those machines only (lowest index first)."""
+    admissible job on those machines only (lowest index first); nothing when no queued job can pass on
+    any of them (:func:`~sim.engine.admission._dirty_any`)."""
     alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    if not _dirty_any(dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack):
+        return heap, hn, alog, an
     dm = dirty[:nd]
     if nd > 1:
         dm.sort()
     cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
     if not use_bound:
         g4 = INF
-    pos = _q_first_ias(qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t)
+    pos = _q_first_ias(
+        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
+    )
+    if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
+        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
+                          c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
     while pos >= 0 and pos < new_from:
         j = qjob[pos]
         m = -1
@@ -410,12 +474,22 @@ def _dirty_pass(
         if m >= 0:
             heap, hn, alog, an = _start_job(
                 j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-                acc, horizon,
+                acc, horizon, qxs,
             )  # fmt: skip
             cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
             if not use_bound:
                 g4 = INF
-        pos = _q_first_ias(qt, qsize, pos + 1, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t)
+            if not _dirty_any(
+                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack
+            ):
+                break  # no queued job can pass on a dirty machine now
+        lo = pos + 1
+        pos = _q_first_ias(
+            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
+        )
+        if pos == -2:
+            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound,
+                              cu, c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
     return heap, hn, alog, an
 
 
@@ -431,7 +505,7 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, m
     if use_bound:
         cu, c2, c4, g4, cu2 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
         return _q_first_ias(
-            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack
+            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack, 0
         )
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 
@@ -582,6 +656,9 @@ def _kernel(
     qt = np.full((1 if pred == PRED_NONE else 6, 2 * qsize), INF)
     qhead = 0
     qtail = 0
+    # queued H2- and H4-class jobs by cores (the dirty pass's search; empty unless a rule prunes)
+    qx_on = pred != PRED_NONE and not full_rescan
+    qxs = (_qx_new(jcls, cores, qx_on, CLS_H2), _qx_new(jcls, cores, qx_on, CLS_H4))
     # completion heap (one live entry per running job, stale entries skipped)
     heap = (np.empty(n + 16), np.empty(n + 16, np.int64))
     hn = 0
@@ -642,7 +719,7 @@ def _kernel(
         if cnt[C_NK] > 0:
             qjob, qt, qsize, qhead, qtail, moved = _terminate(
                 t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
-                acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, use_ck,
+                acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, use_ck, qxs,
             )  # fmt: skip
             if moved:  # positions moved: rescan everything
                 freed = True
@@ -650,7 +727,7 @@ def _kernel(
         # ------------------------------------------------------------- 3. submissions
         while si < n and submit[si] == t:
             qjob, qt, qsize, qhead, qtail, moved = _append(
-                si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls
+                si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
             )
             if moved:
                 freed = True
@@ -675,7 +752,7 @@ def _kernel(
                 heap, hn, alog, an = _dirty_pass(
                     t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
                     mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog,
-                    an, acc, horizon, front[0], front[1],
+                    an, acc, horizon, front[0], front[1], qxs,
                 )  # fmt: skip
             lo = new_from
         # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
@@ -694,7 +771,7 @@ def _kernel(
                               mach, msize, pred, adm, stk)  # fmt: skip
             if m >= 0:
                 heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
-                                                mach, msize, heap, hn, alog, an, acc, horizon)  # fmt: skip
+                                                mach, msize, heap, hn, alog, an, acc, horizon, qxs)  # fmt: skip
                 if use_front:
                     _front_drop(front, m, mach[1][m], ma4, msize)
             pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo,

@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.trees import _qt_set
+from sim.engine.trees import _qt_prefix_min, _qt_set
 
 INF = np.inf
 CLS_U, CLS_H2, CLS_H4, CLS_U2 = 0, 1, 2, 3
 QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
+NOT_QUEUED = 2**31 - 1  # the (cores, duration) index's position of a job not in the queue (int32)
 
 
 @kernel_fn
@@ -34,6 +35,152 @@ def _q_put(qt, size, pos, cls, c, d):
     else:
         _qt_set(qt[3], size, pos, c)
         _qt_set(qt[4], size, pos, d)
+
+
+@kernel_fn
+def _qx_new(jcls, cores, on, cls):
+    """The class-``cls`` jobs (H2 or H4) in cores order (``on``: else none): (tree, rank, sorted cores,
+    position tree). Both trees are min-trees over that order; a leaf holds the job's duration (tree) and
+    queue position (position tree, int32) while it is queued, +inf (NOT_QUEUED) otherwise. :func:`_qx_any`
+    answers "some queued job of the class has cores ≤ c and duration < g" exactly and :func:`_qx_lowest`
+    finds the lowest position of such a job, where the queue's position trees pair the least cores and the least
+    duration of different jobs. ``rank[j]``: job j's place in that order (-1: another class)."""
+    n = jcls.shape[0]
+    rank = np.full(n, -1, np.int32)
+    m = 0
+    if on:
+        for j in range(n):
+            if jcls[j] == cls:
+                m += 1
+    idx = np.empty(m, np.int64)
+    w = 0
+    if on:
+        for j in range(n):
+            if jcls[j] == cls:
+                idx[w] = j
+                w += 1
+    sc = np.empty(m)
+    for i in range(m):
+        sc[i] = cores[idx[i]]
+    order = np.argsort(sc, kind="mergesort")
+    sc = sc[order]
+    for i in range(m):
+        rank[idx[order[i]]] = i
+    size = 1
+    while size < m:
+        size *= 2
+    return np.full(2 * size, INF), rank, sc, np.full(2 * size, NOT_QUEUED, np.int32)
+
+
+@kernel_fn
+def _qx_set(qx, j, d, p):
+    """Job j's leaves of the cores-ordered trees of :func:`_qx_new` (its duration d and queue position p
+    while queued; +inf, -1: not)."""
+    tree, rank, sc, ptree = qx
+    if rank[j] >= 0:
+        _qx_tree_set(tree, tree.shape[0] >> 1, rank[j], d)
+        _qx_tree_set(ptree, tree.shape[0] >> 1, rank[j], p if p >= 0 else NOT_QUEUED)
+
+
+@kernel_fn
+def _qx_tree_set(tree, size, i, v):
+    """Set leaf i of a min-tree to v, mending its ancestors only as far as their minimum changes."""
+    k = size + i
+    tree[k] = v
+    k >>= 1
+    while k >= 1:
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        m = a if a < b else b
+        if tree[k] == m:
+            break
+        tree[k] = m
+        k >>= 1
+
+
+@kernel_fn
+def _qx_moved(qx, qjob, n):
+    """The queue was compacted (live jobs at positions [0, n), in their old order): their new positions in
+    the position tree. Positions only fall and keep their order, so each node's least position is the same
+    job's, lowered: each live job's leaf and its ancestors are mended (the others hold +inf)."""
+    tree, rank, sc, ptree = qx
+    size = tree.shape[0] >> 1
+    if sc.shape[0] == 0:
+        return
+    for p in range(n):
+        r = rank[qjob[p]]
+        if r >= 0:
+            k = size + r
+            ptree[k] = p
+            k >>= 1
+            while k >= 1:
+                a = ptree[2 * k]
+                b = ptree[2 * k + 1]
+                ptree[k] = a if a < b else b
+                k >>= 1
+
+
+@kernel_fn
+def _qx_any(qx, c, g):
+    """Whether some queued job of ``qx``'s class has cores ≤ c and duration·(1 − 2e-9) < g."""
+    tree, rank, sc, ptree = qx
+    k = np.searchsorted(sc, c, side="right")
+    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) * (1.0 - 2e-9) < g
+
+
+@kernel_fn
+def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
+    """The lowest queue position >= lo (and below ``best``, -1: no limit) of a queued job of the class with
+    cores ≤ c, duration·(1 − 2e-9) < g and duration < dmax, or ``best`` if none; -2 if more than ``cap``
+    such jobs (at any position) were met first (the caller then searches otherwise). Visits only subtrees
+    holding such a job below the best position found so far (the nearer subtree first)."""
+    tree, rank, sc, ptree = qx
+    size = tree.shape[0] >> 1
+    k = np.searchsorted(sc, c, side="right")
+    if k == 0 or _qt_prefix_min(tree, size, k) * (1.0 - 2e-9) >= g:
+        return best
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    met = 0
+    while sp > 0:
+        sp -= 1
+        nd = stack_n[sp]
+        lft = stack_l[sp]
+        r = stack_r[sp]
+        if lft >= k or tree[nd] * (1.0 - 2e-9) >= g or (best >= 0 and ptree[nd] >= best):
+            continue
+        if nd >= size:
+            met += 1
+            if met > cap:
+                return -2
+            p = ptree[nd]
+            if p >= lo and tree[nd] < dmax:
+                best = p
+            continue
+        mid = (lft + r) >> 1
+        if ptree[2 * nd] <= ptree[2 * nd + 1]:  # the child nearer the queue's head is popped first
+            stack_n[sp] = 2 * nd + 1
+            stack_l[sp] = mid
+            stack_r[sp] = r
+            sp += 1
+            stack_n[sp] = 2 * nd
+            stack_l[sp] = lft
+            stack_r[sp] = mid
+        else:
+            stack_n[sp] = 2 * nd
+            stack_l[sp] = lft
+            stack_r[sp] = mid
+            sp += 1
+            stack_n[sp] = 2 * nd + 1
+            stack_l[sp] = mid
+            stack_r[sp] = r
+        sp += 1
+    return best
 
 
 @kernel_fn
@@ -144,8 +291,9 @@ def _front_drop(front, m, v, ma4, msize):
 
 
 @kernel_fn
-def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
-    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1.
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff, budget):
+    """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1; -2 if more
+    than ``budget`` nodes (> 0; else no limit) were visited first.
 
     A class-U job needs cores <= cu; an H2-class job cores <= c2 and duration < r2; an H4-class job
     cores <= c4 and duration < g4 (g4 = best machine bound − t) and, if ``fn`` ≥ 0, by the frontier (fv, fb)
@@ -159,6 +307,7 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
     stack_l[0] = 0
     stack_r[0] = size
     sp = 1
+    visits = 0
     while sp > 0:
         sp -= 1
         k = stack_n[sp]
@@ -166,6 +315,9 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff):
         r = stack_r[sp]
         if r <= lo:
             continue
+        visits += 1
+        if budget > 0 and visits > budget:
+            return -2
         ok = (
             qt[0, k] <= cu
             or (qt[1, k] <= c2 and qt[2, k] < r2)

@@ -121,6 +121,26 @@ def _qt_set(tree, size, i, v):
 
 
 @kernel_fn
+def _qt_prefix_min(tree, size, r):
+    """min over leaves [0, r) (+inf if none)."""
+    res = INF
+    lft = size
+    r += size
+    while lft < r:
+        if lft & 1:
+            if tree[lft] < res:
+                res = tree[lft]
+            lft += 1
+        if r & 1:
+            r -= 1
+            if tree[r] < res:
+                res = tree[r]
+        lft >>= 1
+        r >>= 1
+    return res
+
+
+@kernel_fn
 def _qt_first_le(tree, size, lo, x):
     """Lowest position >= lo whose demand <= x, or -1."""
     if lo >= size or tree[1] > x:
