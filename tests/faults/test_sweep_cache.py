@@ -8,12 +8,14 @@ timeout; warm worker processes outlived a killed sweep.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -136,12 +138,15 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().split(") ")[1].startswith("Z"))
 
 
-def test_workers_die_with_their_parent_on_kill_9(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _sweep_parent(script: str, home: Path) -> Iterator[tuple[subprocess.Popen, list[int]]]:
+    """Run ``script`` (it prints its two pool workers' pids on one line) in a new process; yield it and
+    the pids once both workers are alive; SIGKILL whatever of them is still there afterwards."""
     workers: list[int] = []
     parent = subprocess.Popen(
-        [sys.executable, "-c", _PARENT],
+        [sys.executable, "-c", script],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "VARCAP_HOME": str(tmp_path)},
+        env={**os.environ, "PYTHONPATH": str(REPO), "VARCAP_HOME": str(home)},
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -149,16 +154,21 @@ def test_workers_die_with_their_parent_on_kill_9(tmp_path: Path) -> None:
         line = parent.stdout.readline() if parent.stdout else ""
         workers = [int(x) for x in line.split()]
         assert len(workers) == 2 and all(_alive(w) for w in workers), line
+        yield parent, workers
+    finally:
+        for w in [parent.pid, *workers]:  # only what this test started, if still there
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+
+
+def test_workers_die_with_their_parent_on_kill_9(tmp_path: Path) -> None:
+    with _sweep_parent(_PARENT, tmp_path) as (parent, workers):
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and any(_alive(w) for w in workers):
             time.sleep(0.2)
         assert not any(_alive(w) for w in workers), "worker processes outlived their killed parent"
-    finally:
-        for w in [parent.pid, *workers]:  # only what this test started, if still there
-            if _alive(w):
-                os.kill(w, signal.SIGKILL)
 
 
 _INTERRUPTED = """
@@ -189,24 +199,9 @@ def test_an_interrupted_sweep_ends_its_running_scenarios_at_once(tmp_path: Path)
     """Ctrl-C / SIGTERM during two scenarios of minutes each: the sweep's process exits within seconds and
     its workers with it. Before, it printed "interrupted" and then waited for both scenarios to finish (the
     interpreter's exit hook joins every process pool): a full ``varcap reproduce`` hung for minutes."""
-    workers: list[int] = []
-    parent = subprocess.Popen(
-        [sys.executable, "-c", _INTERRUPTED],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), "VARCAP_HOME": str(tmp_path)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = parent.stdout.readline() if parent.stdout else ""
-        workers = [int(x) for x in line.split()]
-        assert len(workers) == 2 and all(_alive(w) for w in workers), line
+    with _sweep_parent(_INTERRUPTED, tmp_path) as (parent, workers):
         time.sleep(3)  # both scenarios are running
         parent.send_signal(signal.SIGTERM)
         assert parent.wait(timeout=30) == 130
         assert parent.stdout is not None and parent.stdout.read().strip() == "interrupted"
         assert not any(_alive(w) for w in workers), "workers outlived the interrupted sweep"
-    finally:
-        for w in [parent.pid, *workers]:
-            if _alive(w):
-                os.kill(w, signal.SIGKILL)
