@@ -48,7 +48,7 @@ class Profile:
     rob_days: float = 14.0
     #: ch. 6 workloads that also run Algorithm 5 as printed (``ias-literal``); None = every workload. At full
     #: size that reading refuses the safe placements and keeps a long queue (Zipf-1.8, 1000 machines: over
-    #: 8 CPU min a run against ~1 min for the default), so the full profile runs it where §6.3 prints IAS's
+    #: 8 CPU min a run against 41–270 s for the default), so the full profile runs it where §6.3 prints IAS's
     #: goodput (Zipf-1.5, Azure) and the quick profile runs it on every workload
     ch6_literal_workloads: tuple[str, ...] | None = None
 
