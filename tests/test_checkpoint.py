@@ -13,6 +13,7 @@ from sim.capacity import CapacityTrace
 from sim.checkpoint import Checkpoint, attempt_length, killed_progress, n_checkpoints, split_settings
 from sim.engine import use_engine
 from sim.policies import get_policy, parse_params
+from tests.test_sim_engine import random_jobs
 
 # one job of E = 1000 s on 2 cores; its machine turns off at 700 s and back on at 800 s
 E, C, TAU, DELTA, R = 1000.0, 2.0, 300.0, 10.0, 50.0
@@ -111,14 +112,7 @@ def test_engines_agree_with_checkpoints_on_a_walk() -> None:
     cap = random_walk(20, 3 * 86400.0, 4.0, 0.3, seed=3)
     rng = np.random.default_rng(0)
     n = 400
-    jobs = pl.DataFrame(
-        {
-            "job_id": [str(i) for i in range(n)],
-            "submit_s": np.sort(rng.uniform(0, 2 * 86400.0, n)),
-            "duration_s": rng.exponential(4000.0, n) + 1.0,
-            "cores": rng.integers(1, 9, n).astype(float),
-        }
-    )
+    jobs = random_jobs(rng, n, 2 * 86400.0, 4000.0, 1.0, 8)
     st = {"checkpoint_interval_s": "600", "checkpoint_overhead_s": "30", "restart_overhead_s": "60"}
     out = {}
     for engine in ("python", "compiled"):
@@ -255,14 +249,7 @@ def test_per_job_columns_equal_to_the_run_settings_give_the_same_run() -> None:
 
     rng = np.random.default_rng(3)
     n = 400
-    jobs = pl.DataFrame(
-        {
-            "job_id": [str(i) for i in range(n)],
-            "submit_s": np.sort(rng.uniform(0, 4 * 86400.0, n)),
-            "duration_s": rng.exponential(4000.0, n) + 60.0,
-            "cores": rng.integers(1, 5, n).astype(float),
-        }
-    )
+    jobs = random_jobs(rng, n, 4 * 86400.0, 4000.0, 60.0, 4)
     cap = CapacitySpec.parse("spot:us-west-2a").build(20, 5 * 86400.0)  # empty 55 % of the time
     cols = jobs.with_columns(
         pl.lit(TAU).alias("checkpoint_interval_s"),

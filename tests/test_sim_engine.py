@@ -25,6 +25,21 @@ def frame(jobs: list[tuple[float, float, float]]) -> pl.DataFrame:
     )
 
 
+def random_jobs(
+    rng: np.random.Generator, n: int, span_s: float, mean_s: float, min_s: float, max_cores: int
+) -> pl.DataFrame:
+    """``n`` jobs drawn from ``rng`` in this order: submits uniform over ``[0, span_s)`` (sorted), durations
+    exponential with mean ``mean_s`` plus ``min_s``, cores uniform in ``1 … max_cores``."""
+    return pl.DataFrame(
+        {
+            "job_id": [str(i) for i in range(n)],
+            "submit_s": np.sort(rng.uniform(0, span_s, n)),
+            "duration_s": rng.exponential(mean_s, n) + min_s,
+            "cores": rng.integers(1, max_cores + 1, n).astype(float),
+        }
+    )
+
+
 @st.composite
 def scenarios(draw):
     machines = draw(st.integers(1, 4))

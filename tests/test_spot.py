@@ -18,6 +18,7 @@ from sim.capacity import CapacitySpec
 from sim.capacity_registry import capacity_help
 from sim.spot import COMMIT, TRACES, load_trace, matched_walk, raw_url, resolve, trace_stats
 from tests.httpserver import FixtureServer, Route
+from tests.test_sim_engine import random_jobs
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "samples"
 
@@ -95,20 +96,11 @@ def test_remote_download_through_the_client(http_server: FixtureServer, tmp_path
 def test_ias_no_floor_reading() -> None:
     """On a pool at zero machines part of the time, H1's p90 split sends big jobs to an empty stable pool
     (they never start); ``no_floor=drop-h1`` judges them by H2 + H4 instead."""
-    import polars as pl
-
     from sim.api import simulate
 
     rng = np.random.default_rng(0)
     n = 300
-    jobs = pl.DataFrame(
-        {
-            "job_id": [str(i) for i in range(n)],
-            "submit_s": np.sort(rng.uniform(0, 5 * 86400.0, n)),
-            "duration_s": rng.exponential(3000.0, n) + 60.0,
-            "cores": rng.integers(1, 5, n).astype(float),
-        }
-    )
+    jobs = random_jobs(rng, n, 5 * 86400.0, 3000.0, 60.0, 4)
     cap = CapacitySpec.parse("spot:us-west-2a").build(16, 6 * 86400.0)
     assert cap.machines_alive.min() == 0
     p90 = simulate(jobs, cap, 16, 8.0, 6 * 86400.0, "ias", {"h1_threshold": "p90"})
