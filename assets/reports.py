@@ -318,12 +318,38 @@ class Executed:
     seconds: float
 
 
+class CellFailed(RuntimeError):
+    """A notebook cell raised: ``str()`` is one line (:func:`cell_failure_line`), ``detail`` the cell's
+    traceback as the notebook printed it (its last 2,500 characters)."""
+
+    def __init__(self, line: str, detail: str) -> None:
+        super().__init__(line)
+        self.detail = detail
+
+
+_MISSING_TABLE = re.compile(r"Table with name (\w+) does not exist")
+
+
+def cell_failure_line(nb_path: Path, ename: str, evalue: str) -> str:
+    """One line for a failed cell of ``nb_path``: the exception's name and first line; a table missing
+    from the warehouse is named with what makes it (``varcap run``)."""
+    first = (evalue or "").strip().splitlines()[0] if (evalue or "").strip() else ""
+    missing = _MISSING_TABLE.search(evalue or "")
+    if missing:
+        return (
+            f"{nb_path.name}: the warehouse has no table {missing.group(1)}: run `varcap run` first "
+            "(it materializes every table the chapters read)"
+        )
+    return f"{nb_path.name}: a cell failed: {ename}: {first}"
+
+
 def execute_notebook(
     nb_path: Path, out_dir: Path, warehouse: Path, params: dict[str, object], timeout_s: int = 600
 ) -> Executed:
     """Execute ``nb_path`` headless with ``params`` injected after its ``parameters`` cell, against
     ``warehouse`` (read-only), write ``<out_dir>/<name>.html`` and each figure output as
-    ``<out_dir>/figures/<name>/<figure>.png``. Raises ``RuntimeError`` naming the cell if a cell fails."""
+    ``<out_dir>/figures/<name>/<figure>.png``. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
+    the cell's traceback in ``detail``) if a cell fails."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -367,7 +393,7 @@ def execute_notebook(
         client.execute(env=env)
     except CellExecutionError as e:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
-        raise RuntimeError(f"{nb_path}: a cell failed:\n{plain[-2500:]}") from e
+        raise CellFailed(cell_failure_line(nb_path, e.ename, e.evalue), plain[-2500:]) from e
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -449,6 +475,10 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         }
         try:
             ex = execute_notebook(nb, reports_dir(), Path(duckdb.database), params, config.timeout_s)
+        except CellFailed as e:  # one line for the CLI; the cell's traceback in the run's metadata (the UI)
+            raise dg.Failure(
+                str(e), metadata={"cell_error": dg.MetadataValue.md(f"```\n{e.detail}\n```")}
+            ) from e
         except RuntimeError as e:
             raise dg.Failure(str(e)) from e
         if not ex.figures:

@@ -219,7 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
     args.debug = debug  # commands show Dagster's own log too
+    from pipelines.cli import common
     from pipelines.cli.common import line_progress, restore_progress
+
+    common.DEBUG = debug
 
     previous = line_progress()  # off a terminal (make run's log, a pipe): progress bars print line by line
     _terminable_children()

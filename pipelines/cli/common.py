@@ -110,6 +110,17 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
         watcher.stop()
 
 
+#: ``--debug`` (set by :func:`pipelines.cli.main`; also ``VARCAP_DEBUG=1``)
+DEBUG = False
+
+
+def dagster_loggers() -> dict:
+    """Run config for Dagster's console log: its step tracebacks only with ``--debug``; otherwise the CLI
+    prints each warning and failure as one line (:func:`_print_failures`, ``guard.warning_lines``)."""
+    debug = DEBUG or os.environ.get("VARCAP_DEBUG") == "1"
+    return {"console": {"config": {"log_level": "WARNING" if debug else "CRITICAL"}}}
+
+
 def _print_failures(events, console) -> None:
     from pipelines import guard
 
@@ -134,12 +145,13 @@ def _materialize(
             resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
             tags=tags,
             partition_key=partition_key,
-            run_config={
-                "loggers": {"console": {"config": {"log_level": "WARNING"}}},
-                **({"ops": ops_config} if ops_config else {}),
-            },
+            run_config={"loggers": dagster_loggers(), **({"ops": ops_config} if ops_config else {})},
             raise_on_error=False,
         )
+        from pipelines import guard
+
+        for line in guard.warning_lines(instance, result.run_id):
+            console.print(line, style="yellow", markup=False, highlight=False)
     _print_failures(result.all_events, console)
     return result.success
 

@@ -7,7 +7,13 @@ import argparse
 import os
 import time
 
-from pipelines.cli.common import _has_tables, _materialize, materialized_profile, prepare_dagster_home
+from pipelines.cli.common import (
+    _has_tables,
+    _materialize,
+    dagster_loggers,
+    materialized_profile,
+    prepare_dagster_home,
+)
 from pipelines.cli.sweeps import run_harmony
 from sim import paths
 
@@ -44,8 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     keys = selection.resolve(defs.resolve_asset_graph())
     # Dagster's console log (tracebacks of failed steps) only with --debug; warnings and failures are
     # printed below, one line each
-    level = "WARNING" if getattr(args, "debug", False) else "CRITICAL"
-    run_config = {"loggers": {"console": {"config": {"log_level": level}}}}
+    run_config = {"loggers": dagster_loggers()}
     t0 = time.perf_counter()
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()

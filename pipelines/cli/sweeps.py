@@ -12,6 +12,7 @@ from pipelines.cli.common import (
     _has_tables,
     _materialize,
     _print_failures,
+    dagster_loggers,
     materialized_profile,
     prepare_dagster_home,
 )
@@ -85,7 +86,7 @@ def local_sweep_run_config(study_name: str, workers: int) -> dict:
     return {
         "ops": {study_asset_name(study_name): {"ops": {plan: {"config": {"local_workers": workers}}}}},
         "resources": warehouse_run_config(),
-        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        "loggers": dagster_loggers(),
     }
 
 
@@ -259,7 +260,7 @@ def _run_dask_sweep(
     }
     run_config = {
         **sweep_run_config("dask", max_workers, dask_address, study_name),
-        "loggers": {"console": {"config": {"log_level": "WARNING"}}},
+        "loggers": dagster_loggers(),
     }
     box: dict = {}
     t0 = time.time()
