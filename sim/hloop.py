@@ -13,6 +13,10 @@ anything else :func:`run_nodelay` returns None and the Python loop runs. Importe
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +31,33 @@ if TYPE_CHECKING:
 
 _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
+HERE = Path(__file__).resolve()
+#: the sources of the functions :func:`nodelay_run` calls (numba's cache checks only this file's)
+SOURCES = (HERE, HERE.parent / "passes.py", HERE.parent / "engine" / "trees.py")
+
+
+def _invalidate_stale_cache() -> None:
+    """Delete this module's numba cache files if a source it compiles in changed since they were written
+    (:data:`SOURCES`; as :func:`sim.engine._jit._invalidate_stale_cache` does for the engine), and stamp."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    d = HERE.parent / "__pycache__"
+    if env:  # numba's sub-directory for a source directory (numba.core.caching._CacheLocator)
+        d = Path(env) / f"{d.parent.name}_{hashlib.sha1(str(d.parent).encode()).hexdigest()}"  # noqa: S324
+    stamp = d / "varcap_hloop.sha256"
+    with contextlib.suppress(OSError):
+        if stamp.read_text() == digest:
+            return
+    if d.is_dir():
+        for f in d.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] == "hloop":
+                f.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
+        d.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+
+
+_invalidate_stale_cache()
 
 #: use the compiled loop where it applies (tests set it False to run the Python loop on the same input)
 ENABLED = True

@@ -103,7 +103,9 @@ def test_compiled_loop_equals_the_python_loop_with_ties_and_unsorted_jobs() -> N
 def test_compiled_loop_equals_the_python_loop_on_random_instances(sc) -> None:
     machines, max_cores, horizon, jobs, events = sc
     cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
-    problem = Problem.build(frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True)
+    problem = Problem.build(
+        frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
+    )
     kw = {"min_samples": 1, "window_h": 5 / 3600}
     _assert_same(_run(problem, False, **kw), _run(problem, True, **kw))
 
