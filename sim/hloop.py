@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from sim.engine._jit import compiled
-from sim.passes import max_free, nodelay_scan
+from sim.passes import _eq1, max_free
 
 if TYPE_CHECKING:
     from sim.harvest import Cluster
@@ -238,6 +238,49 @@ def _model(hist_t, hist_x, nh, head, t, window_s):
 
 
 @njit(cache=True)
+def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
+          modelled, t, free, elapsed, ps):  # fmt: skip
+    """:func:`sim.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
+    once for a run of nodes with the same elapsed time and shrink probability (nodes that changed in the
+    same capacity batch, as the machines-alive view's): the same arithmetic, so the same choice."""
+    mx, any_node = -np.inf, False
+    for m in range(cap.size):
+        free[m] = cap[m] - used[m] if accept[m] else -1.0
+        elapsed[m] = t - last_change[m]
+        ps[m] = ps2[last_dir[m]]
+        if free[m] >= 0:
+            any_node = True
+            if free[m] > mx:
+                mx = free[m]
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        j = qjob[p]
+        c = cores[j]
+        if any_node and not mx < c:
+            if not modelled or xs.size == 0:  # the first node with room
+                for m in range(free.size):
+                    if free[m] >= 0 and free[m] >= c:
+                        return p, m
+                return p, -1
+            d = duration[j]
+            best, best_p = -1, -np.inf
+            pe, pps, pp = np.nan, np.nan, 0.0  # the last node's (elapsed, shrink probability) and its eq. 1
+            for m in range(free.size):
+                if free[m] < c or free[m] < 0:
+                    continue
+                if elapsed[m] == pe and ps[m] == pps:
+                    pm = pp
+                else:
+                    pm, _ = _eq1(xs, cum, elapsed[m], d, ps[m])
+                    pe, pps, pp = elapsed[m], ps[m], pm
+                if pm > best_p:
+                    best, best_p = m, pm
+            return p, best
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@njit(cache=True)
 def nodelay_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
@@ -295,6 +338,7 @@ def nodelay_run(
     ps2 = np.empty(2)
     killed = np.empty(16, np.int64)
     accept = np.zeros(M, np.bool_)
+    sfree, selapsed, sps = np.empty(M), np.empty(M), np.empty(M)  # the scan's per-node buffers
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
     n_term = events = violations = 0
@@ -339,9 +383,9 @@ def nodelay_run(
                         for d in range(2):
                             ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
                         mpass = True
-                    p, m = nodelay_scan(
+                    p, m = _scan(
                         qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
-                        last_dir, ps2, xs, cum, xs.size >= min_samples, now,
+                        last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
                     )  # fmt: skip
                     if p < 0:
                         break

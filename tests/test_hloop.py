@@ -98,6 +98,25 @@ def test_compiled_loop_equals_the_python_loop_with_ties_and_unsorted_jobs() -> N
         _assert_same(_run(problem, False, min_samples=ms), _run(problem, True, min_samples=ms))
 
 
+def test_compiled_loop_equals_the_python_loop_when_nodes_change_together() -> None:
+    """Every node changes at the same instants, some growing and some shrinking: equal elapsed times, shrink
+    probabilities that differ by node (the compiled scan's per-run reuse of eq. 1 must tell them apart)."""
+    rng = np.random.default_rng(11)
+    machines, horizon = 6, 30_000.0
+    rows = [(0.0, m, 16.0) for m in range(machines)]
+    level = np.full(machines, 16.0)
+    for k in range(1, int(horizon // 300)):
+        level = np.clip(level + rng.choice([-6.0, 4.0], machines, p=[0.3, 0.7]), 4.0, 32.0)
+        rows += [(k * 300.0, m, float(level[m])) for m in range(machines)]
+    cap = _cap(rows, machines, horizon)
+    jobs = _jobs(400, horizon * 0.9, (200, 2500), 6, seed=12)
+    problem = Problem.build(jobs, Platform(machines, 32.0), cap, horizon)
+    kw = {"min_samples": 5, "window_h": 2.0}
+    a, b = _run(problem, False, **kw), _run(problem, True, **kw)
+    _assert_same(a, b)
+    assert b.n_terminations > 0
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sc=per_machine_scenarios())
 def test_compiled_loop_equals_the_python_loop_on_random_instances(sc) -> None:
