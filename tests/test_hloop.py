@@ -155,3 +155,27 @@ def test_np_sum_is_numpys_sum_bit_for_bit() -> None:
     for n in [*range(0, 140), 255, 256, 1000, 1029, 9000]:
         a = rng.standard_normal(n) * 10 ** rng.uniform(-3, 3, n)
         assert np_sum(a) == float(a.sum()), n
+
+
+def test_cache_files_are_deleted_when_a_source_compiled_in_changes(tmp_path, monkeypatch) -> None:
+    """numba checks only sim/hloop.py's stamp; a change to passes.py or the engine's trees must drop the
+    cached loop (a stale stamp deletes hloop's cache files, a current one keeps them)."""
+    import hashlib
+
+    import sim.hloop as H
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    src = H.HERE.parent
+    d = tmp_path / f"{src.name}_{hashlib.sha1(str(src).encode()).hexdigest()}"  # noqa: S324
+    d.mkdir()
+    (d / "varcap_hloop.sha256").write_text("stale")
+    files = [d / "hloop.nodelay_run-1.py311.nbi", d / "hloop.nodelay_run-1.py311.1.nbc"]
+    other = d / "passes.max_free-1.py311.nbi"
+    for f in [*files, other]:
+        f.write_text("x")
+    H._invalidate_stale_cache()
+    assert not any(f.exists() for f in files) and other.exists()
+    for f in files:
+        f.write_text("x")
+    H._invalidate_stale_cache()  # the stamp is current now: nothing deleted
+    assert all(f.exists() for f in files)
