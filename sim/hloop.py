@@ -289,7 +289,7 @@ def nodelay_run(
     hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
     (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
     s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
-    outcome, machine) and the capacity step function's (times, cores), each trimmed."""
+    outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
     n = submit.size
     M = cap.size
     nct = tr_t.size
@@ -580,10 +580,16 @@ def nodelay_run(
     used_cs += busy * (horizon - t_prev)
     acc[0], acc[1], acc[2], acc[3], acc[4] = completed_cs, wasted_cs, available_cs, used_cs, aborted
     cnt[0], cnt[1], cnt[2] = n_term, events, violations
+    # views, not copies: a copy of the log at its end would be the run's peak memory
     return (
-        log_job[:nlog].copy(), log_start[:nlog].copy(), log_end[:nlog].copy(), log_out[:nlog].copy(),
-        log_m[:nlog].copy(), cap_t[:ncap].copy(), cap_v[:ncap].copy(),
-    )  # fmt: skip
+        log_job[:nlog],
+        log_start[:nlog],
+        log_end[:nlog],
+        log_out[:nlog],
+        log_m[:nlog],
+        cap_t[:ncap],
+        cap_v[:ncap],
+    )
 
 
 def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
