@@ -16,8 +16,9 @@ from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _cap, _jobs
 
 
-def _run(problem: Problem, compiled: bool, seed: int = 0, **params) -> EngineOutput:
-    """slacksched-nodelay on ``problem`` through the dispatcher's path, compiled loop or Python loop."""
+def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params) -> EngineOutput:
+    """slacksched-nodelay on ``problem`` through the dispatcher's path, compiled loop or Python loop
+    (``newest``: shrinks kill the newest start first, the compiled engine's order)."""
     import sim.hloop
     from sim.policies import get_policy
     from sim.policies.slacksched import SlackSchedParams
@@ -26,6 +27,8 @@ def _run(problem: Problem, compiled: bool, seed: int = 0, **params) -> EngineOut
     sim.hloop.ENABLED = compiled
     try:
         cl = get_policy("slacksched-nodelay").declare(problem, SlackSchedParams(**params), seed)
+        if newest:
+            cl.cfg = dataclasses.replace(cl.cfg, kill_order="newest")
         calls = []
         fast = cl.compiled_run
 
@@ -59,6 +62,7 @@ def _assert_same(a: EngineOutput, b: EngineOutput) -> None:
         (900, 1.6, 24.0, 5, 0, False),  # a backlog: the queue outgrows its first 1,024 positions
         (400, 0.6, 1.0, 10_000, 0, False),  # never enough samples: first node with room
         (500, 1.0, 3.0, 0, 8, False),  # a cluster of 8 of the 12 pool HVMs (seeded choice)
+        (700, 0.8, 2.0, 5, 0, True),  # shrinks kill the newest start first
     ],
 )
 def test_compiled_loop_equals_the_python_loop_on_a_harvest_pool(
@@ -69,7 +73,8 @@ def test_compiled_loop_equals_the_python_loop_on_a_harvest_pool(
     jobs = _jobs(n, horizon * 0.8, (300, int(4500 * load)), 12, seed=4)
     problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon, check=True)
     kw = {"window_h": window_h, "min_samples": min_samples, "nodes": nodes}
-    a, b = _run(problem, False, **kw), _run(problem, True, **kw)
+    a = _run(problem, False, newest=kill_order_newest, **kw)
+    b = _run(problem, True, newest=kill_order_newest, **kw)
     _assert_same(a, b)
     assert b.n_terminations > 10 and b.events > n  # shrinks killed jobs
     assert (b.first_start_s > jobs["submit_s"].to_numpy()).sum() > 20  # jobs waited in a queue
