@@ -197,6 +197,8 @@ class Cluster:
         self.queue_aware = queue_aware
         self.reserve = reserve
         self.pass_no = 0  # schedule passes so far (a pass-scoped state can key on it)
+        #: a compiled run of this loop (sim.hloop; None: not available), tried first by Loop.run
+        self.compiled_run: Callable[[], EngineOutput | None] | None = None
         # claims of the jobs that chose to wait in this pass (queue-aware placements): per node, sorted ends
         # (t + a + d) and cores, their count and total
         self.claimed = np.zeros(self.M)

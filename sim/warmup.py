@@ -23,6 +23,7 @@ from collections.abc import Callable
 # target-asap run after it; issue #30). SlackSched's (sim.passes) need a modelled history, which a 4-job
 # warm-up does not build: they compile on first use (a few seconds)
 WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
+WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.hloop; issue #30)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
@@ -33,6 +34,7 @@ CHECK_POLICIES = ("ff",)
 #: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
 #: them (:func:`cold_hooks`)
 HOOK_MODULES = {"sim.policies.target": "target-asap"}
+HOOK_MODULES["sim.hloop"] = "slacksched-nodelay"  # issue #30
 
 
 def module_cached(name: str) -> bool:

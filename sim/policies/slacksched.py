@@ -235,6 +235,18 @@ class SlackSched(Dispatched):
         return scan
 
     def declare(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
+        cl = self._cluster(problem, params, seed)
+        if not self.delay:  # NoDelay's whole loop compiled (sim.hloop: the same results; issue #30)
+
+            def compiled_run():
+                from sim.hloop import run_nodelay
+
+                return run_nodelay(cl, params.min_samples)
+
+            cl.compiled_run = compiled_run
+        return cl
+
+    def _cluster(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
         return Cluster(
             problem,
             params.cluster(),

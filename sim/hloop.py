@@ -1,0 +1,629 @@
+"""The harvest-VM loop of ``slacksched-nodelay``, compiled: one numba function runs the whole event loop.
+
+:class:`sim.loop.Loop` with :class:`sim.harvest.Cluster`'s hooks costs ~22–25 µs CPU per job in the
+interpreter (issue #30). :func:`nodelay_run` runs the same loop over array state — an array event heap keyed
+``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
+min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
+exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job
+array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``).
+
+It serves what ``slacksched-nodelay`` uses without the Acquirer, checkpointing or ``full_pass``; for
+anything else :func:`run_nodelay` returns None and the Python loop runs. Imported on first use (numba).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+from sim.engine._jit import compiled
+from sim.passes import _eq1, max_free
+
+if TYPE_CHECKING:
+    from sim.harvest import Cluster
+    from sim.metrics import EngineOutput
+
+_qt_first_le = compiled()["_qt_first_le"]
+_qt_set = compiled()["_qt_set"]
+HERE = Path(__file__).resolve()
+#: the sources of the functions :func:`nodelay_run` calls (numba's cache checks only this file's)
+SOURCES = (HERE, HERE.parent / "passes.py", HERE.parent / "engine" / "trees.py")
+
+
+def _invalidate_stale_cache() -> None:
+    """Delete this module's numba cache files if a source it compiles in changed since they were written
+    (:data:`SOURCES`; as :func:`sim.engine._jit._invalidate_stale_cache` does for the engine), and stamp."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()
+    env = os.environ.get("NUMBA_CACHE_DIR")
+    d = HERE.parent / "__pycache__"
+    if env:  # numba's sub-directory for a source directory (numba.core.caching._CacheLocator)
+        d = Path(env) / f"{d.parent.name}_{hashlib.sha1(str(d.parent).encode()).hexdigest()}"  # noqa: S324
+    stamp = d / "varcap_hloop.sha256"
+    with contextlib.suppress(OSError):
+        if stamp.read_text() == digest:
+            return
+    if d.is_dir():
+        for f in d.iterdir():
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] == "hloop":
+                f.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
+        d.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+
+
+_invalidate_stale_cache()
+
+#: use the compiled loop where it applies (tests set it False to run the Python loop on the same input)
+ENABLED = True
+
+INF = np.inf
+# the status and outcome codes of sim.metrics (literal here: numba reads module globals as constants)
+QUEUED, RUNNING, COMPLETED = 0, 1, 2
+ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
+GROW, SHRINK = 0, 1
+END, CAPACITY, ARRIVAL = 0, 1, 4
+PW_BLOCKSIZE = 128  # numpy's pairwise-summation block
+
+
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """numpy's ``pairwise_sum`` of ``a[lo : lo + n]`` for ``n ≤ 128``: sequential below 8, else 8 accumulators."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise(a, lo, n):
+    """numpy's ``pairwise_sum`` of ``a[lo : lo + n]`` (blocks of ≤ 128, halves above, rounded to multiples
+    of 8), without recursion (numba's cache does not hold recursive functions safely): a post-order walk
+    with explicit stacks, adding each split's two halves as numpy does."""
+    if n <= PW_BLOCKSIZE:
+        return _block_sum(a, lo, n)
+    f_lo = np.empty(128, np.int64)
+    f_n = np.empty(128, np.int64)
+    f_st = np.empty(128, np.int64)
+    vals = np.empty(128)
+    nf, nv = 1, 0
+    f_lo[0], f_n[0], f_st[0] = lo, n, 0
+    while nf:
+        nf -= 1
+        flo, fn, st = f_lo[nf], f_n[nf], f_st[nf]
+        if fn <= PW_BLOCKSIZE:
+            vals[nv] = _block_sum(a, flo, fn)
+            nv += 1
+        elif st == 1:
+            nv -= 1
+            vals[nv - 1] = vals[nv - 1] + vals[nv]
+        else:
+            n2 = fn // 2
+            n2 -= n2 % 8
+            f_lo[nf], f_n[nf], f_st[nf] = flo, fn, 1
+            f_lo[nf + 1], f_n[nf + 1], f_st[nf + 1] = flo + n2, fn - n2, 0
+            f_lo[nf + 2], f_n[nf + 2], f_st[nf + 2] = flo, n2, 0
+            nf += 3
+    return vals[0]
+
+
+@njit(cache=True)
+def np_sum(a):
+    """``float(a.sum())`` of a contiguous float64 vector, bit for bit (numpy's pairwise sum of all of it)."""
+    return _pairwise(a, 0, a.size)
+
+
+@njit(cache=True)
+def _less(ht, hj, ha, i, k):
+    """Heap order of entries ``i`` and ``k``: ``(time, job, attempt)``, the Python loop's tuple order."""
+    if ht[i] != ht[k]:
+        return ht[i] < ht[k]
+    if hj[i] != hj[k]:
+        return hj[i] < hj[k]
+    return ha[i] < ha[k]
+
+
+@njit(cache=True)
+def _swap(ht, hj, ha, i, k):
+    ht[i], ht[k] = ht[k], ht[i]
+    hj[i], hj[k] = hj[k], hj[i]
+    ha[i], ha[k] = ha[k], ha[i]
+
+
+@njit(cache=True)
+def _heap_push(ht, hj, ha, hn, t, j, a):
+    """Push ``(t, j, a)`` at ``hn`` (room checked by the caller) and sift it up."""
+    ht[hn], hj[hn], ha[hn] = t, j, a
+    i = hn
+    while i > 0:
+        par = (i - 1) >> 1
+        if _less(ht, hj, ha, i, par):
+            _swap(ht, hj, ha, i, par)
+            i = par
+        else:
+            break
+
+
+@njit(cache=True)
+def _heap_pop(ht, hj, ha, hn):
+    """Remove the front of a heap of ``hn`` entries (its values read by the caller first)."""
+    last = hn - 1
+    ht[0], hj[0], ha[0] = ht[last], hj[last], ha[last]
+    n = last
+    i = 0
+    while True:
+        lft = 2 * i + 1
+        if lft >= n:
+            break
+        k = lft
+        if lft + 1 < n and _less(ht, hj, ha, lft + 1, lft):
+            k = lft + 1
+        if _less(ht, hj, ha, k, i):
+            _swap(ht, hj, ha, k, i)
+            i = k
+        else:
+            break
+
+
+@njit(cache=True)
+def _enqueue(qtree, qjob, qsize, qtail, j, c):
+    """:meth:`sim.harvest.Cluster._enqueue` (compacting the positions when the tail reaches the end):
+    returns the (maybe new) ``qtree, qjob, qsize`` and the new tail."""
+    if qtail == qsize:
+        nlive = 0
+        for p in range(qtail):
+            if qtree[qsize + p] < INF:
+                nlive += 1
+        size = qsize
+        while size < 2 * nlive + 1024:
+            size *= 2
+        tree = np.full(2 * size, INF)
+        jobs = np.full(size, -1, np.int64)
+        w = 0
+        for p in range(qtail):
+            if qtree[qsize + p] < INF:
+                jobs[w] = qjob[p]
+                tree[size + w] = qtree[qsize + p]
+                w += 1
+        for k in range(size - 1, 0, -1):
+            a, b = tree[2 * k], tree[2 * k + 1]
+            tree[k] = a if a < b else b
+        qtree, qjob, qsize, qtail = tree, jobs, size, w
+    qjob[qtail] = j
+    _qt_set(qtree, qsize, qtail, c)
+    return qtree, qjob, qsize, qtail + 1
+
+
+@njit(cache=True)
+def _model(hist_t, hist_x, nh, head, t, window_s):
+    """:meth:`sim.harvest.ChangeHistory.sorted_samples`: the new window head, the samples observed in
+    ``(t − window_s, t]`` sorted, and their prefix sums (index 0 = 0)."""
+    cut = t - window_s
+    while head < nh and hist_t[head] <= cut:
+        head += 1
+    xs = np.sort(hist_x[head:nh])
+    cum = np.empty(xs.size + 1)
+    cum[0] = 0.0
+    if xs.size:
+        s = xs[0]
+        cum[1] = s
+        for i in range(1, xs.size):
+            s += xs[i]
+            cum[i + 1] = s
+    return head, xs, cum
+
+
+@njit(cache=True)
+def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
+          modelled, t, free, elapsed, ps):  # fmt: skip
+    """:func:`sim.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
+    once for a run of nodes with the same elapsed time and shrink probability (nodes that changed in the
+    same capacity batch, as the machines-alive view's): the same arithmetic, so the same choice."""
+    mx, any_node = -np.inf, False
+    for m in range(cap.size):
+        free[m] = cap[m] - used[m] if accept[m] else -1.0
+        elapsed[m] = t - last_change[m]
+        ps[m] = ps2[last_dir[m]]
+        if free[m] >= 0:
+            any_node = True
+            if free[m] > mx:
+                mx = free[m]
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        j = qjob[p]
+        c = cores[j]
+        if any_node and not mx < c:
+            if not modelled or xs.size == 0:  # the first node with room
+                for m in range(free.size):
+                    if free[m] >= 0 and free[m] >= c:
+                        return p, m
+                return p, -1
+            d = duration[j]
+            best, best_p = -1, -np.inf
+            pe, pps, pp = np.nan, np.nan, 0.0  # the last node's (elapsed, shrink probability) and its eq. 1
+            for m in range(free.size):
+                if free[m] < c or free[m] < 0:
+                    continue
+                if elapsed[m] == pe and ps[m] == pps:
+                    pm = pp
+                else:
+                    pm, _ = _eq1(xs, cum, elapsed[m], d, ps[m])
+                    pe, pps, pp = elapsed[m], ps[m], pm
+                if pm > best_p:
+                    best, best_p = m, pm
+            return p, best
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@njit(cache=True)
+def nodelay_run(
+    submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
+    window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
+):  # fmt: skip
+    """The harvest-VM loop of ``slacksched-nodelay`` (:meth:`sim.loop.Loop.run` with :class:`sim.harvest.Cluster`'s
+    hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
+    (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
+    s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
+    outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
+    n = submit.size
+    M = cap.size
+    nct = tr_t.size
+    # event heap (ENDs only: the Cluster plans no starts)
+    hcap = 1024
+    ht = np.empty(hcap)
+    hj = np.empty(hcap, np.int64)
+    ha = np.empty(hcap, np.int64)
+    hn = 0
+    # queue
+    qsize = 1024
+    qtree = np.full(2 * qsize, INF)
+    qjob = np.full(qsize, -1, np.int64)
+    qtail = 0
+    qlen = 0
+    # running jobs per node (unordered rows) and each job's place in its row
+    kcap = 8
+    njobs = np.zeros((M, kcap), np.int64)
+    nrun = np.zeros(M, np.int64)
+    npos = np.zeros(n, np.int64)
+    # attempt log
+    lcap = max(1024, n + n // 4)
+    log_job = np.empty(lcap, np.int32)
+    log_start = np.empty(lcap)
+    log_end = np.empty(lcap)
+    log_out = np.empty(lcap, np.int8)
+    log_m = np.empty(lcap, np.int32)
+    nlog = 0
+    # capacity step function
+    ccap = 1024
+    cap_t = np.empty(ccap)
+    cap_v = np.empty(ccap)
+    ncap = 0
+    # change history (rolling window of inter-change times, bigram counts)
+    hicap = 1024
+    hist_t = np.empty(hicap)
+    hist_x = np.empty(hicap)
+    nh = 0
+    head = 0
+    bigram = np.ones((2, 2))
+    xs = np.empty(0)
+    cum = np.zeros(1)
+    mhead = -1  # window head and sample count the cached model was built from
+    mnh = -1
+    mpass = False  # the model is current for this pass
+    ps2 = np.empty(2)
+    killed = np.empty(16, np.int64)
+    accept = np.zeros(M, np.bool_)
+    sfree, selapsed, sps = np.empty(M), np.empty(M), np.empty(M)  # the scan's per-node buffers
+    completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
+    alive = busy = 0.0
+    n_term = events = violations = 0
+    cap_dirty = True
+    ci = 0
+    si = 0
+    t_prev = 0.0
+    cur = 0.0
+    have_cur = False
+    while True:
+        t = INF
+        kind = 5
+        if hn > 0:
+            t = ht[0]
+            kind = END
+        if ci < nct and (tr_t[ci] < t or (tr_t[ci] == t and kind > CAPACITY)):
+            t = tr_t[ci]
+            kind = CAPACITY
+        if si < n and submit[si] < t:
+            t = submit[si]
+            kind = ARRIVAL
+        if have_cur and t != cur:
+            # ---------------------------------------------------------- Cluster.on_instant_end(cur)
+            now = cur
+            have_cur = False
+            if qlen:
+                mpass = False
+                if cap_dirty:
+                    for m in range(M):
+                        accept[m] = allocated[m] and cap[m] > 0
+                top = max_free(cap, used, accept)
+                p, m = -1, -1
+                while qtree[1] <= top:
+                    if not mpass:
+                        cut = now - window_s
+                        h = head
+                        while h < nh and hist_t[h] <= cut:
+                            h += 1
+                        if h != mhead or nh != mnh:
+                            head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
+                            mhead, mnh = head, nh
+                        for d in range(2):
+                            ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
+                        mpass = True
+                    p, m = _scan(
+                        qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
+                        last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
+                    )  # fmt: skip
+                    if p < 0:
+                        break
+                    # Cluster._start -> Loop.start
+                    j = qjob[p]
+                    c = cores[j]
+                    status[j] = RUNNING
+                    start_s[j] = now
+                    if first[j] < 0:
+                        first[j] = now
+                    att[j] += 1
+                    machine[j] = m
+                    if nlog == log_job.size:
+                        k2 = 2 * nlog
+                        log_job = np.concatenate((log_job, np.empty(k2 - nlog, np.int32)))
+                        log_start = np.concatenate((log_start, np.empty(k2 - nlog)))
+                        log_end = np.concatenate((log_end, np.empty(k2 - nlog)))
+                        log_out = np.concatenate((log_out, np.empty(k2 - nlog, np.int8)))
+                        log_m = np.concatenate((log_m, np.empty(k2 - nlog, np.int32)))
+                    log_job[nlog] = j
+                    log_start[nlog] = now
+                    log_end[nlog] = horizon
+                    log_out[nlog] = ATT_RUNNING
+                    log_m[nlog] = m
+                    cur_att[j] = nlog
+                    nlog += 1
+                    busy += c
+                    e = now + duration[j]
+                    if hn == ht.size:
+                        ht = np.concatenate((ht, np.empty(hn)))
+                        hj = np.concatenate((hj, np.empty(hn, np.int64)))
+                        ha = np.concatenate((ha, np.empty(hn, np.int64)))
+                    _heap_push(ht, hj, ha, hn, e, j, att[j])
+                    hn += 1
+                    if nrun[m] == njobs.shape[1]:
+                        grown = np.zeros((M, 2 * njobs.shape[1]), np.int64)
+                        grown[:, : njobs.shape[1]] = njobs
+                        njobs = grown
+                    njobs[m, nrun[m]] = j
+                    npos[j] = nrun[m]
+                    nrun[m] += 1
+                    used[m] += c
+                    # Cluster._dequeue
+                    _qt_set(qtree, qsize, p, INF)
+                    qlen -= 1
+                    top = max_free(cap, used, accept)
+            if cap_dirty:
+                s = 0.0
+                na = 0
+                for m in range(M):
+                    if allocated[m]:
+                        na += 1
+                buf = np.empty(na)
+                na = 0
+                for m in range(M):
+                    if allocated[m]:
+                        buf[na] = cap[m]
+                        na += 1
+                s = np_sum(buf)
+                alive = s
+                if ncap == 0 or s != cap_v[ncap - 1]:
+                    if ncap == cap_t.size:
+                        cap_t = np.concatenate((cap_t, np.empty(ncap)))
+                        cap_v = np.concatenate((cap_v, np.empty(ncap)))
+                    cap_t[ncap] = now
+                    cap_v[ncap] = s
+                    ncap += 1
+                for m in range(M):
+                    accept[m] = allocated[m] and cap[m] > 0
+                cap_dirty = False
+            if check:
+                for m in range(M):
+                    if used[m] > cap[m] + 1e-9 or (used[m] > 0 and not allocated[m]):
+                        violations += 1
+            continue
+        if t >= horizon:
+            break
+        cur = t
+        have_cur = True
+        events += 1
+        dt = t - t_prev
+        if dt != 0:
+            available_cs += alive * dt
+            used_cs += busy * dt
+            t_prev = t
+        if kind == ARRIVAL:
+            si += 1
+            qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, si - 1, cores[si - 1])
+            qlen += 1
+        elif kind == CAPACITY:
+            lo = ci
+            while ci < nct and tr_t[ci] == t:
+                ci += 1
+            nk = 0
+            cap_dirty = True
+            for pi in range(lo, ci):
+                m = tr_m[pi]
+                newc = tr_c[pi]
+                old = cap[m]
+                if newc == old:
+                    continue
+                cap[m] = newc
+                if not allocated[m]:
+                    continue
+                d = SHRINK if newc < old else GROW
+                if t > last_change[m]:
+                    if nh == hist_t.size:
+                        hist_t = np.concatenate((hist_t, np.empty(nh)))
+                        hist_x = np.concatenate((hist_x, np.empty(nh)))
+                    hist_t[nh] = t
+                    hist_x[nh] = t - last_change[m]
+                    nh += 1
+                    bigram[last_dir[m], d] += 1
+                last_change[m] = t
+                last_dir[m] = d
+                while nrun[m] > 0 and (used[m] > newc + 1e-9 or newc <= 0.0):
+                    # the victim: oldest start first (ties: lower input row), or newest with ``newest``
+                    v = njobs[m, 0]
+                    for k in range(1, nrun[m]):
+                        j = njobs[m, k]
+                        if newest:
+                            if start_s[j] > start_s[v] or (start_s[j] == start_s[v] and row[j] > row[v]):
+                                v = j
+                        elif start_s[j] < start_s[v] or (start_s[j] == start_s[v] and row[j] < row[v]):
+                            v = j
+                    # Cluster._detach
+                    k = npos[v]
+                    last = njobs[m, nrun[m] - 1]
+                    njobs[m, k] = last
+                    npos[last] = k
+                    nrun[m] -= 1
+                    used[m] -= cores[v]
+                    if nrun[m] == 0:
+                        used[m] = 0.0
+                    # Loop.kill
+                    s0 = start_s[v]
+                    log_end[cur_att[v]] = t
+                    log_out[cur_att[v]] = ATT_KILLED
+                    wasted_cs += cores[v] * (t - s0)
+                    aborted += t - s0
+                    terms[v] += 1
+                    n_term += 1
+                    status[v] = QUEUED
+                    busy -= cores[v]
+                    machine[v] = -1
+                    if nk == killed.size:
+                        killed = np.concatenate((killed, np.empty(nk, np.int64)))
+                    killed[nk] = v
+                    nk += 1
+            # killed jobs join the queue's back, earlier start first, then input row (insertion sort)
+            for a in range(1, nk):
+                v = killed[a]
+                b = a - 1
+                while b >= 0 and (
+                    start_s[killed[b]] > start_s[v]
+                    or (start_s[killed[b]] == start_s[v] and row[killed[b]] > row[v])
+                ):
+                    killed[b + 1] = killed[b]
+                    b -= 1
+                killed[b + 1] = v
+            for a in range(nk):
+                v = killed[a]
+                qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v])
+                qlen += 1
+        else:
+            j = hj[0]
+            a = ha[0]
+            _heap_pop(ht, hj, ha, hn)
+            hn -= 1
+            if status[j] != RUNNING or a != att[j]:
+                continue
+            # Loop.complete
+            c = cores[j]
+            status[j] = COMPLETED
+            end[j] = t
+            log_end[cur_att[j]] = t
+            log_out[cur_att[j]] = ATT_COMPLETED
+            completed_cs += c * duration[j]
+            busy -= c
+            # Cluster.on_end -> _detach
+            m = machine[j]
+            k = npos[j]
+            last = njobs[m, nrun[m] - 1]
+            njobs[m, k] = last
+            npos[last] = k
+            nrun[m] -= 1
+            used[m] -= c
+            if nrun[m] == 0:
+                used[m] = 0.0
+            machine[j] = -1
+    available_cs += alive * (horizon - t_prev)
+    used_cs += busy * (horizon - t_prev)
+    acc[0], acc[1], acc[2], acc[3], acc[4] = completed_cs, wasted_cs, available_cs, used_cs, aborted
+    cnt[0], cnt[1], cnt[2] = n_term, events, violations
+    # views, not copies: a copy of the log at its end would be the run's peak memory
+    return (
+        log_job[:nlog],
+        log_start[:nlog],
+        log_end[:nlog],
+        log_out[:nlog],
+        log_m[:nlog],
+        cap_t[:ncap],
+        cap_v[:ncap],
+    )
+
+
+def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
+    """Run ``cl`` (a fresh ``slacksched-nodelay`` Cluster) with :func:`nodelay_run`; None where the compiled
+    loop does not apply (disabled, the Acquirer, checkpointing, ``full_pass``, a run already started):
+    the Python loop runs then."""
+    loop = cl.loop
+    if (
+        not ENABLED
+        or cl.cfg.acquirer
+        or cl.full_pass
+        or loop.ck is not None
+        or loop.events
+        or loop.heap
+        or cl.decom.any()
+    ):
+        return None
+    tr = cl.trace
+    acc = np.zeros(5)
+    cnt = np.zeros(3, np.int64)
+    f64 = np.float64
+    (lj, ls, le, lo, lm, ct, cv) = nodelay_run(
+        np.ascontiguousarray(loop.submit, f64), np.ascontiguousarray(loop.duration, f64),
+        np.ascontiguousarray(loop.cores, f64), np.ascontiguousarray(loop.row, np.int64), float(loop.horizon),
+        np.ascontiguousarray(tr.time_s, f64), np.ascontiguousarray(tr.machine, np.int64),
+        np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
+        float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
+        loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
+        acc, cnt,
+    )  # fmt: skip
+    loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
+    loop.n_term, loop.events, loop.violations = map(int, cnt)
+    log = loop.log
+    log.job, log.start, log.end, log.outcome, log.machine = lj, ls, le, lo, lm  # type: ignore[assignment]
+    loop.cap_t, loop.cap_v = ct.tolist(), cv.tolist()
+    loop.alive_cores = float(cv[-1]) if cv.size else 0.0
+    return loop.output()
