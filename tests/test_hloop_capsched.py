@@ -172,3 +172,25 @@ def test_both_passes_share_one_compiled_signature() -> None:
         get_policy("capsched").declare(problem, CapSchedParams(), 0), np.random.default_rng(0)
     )
     assert len(harvest_run.signatures) == 1
+
+
+def test_numbas_generator_integers_is_numpys() -> None:
+    """What the compiled pass relies on: ``rng.integers(0, k)`` in numba draws numpy's ``rng.integers(k)``
+    sequence for interleaved bounds (``k = 1`` draws nothing; above 2³² the 64-bit path) and leaves the
+    shared bit generator in numpy's state."""
+    from numba import njit
+
+    @njit
+    def draws(rng, ks, out):
+        for i in range(ks.size):
+            out[i] = rng.integers(0, ks[i])
+
+    ks = np.random.default_rng(9).integers(1, 300, 50_000)
+    ks[::7] = 1
+    ks[::11] = 2**33 + 3
+    a, b = np.random.default_rng([4, 2]), np.random.default_rng([4, 2])
+    want = np.array([a.integers(int(k)) for k in ks], np.int64)
+    got = np.empty(ks.size, np.int64)
+    draws(b, ks, got)
+    assert np.array_equal(want, got)
+    assert a.bit_generator.state == b.bit_generator.state
