@@ -1,14 +1,19 @@
-"""The harvest-VM loop of ``slacksched-nodelay``, compiled: one numba function runs the whole event loop.
+"""The harvest-VM loop of ``slacksched-nodelay`` and ``capsched``, compiled: one numba function runs the whole
+event loop.
 
 :class:`sim.loop.Loop` with :class:`sim.harvest.Cluster`'s hooks costs ~22–25 µs CPU per job in the
-interpreter (issue #30). :func:`nodelay_run` runs the same loop over array state — an array event heap keyed
+interpreter (issue #30). :func:`harvest_run` runs the same loop over array state — an array event heap keyed
 ``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
 min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
 exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job
 array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``).
 
-It serves what ``slacksched-nodelay`` uses without the Acquirer, checkpointing or ``full_pass``; for
-anything else :func:`run_nodelay` returns None and the Python loop runs. Imported on first use (numba).
+The schedule pass is either policy's: NoDelay's (:func:`_scan`, eq. 1 over the change history) or
+``capsched``'s (:func:`_cap_scan`, a node drawn uniformly among those with room by the policy's own
+``numpy.random.Generator``, passed in: numba's ``Generator.integers`` is numpy's bounded-integer algorithm
+over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit).
+It serves what those policies use without the Acquirer, checkpointing or ``full_pass``; for anything else
+:func:`run_nodelay` / :func:`run_capsched` return None and the Python loop runs. Imported on first use (numba).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
 _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
 HERE = Path(__file__).resolve()
-#: the sources of the functions :func:`nodelay_run` calls (numba's cache checks only this file's)
+#: the sources of the functions :func:`harvest_run` calls (numba's cache checks only this file's)
 SOURCES = (HERE, HERE.parent / "passes.py", HERE.parent / "engine" / "trees.py")
 
 
@@ -68,6 +73,7 @@ QUEUED, RUNNING, COMPLETED = 0, 1, 2
 ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 GROW, SHRINK = 0, 1
 END, CAPACITY, ARRIVAL = 0, 1, 4
+NODELAY, CAPSCHED = 0, 1  # the schedule pass harvest_run makes
 PW_BLOCKSIZE = 128  # numpy's pairwise-summation block
 
 
@@ -281,12 +287,36 @@ def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_cha
 
 
 @njit(cache=True)
-def nodelay_run(
+def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
+    """``capsched``'s pass (:meth:`sim.harvest.Cluster._placement_scan` with its placement): from queue
+    position ``p`` on, the first queued job needing at most ``top`` cores with a node taking jobs that has
+    its cores free now, placed on one of those nodes drawn by ``rng.integers(0, count)`` (the placement's
+    ``rng.integers(room.size)``: no draw when there is no such node), as ``(position, node)``; ``(-1, -1)``
+    if none. ``room``: a buffer of ``cap.size`` node indices."""
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        c = cores[qjob[p]]
+        k = 0
+        for m in range(cap.size):
+            f = cap[m] - used[m] if accept[m] else -1.0  # Cluster.free()
+            if f >= c:
+                room[k] = m
+                k += 1
+        if k:
+            return p, room[rng.integers(0, k)]
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@njit(cache=True)
+def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
+    policy, rng,
 ):  # fmt: skip
-    """The harvest-VM loop of ``slacksched-nodelay`` (:meth:`sim.loop.Loop.run` with :class:`sim.harvest.Cluster`'s
-    hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
+    """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
+    (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.loop.Loop.run` with
+    :class:`sim.harvest.Cluster`'s hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
     (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
     s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
     outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
@@ -339,6 +369,7 @@ def nodelay_run(
     killed = np.empty(16, np.int64)
     accept = np.zeros(M, np.bool_)
     sfree, selapsed, sps = np.empty(M), np.empty(M), np.empty(M)  # the scan's per-node buffers
+    room = np.empty(M, np.int64)  # capsched's nodes with room
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
     n_term = events = violations = 0
@@ -372,21 +403,24 @@ def nodelay_run(
                 top = max_free(cap, used, accept)
                 p, m = -1, -1
                 while qtree[1] <= top:
-                    if not mpass:
-                        cut = now - window_s
-                        h = head
-                        while h < nh and hist_t[h] <= cut:
-                            h += 1
-                        if h != mhead or nh != mnh:
-                            head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
-                            mhead, mnh = head, nh
-                        for d in range(2):
-                            ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
-                        mpass = True
-                    p, m = _scan(
-                        qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
-                        last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
-                    )  # fmt: skip
+                    if policy == CAPSCHED:
+                        p, m = _cap_scan(qtree, qsize, p + 1, top, qjob, cores, cap, used, accept, rng, room)
+                    else:
+                        if not mpass:
+                            cut = now - window_s
+                            h = head
+                            while h < nh and hist_t[h] <= cut:
+                                h += 1
+                            if h != mhead or nh != mnh:
+                                head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
+                                mhead, mnh = head, nh
+                            for d in range(2):
+                                ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
+                            mpass = True
+                        p, m = _scan(
+                            qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
+                            last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
+                        )  # fmt: skip
                     if p < 0:
                         break
                     # Cluster._start -> Loop.start
@@ -593,9 +627,22 @@ def nodelay_run(
 
 
 def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
-    """Run ``cl`` (a fresh ``slacksched-nodelay`` Cluster) with :func:`nodelay_run`; None where the compiled
+    """Run ``cl`` (a fresh ``slacksched-nodelay`` Cluster) with :func:`harvest_run`; None where the compiled
     loop does not apply (disabled, the Acquirer, checkpointing, ``full_pass``, a run already started):
     the Python loop runs then."""
+    return _run(cl, NODELAY, min_samples, np.random.default_rng(0))  # a generator NoDelay never draws from
+
+
+def run_capsched(cl: Cluster, rng: np.random.Generator) -> EngineOutput | None:
+    """Run ``cl`` (a fresh ``capsched`` Cluster) with :func:`harvest_run`, drawing nodes from ``rng`` (its
+    placement's generator, left in the state the Python loop leaves it in); None where the compiled loop does
+    not apply (as :func:`run_nodelay`): the Python loop runs then."""
+    return _run(cl, CAPSCHED, 0, rng)
+
+
+def _run(cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator) -> EngineOutput | None:
+    """:func:`harvest_run` on ``cl``'s state with ``policy``'s pass, the loop's accounting and log written back
+    (None where it does not apply)."""
     loop = cl.loop
     if (
         not ENABLED
@@ -611,14 +658,14 @@ def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
     acc = np.zeros(5)
     cnt = np.zeros(3, np.int64)
     f64 = np.float64
-    (lj, ls, le, lo, lm, ct, cv) = nodelay_run(
+    (lj, ls, le, lo, lm, ct, cv) = harvest_run(
         np.ascontiguousarray(loop.submit, f64), np.ascontiguousarray(loop.duration, f64),
         np.ascontiguousarray(loop.cores, f64), np.ascontiguousarray(loop.row, np.int64), float(loop.horizon),
         np.ascontiguousarray(tr.time_s, f64), np.ascontiguousarray(tr.machine, np.int64),
         np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
         float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
         loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
-        acc, cnt,
+        acc, cnt, policy, rng,
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
     loop.n_term, loop.events, loop.violations = map(int, cnt)

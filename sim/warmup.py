@@ -24,6 +24,7 @@ from collections.abc import Callable
 # warm-up does not build: they compile on first use (a few seconds)
 WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
 WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.hloop; issue #30)
+WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.hloop: the same function, drawing nodes)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process

@@ -6,7 +6,8 @@ A task goes to a node drawn uniformly at random among the allocated nodes that h
 (resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
 loop (:mod:`sim.harvest`) like SlackSched, so both see the same HVM changes and the same kill order
 (oldest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
-generator seeded from the run's seed, so a run is reproducible.
+generator seeded from the run's seed, so a run is reproducible. Without the Acquirer or checkpointing the
+whole loop runs compiled (:mod:`sim.hloop`, drawing from the same generator: the same nodes, bit for bit).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ class CapacityScheduler(Dispatched):
     name = "capsched"
     Params = CapSchedParams
 
-    def placement(self, seed: int):
-        rng = np.random.default_rng([seed, 2])  # a stream of its own, apart from the Acquirer's draws
+    def placement(self, seed: int, rng: np.random.Generator | None = None):
+        """The placement, drawing from ``rng`` (default: the run's own stream, ``default_rng([seed, 2])``)."""
+        if rng is None:
+            rng = np.random.default_rng([seed, 2])  # a stream of its own, apart from the Acquirer's draws
 
         def place(cl: Cluster, j: int, t: float) -> int:
             room = np.flatnonzero(cl.free() >= cl.cores[j])
@@ -39,7 +42,16 @@ class CapacityScheduler(Dispatched):
         return place
 
     def declare(self, problem: Problem, params: CapSchedParams, seed: int) -> Cluster:
-        return Cluster(problem, params.cluster(), seed, self.placement(seed))
+        rng = np.random.default_rng([seed, 2])
+        cl = Cluster(problem, params.cluster(), seed, self.placement(seed, rng))
+
+        def compiled_run():  # the whole loop compiled, drawing from the placement's generator (sim.hloop)
+            from sim.hloop import run_capsched
+
+            return run_capsched(cl, rng)
+
+        cl.compiled_run = compiled_run
+        return cl
 
     def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
         return run_cluster(problem, self.placement(seed), params.cluster(), seed)
