@@ -79,13 +79,8 @@ def _tiny_harvest_jobs() -> pl.DataFrame:
     )
 
 
-def test_capsched_random_matching_is_seeded_and_resource_aware(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_capsched_random_matching_is_seeded_and_resource_aware() -> None:
     import sim.policies.capsched as cs
-
-    captured = {}
-    monkeypatch.setattr(
-        cs, "run_cluster", lambda problem, place, cfg, seed: captured.setdefault("place", place)
-    )
 
     class FakeCluster:
         cores = np.array([2.0])
@@ -94,8 +89,7 @@ def test_capsched_random_matching_is_seeded_and_resource_aware(monkeypatch: pyte
             return np.array([1.0, 5.0, 5.0, 0.0, 5.0])
 
     def choices(seed: int) -> list[int]:
-        cs.CapacityScheduler().run(None, cs.CapSchedParams(), seed)  # type: ignore[arg-type]
-        place = captured.pop("place")
+        place = cs.CapacityScheduler().placement(seed)
         return [place(FakeCluster(), 0, 0.0) for _ in range(300)]
 
     a = choices(5)
@@ -106,9 +100,7 @@ def test_capsched_random_matching_is_seeded_and_resource_aware(monkeypatch: pyte
         def free(self) -> np.ndarray:
             return np.array([1.0, 0.0])
 
-    cs.CapacityScheduler().run(None, cs.CapSchedParams(), 0)  # type: ignore[arg-type]
-    assert captured.pop("place")(Full(), 0, 0.0) == -1
-    monkeypatch.undo()
+    assert cs.CapacityScheduler().placement(0)(Full(), 0, 0.0) == -1
     cap = harvest_trace(8, 86400.0, max_cores=16, seed=2)
     r = simulate(_tiny_harvest_jobs(), cap, 8, 16, 86400.0, "capsched", seed=5, check_invariants=True)
     assert r.invariant_violations == 0 and r.metrics["jobs"] == 40

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.harvest import Cluster, ClusterOptions, run_cluster
+from sim.harvest import Cluster, ClusterOptions
 from sim.policies import Dispatched, register
-from sim.problem import Problem, RunArtifacts
+from sim.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,6 @@ class CapacityScheduler(Dispatched):
 
         cl.compiled_run = compiled_run
         return cl
-
-    def run(self, problem: Problem, params: CapSchedParams, seed: int) -> RunArtifacts:
-        return run_cluster(problem, self.placement(seed), params.cluster(), seed)
 
 
 register(CapacityScheduler())
