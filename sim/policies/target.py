@@ -1051,6 +1051,13 @@ class _TargetHooks:
     def on_instant_end(self, loop: Loop, t: float) -> None:
         pass
 
+    def compiled_run(self) -> EngineOutput | None:
+        """The whole run in one compiled loop (:mod:`sim.tloop`: the same results as the Python loop), None
+        where it does not apply (``Loop.run`` then runs the Python loop)."""
+        from sim.tloop import run_target
+
+        return run_target(self)
+
     def run(self) -> EngineOutput:
         return self.loop.run(self)
 
