@@ -407,6 +407,7 @@ def target_run(
                         todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
                         version, npend, P, ubusy, udirty, catk, catv,
                     )  # fmt: skip
+                pt, pu, pn, pk, pend = _fit(pt, pu, pn, pk, plen, poff, pcap, pend)
                 _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version)
                 moved = _heads_to_push(status, head, nxt, ps, version, evv)
                 for jj in moved:

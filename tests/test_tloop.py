@@ -202,3 +202,29 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(
 def test_compiled_loop_equals_the_python_loop_under_overload(problem, policy, d, slack) -> None:
     params = TargetParams(search_distance=d, reference_days=1e7 / 86400, pack=2)
     _assert_same(_run(problem, policy, False, params, slack), _run(problem, policy, True, params, slack))
+
+
+def test_a_reallocation_leaves_every_row_room_for_an_arrival(monkeypatch) -> None:
+    """Every machine's step-function row keeps two free breakpoints after a re-allocation: the last job it
+    plans may fill its machine's row (here at t = 454 s), and an arrival planned there next would write past
+    the row into another machine's (both loops grow the pool after the re-allocation's last job)."""
+    import sim.policies.target as tg
+    import sim.tloop
+
+    short = []
+    realloc = tg._TargetHooks._reallocate
+
+    def checked(self, loop, t, extra):
+        realloc(self, loop, t, extra)
+        pr = self.profiles
+        if (pr.plen + 2 > pr.pcap).any():
+            short.append(t)
+
+    monkeypatch.setattr(tg._TargetHooks, "_reallocate", checked)
+    monkeypatch.setattr(sim.tloop, "ENABLED", False)
+    times, alive = _walk(6, 20_000.0, 60, 5)
+    problem = _problem(2500, 6, 4.0, 20_000.0, times, alive, 5, max_dur=900)
+    hooks = _TargetHooks(problem, TargetParams(), "target-stretch")
+    hooks.loop.run(hooks)
+    assert short == []
+    assert int(hooks.profiles.pcap.max()) > 32  # rows did grow

@@ -977,6 +977,7 @@ class _TargetHooks:
         while i < todo.size:
             self._room()
             i = _assign_from(todo, i, t, *self.state)
+        self._room()  # the last job may have filled its machine's row: an arrival there would write past it
         # a job planned again at its old machine and start keeps its START event (and version); the others
         # get a new one. Equal-time STARTs run in job order, which is the order a full re-push gives.
         moved = _settle(todo, *old, self.mach, self.ps, self.version)
