@@ -30,7 +30,8 @@ Choices the paper leaves open (parameters here): ``D⁺`` (``search_distance``, 
 (``reference_days``, 7), the ``M_use`` floor (``M⁻``). A job that fits on no machine within ``D⁺`` (e.g.
 no machine alive) waits in a global list that is retried on every machine event.
 
-Runs in the shared Python event loop (:mod:`sim.loop`); the plans are indexed and compiled: one linked list
+Runs in the shared event loop (:mod:`sim.loop`), on the fast path (below) without checkpointing as one
+compiled loop (:mod:`sim.tloop`, the same results bit for bit); the plans are indexed and compiled: one linked list
 of planned jobs per machine (insertion order) and its usage as a sorted step function updated per planned
 job (all machines' step functions in one pool, each row grown on its own), ``earliest_start`` a forward
 scan of that step function from t; assignment, re-allocation and utilization run in numba (a machine
