@@ -35,7 +35,6 @@ CHECK_POLICIES = ("ff",)
 #: them (:func:`cold_hooks`)
 HOOK_MODULES = {"sim.policies.target": "target-asap"}
 HOOK_MODULES["sim.hloop"] = "slacksched-nodelay"  # issue #30
-HOOK_MODULES["sim.tloop"] = "target-asap"  # Target*'s compiled loop (issue #30)
 
 
 def module_cached(name: str) -> bool:

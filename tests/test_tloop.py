@@ -1,4 +1,5 @@
-"""The compiled Target* loop (sim.tloop) is the Python loop, bit for bit, for the three variants."""
+"""The compiled Target* loop (sim.policies.target.target_run) is the Python loop, bit for bit, for the three
+variants."""
 
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ def _run(
 ) -> EngineOutput:
     """``policy`` on ``problem`` through ``Loop.run``, compiled loop or Python loop (``stale_slack``: the
     stale events the heap tolerates before a sweep)."""
-    import sim.tloop
+    import sim.policies.target as tg
 
-    old = sim.tloop.ENABLED
-    sim.tloop.ENABLED = compiled
+    old = tg.COMPILED_LOOP
+    tg.COMPILED_LOOP = compiled
     try:
         hooks = _TargetHooks(problem, params or TargetParams(), policy)
         hooks.stale_slack = stale_slack
@@ -42,7 +43,7 @@ def _run(
         assert calls == [compiled]  # the compiled loop ran exactly when enabled
         return out
     finally:
-        sim.tloop.ENABLED = old
+        tg.COMPILED_LOOP = old
 
 
 def _assert_same(a: EngineOutput, b: EngineOutput) -> None:
@@ -126,9 +127,7 @@ def test_the_cases_exercise_growth_shrink_and_regrown_rows() -> None:
 
     tg._Profiles.fit = spy_fit
     try:
-        import sim.tloop
-
-        sim.tloop.ENABLED = False
+        tg.COMPILED_LOOP = False
         for name in ("on_arrival", "on_end", "on_capacity"):  # M_use after every event
             hook = getattr(hooks, name)
 
@@ -140,7 +139,7 @@ def test_the_cases_exercise_growth_shrink_and_regrown_rows() -> None:
         hooks.loop.run(hooks)
     finally:
         tg._Profiles.fit = fit
-        sim.tloop.ENABLED = True
+        tg.COMPILED_LOOP = True
     m_minus = int(hooks.ist[5])
     assert max(seen["m_use"]) > m_minus and min(seen["m_use"]) <= m_minus
     assert seen["fit_rebuild"] >= 1 and int(hooks.profiles.pcap.max()) > 32
@@ -209,7 +208,6 @@ def test_a_reallocation_leaves_every_row_room_for_an_arrival(monkeypatch) -> Non
     plans may fill its machine's row (here at t = 454 s), and an arrival planned there next would write past
     the row into another machine's (both loops grow the pool after the re-allocation's last job)."""
     import sim.policies.target as tg
-    import sim.tloop
 
     short = []
     realloc = tg._TargetHooks._reallocate
@@ -221,7 +219,7 @@ def test_a_reallocation_leaves_every_row_room_for_an_arrival(monkeypatch) -> Non
             short.append(t)
 
     monkeypatch.setattr(tg._TargetHooks, "_reallocate", checked)
-    monkeypatch.setattr(sim.tloop, "ENABLED", False)
+    monkeypatch.setattr(tg, "COMPILED_LOOP", False)
     times, alive = _walk(6, 20_000.0, 60, 5)
     problem = _problem(2500, 6, 4.0, 20_000.0, times, alive, 5, max_dur=900)
     hooks = _TargetHooks(problem, TargetParams(), "target-stretch")

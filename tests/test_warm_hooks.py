@@ -53,8 +53,7 @@ else:
                          "cores": [2.0, 4.0, 1.0]})
     simulate(jobs, random_walk(4, 3600.0, seed=0, changes_per_hour=4.0, step=0.25), 4, 4.0, 3600.0,
              "target-stretch")
-    import sim.tloop as L
-    ds = [v for M in (T, L) for v in vars(M).values() if getattr(v, "__module__", "") == M.__name__ and hasattr(v, "stats")]
+    ds = [v for v in vars(T).values() if getattr(v, "__module__", "") == T.__name__ and hasattr(v, "stats")]
     print(sum(len(d.stats.cache_misses) for d in ds), sum(len(d.stats.cache_hits) for d in ds))
 """
 
