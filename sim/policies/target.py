@@ -867,8 +867,12 @@ def _machine_jobs(lo, hi, head, nxt):
 
 # ------------------------------------------------------------------------- the whole loop, compiled
 # :meth:`sim.loop.Loop.run` with the hooks below, in one numba function (issue #30): the Python loop spent
-# about half its time in the interpreter around the compiled plan operations. Codes of sim.metrics and
-# sim.loop as literals (numba reads module globals as constants).
+# about half its time in the interpreter around the compiled plan operations. The same choices with the same
+# float arithmetic in the same order: an array heap keyed as the Python loop's ``(time, kind, tie, job,
+# tag)`` tuples (an END's tie is its push sequence number, a START's its job), stale events skipped by
+# version and swept at the same moments, the step-function pool grown to the same layout, the plan
+# operations above called as the hooks call them (``tests/test_tloop.py``: every EngineOutput field equal).
+# Codes of sim.metrics and sim.loop as literals (numba reads module globals as constants).
 _QUEUED, _COMPLETED = 0, 2
 _ATT_COMPLETED, _ATT_KILLED, _ATT_RUNNING = 0, 1, 2
 _END, _CAPACITY, _ARRIVAL = 0, 1, 4
