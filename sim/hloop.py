@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from sim.engine._jit import compiled
-from sim.passes import _eq1, max_free
+from sim.passes import _eq1, cost_scan, cost_scan_fast, max_free, search_table
 
 if TYPE_CHECKING:
     from sim.harvest import Cluster
@@ -73,7 +73,7 @@ QUEUED, RUNNING, COMPLETED = 0, 1, 2
 ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 GROW, SHRINK = 0, 1
 END, CAPACITY, ARRIVAL = 0, 1, 4
-NODELAY, CAPSCHED = 0, 1  # the schedule pass harvest_run makes
+NODELAY, CAPSCHED, WAITING = 0, 1, 2  # the schedule pass harvest_run makes
 PW_BLOCKSIZE = 128  # numpy's pairwise-summation block
 
 
@@ -309,10 +309,42 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
 
 
 @njit(cache=True)
+def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
+    """:meth:`sim.harvest.Cluster._row_insert`: job ``j`` (end ``e``, ``c`` cores) into node ``m``'s sorted
+    row after the equal ends (the rows doubled when full); returns the (maybe new) rows."""
+    k = rn2[m]
+    if k == re2.shape[1]:
+        M, w = re2.shape
+        g1, g2, g3 = np.zeros((M, 2 * w)), np.zeros((M, 2 * w)), np.zeros((M, 2 * w), np.int64)
+        g1[:, :w], g2[:, :w], g3[:, :w] = re2, rc2, rj2
+        re2, rc2, rj2 = g1, g2, g3
+    i = k
+    while i > 0 and re2[m, i - 1] > e:
+        re2[m, i], rc2[m, i], rj2[m, i] = re2[m, i - 1], rc2[m, i - 1], rj2[m, i - 1]
+        i -= 1
+    re2[m, i], rc2[m, i], rj2[m, i] = e, c, j
+    rn2[m] = k + 1
+    return re2, rc2, rj2
+
+
+@njit(cache=True)
+def _row_delete(re2, rc2, rj2, rn2, m, j):
+    """:meth:`sim.harvest.Cluster._row_delete`: job ``j`` out of node ``m``'s sorted row."""
+    k = rn2[m]
+    i = 0
+    while rj2[m, i] != j:
+        i += 1
+    while i < k - 1:
+        re2[m, i], rc2[m, i], rj2[m, i] = re2[m, i + 1], rc2[m, i + 1], rj2[m, i + 1]
+        i += 1
+    rn2[m] = k - 1
+
+
+@njit(cache=True, nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
-    policy, rng,
+    policy, rng, fast_min,
 ):  # fmt: skip
     """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
     (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.loop.Loop.run` with
@@ -370,6 +402,13 @@ def harvest_run(
     accept = np.zeros(M, np.bool_)
     sfree, selapsed, sps = np.empty(M), np.empty(M), np.empty(M)  # the scan's per-node buffers
     room = np.empty(M, np.int64)  # capsched's nodes with room
+    # waiting slacksched: running jobs' planned ends per node, sorted (a start after equal ends), their cores
+    # and jobs (Cluster.ends_rows), this pass's claims, and the samples' search table
+    re2, rc2, rj2 = np.zeros((M, 4)), np.zeros((M, 4)), np.zeros((M, 4), np.int64)
+    rn2 = np.zeros(M, np.int64)
+    claimed, claim_end, claim_cores = np.zeros(M), np.zeros((M, 4)), np.zeros((M, 4))
+    nclaim = np.zeros(M, np.int64)
+    tstart, tx0, tinv_h = search_table(xs)
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
     n_term = events = violations = 0
@@ -397,6 +436,10 @@ def harvest_run(
             have_cur = False
             if qlen:
                 mpass = False
+                if policy == WAITING:  # Cluster._reset_claims: claims last one pass
+                    for m in range(M):
+                        claimed[m] = 0.0
+                        nclaim[m] = 0
                 if cap_dirty:
                     for m in range(M):
                         accept[m] = allocated[m] and cap[m] > 0
@@ -414,9 +457,38 @@ def harvest_run(
                             if h != mhead or nh != mnh:
                                 head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
                                 mhead, mnh = head, nh
+                                if policy == WAITING:
+                                    tstart, tx0, tinv_h = search_table(xs)
                             for d in range(2):
                                 ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
                             mpass = True
+                    if policy == WAITING:
+                        # SlackSched.scan: cost_scan_fast from fast_min queued jobs, else cost_scan (the same
+                        # choices); a full claim row is doubled and the job at p decided again
+                        q = p + 1
+                        while True:
+                            if qlen >= fast_min:
+                                p, m = cost_scan_fast(
+                                    qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
+                                    last_dir, ps2, ps2[GROW], xs, cum, tstart, tx0, tinv_h,
+                                    xs.size >= min_samples and xs.size > 0, re2, rc2, rn2, claimed, claim_end,
+                                    claim_cores, nclaim, now,
+                                )  # fmt: skip
+                            else:
+                                p, m = cost_scan(
+                                    qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
+                                    last_dir, ps2, ps2[GROW], xs, cum, xs.size >= min_samples and xs.size > 0,
+                                    re2, rc2, rn2, claimed, claim_end, claim_cores, nclaim, False, now,
+                                )  # fmt: skip
+                            if m != -2:
+                                break
+                            w = claim_end.shape[1]
+                            g1, g2 = np.zeros((M, 2 * w)), np.zeros((M, 2 * w))
+                            g1[:, :w] = claim_end
+                            g2[:, :w] = claim_cores
+                            claim_end, claim_cores = g1, g2
+                            q = p
+                    elif policy == NODELAY:
                         p, m = _scan(
                             qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
                             last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
@@ -461,6 +533,8 @@ def harvest_run(
                     njobs[m, nrun[m]] = j
                     npos[j] = nrun[m]
                     nrun[m] += 1
+                    if policy == WAITING:
+                        re2, rc2, rj2 = _row_insert(re2, rc2, rj2, rn2, m, j, e, c)
                     used[m] += c
                     # Cluster._dequeue
                     _qt_set(qtree, qsize, p, INF)
@@ -551,6 +625,8 @@ def harvest_run(
                     njobs[m, k] = last
                     npos[last] = k
                     nrun[m] -= 1
+                    if policy == WAITING:
+                        _row_delete(re2, rc2, rj2, rn2, m, v)
                     used[m] -= cores[v]
                     if nrun[m] == 0:
                         used[m] = 0.0
@@ -606,6 +682,8 @@ def harvest_run(
             njobs[m, k] = last
             npos[last] = k
             nrun[m] -= 1
+            if policy == WAITING:
+                _row_delete(re2, rc2, rj2, rn2, m, j)
             used[m] -= c
             if nrun[m] == 0:
                 used[m] = 0.0
@@ -633,6 +711,16 @@ def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
     return _run(cl, NODELAY, min_samples, np.random.default_rng(0))  # a generator NoDelay never draws from
 
 
+def run_waiting(cl: Cluster, min_samples: int, fast_min: int) -> EngineOutput | None:
+    """Run ``cl`` (a fresh waiting ``slacksched`` Cluster without ``reserve``) with :func:`harvest_run`, its
+    pass :meth:`sim.policies.slacksched.SlackSched.scan`'s (``cost_scan_fast`` from ``fast_min`` queued
+    jobs, else ``cost_scan``, over per-pass claims); None where the compiled loop does not apply (as
+    :func:`run_nodelay`, or ``reserve``): the Python loop runs then."""
+    if cl.reserve:
+        return None
+    return _run(cl, WAITING, min_samples, np.random.default_rng(0), fast_min)
+
+
 def run_capsched(cl: Cluster, rng: np.random.Generator) -> EngineOutput | None:
     """Run ``cl`` (a fresh ``capsched`` Cluster) with :func:`harvest_run`, drawing nodes from ``rng`` (its
     placement's generator, left in the state the Python loop leaves it in); None where the compiled loop does
@@ -640,7 +728,9 @@ def run_capsched(cl: Cluster, rng: np.random.Generator) -> EngineOutput | None:
     return _run(cl, CAPSCHED, 0, rng)
 
 
-def _run(cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator) -> EngineOutput | None:
+def _run(
+    cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator, fast_min: int = 0
+) -> EngineOutput | None:
     """:func:`harvest_run` on ``cl``'s state with ``policy``'s pass, the loop's accounting and log written back
     (None where it does not apply)."""
     loop = cl.loop
@@ -665,7 +755,7 @@ def _run(cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator) -
         np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
         float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
         loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
-        acc, cnt, policy, rng,
+        acc, cnt, policy, rng, int(fast_min),
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
     loop.n_term, loop.events, loop.violations = map(int, cnt)

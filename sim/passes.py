@@ -149,9 +149,14 @@ def _best_node(
     e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
     # the best node with room now (first smallest E)
     best, best_cost, best_a = -1, np.inf, 0.0
+    pe, pps, pcost = np.nan, np.nan, 0.0  # the last costed node's (elapsed, shrink probability) and cost
     for m in range(free.size):
         if free[m] >= 0 and (free[m] - claimed[m] if reserve else free[m]) >= c:  # takes jobs, has room
-            cost = _node_cost(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled)
+            if elapsed[m] == pe and ps[m] == pps:  # a run of nodes that changed together: the same cost
+                cost = pcost
+            else:
+                cost = _node_cost(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled)
+                pe, pps, pcost = elapsed[m], ps[m], cost
             if best < 0 or cost < best_cost:
                 best, best_cost = m, cost
     # nodes without room now: E ≥ a + d (p ∈ [0, 1], w + E₀ ≥ d), so a node whose a + d exceeds the best E
@@ -433,9 +438,14 @@ def _best_node_fast(
         p0, w0 = 1.0, d / 2.0
     e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
     best, best_cost, best_a = -1, np.inf, 0.0
+    pe, pps, pcost = np.nan, np.nan, 0.0  # as _best_node: a run of equal (elapsed, ps) shares its cost
     for m in range(free.size):
         if free[m] >= 0 and free[m] >= c:
-            cost = _node_cost_f(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+            if elapsed[m] == pe and ps[m] == pps:
+                cost = pcost
+            else:
+                cost = _node_cost_f(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+                pe, pps, pcost = elapsed[m], ps[m], cost
             if best < 0 or cost < best_cost:
                 best, best_cost = m, cost
     for i in range(order.size):

@@ -25,6 +25,7 @@ from collections.abc import Callable
 WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
 WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.hloop; issue #30)
 WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.hloop: the same function, drawing nodes)
+WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.hloop; issue #29)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process

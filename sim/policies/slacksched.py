@@ -244,6 +244,14 @@ class SlackSched(Dispatched):
                 return run_nodelay(cl, params.min_samples)
 
             cl.compiled_run = compiled_run
+        elif not params.reserve:  # the waiting pass's whole loop compiled too (sim.hloop, the same results)
+
+            def compiled_run_waiting():
+                from sim.hloop import run_waiting
+
+                return run_waiting(cl, params.min_samples, FAST_MIN_QUEUE)
+
+            cl.compiled_run = compiled_run_waiting
         return cl
 
     def _cluster(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
