@@ -226,3 +226,44 @@ def test_a_reallocation_leaves_every_row_room_for_an_arrival(monkeypatch) -> Non
     hooks.loop.run(hooks)
     assert short == []
     assert int(hooks.profiles.pcap.max()) > 32  # rows did grow
+
+
+def test_the_compiled_loop_releases_the_gil(monkeypatch) -> None:
+    """A sweep worker's watchdog is a Python thread (``studies.sweep._expire``): it must run while the
+    compiled loop does, or a scenario over its timeout is never ended. A spinning thread's longest pause
+    while the loop runs stays well below the loop's time (holding the GIL, it would be all of it)."""
+    import threading
+    import time
+
+    import sim.policies.target as tg
+
+    real, gap, took = tg.target_run, [0.0], []
+    stop, going = threading.Event(), threading.Event()
+
+    def spin() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            now = time.perf_counter()
+            if going.is_set():
+                gap[0] = max(gap[0], now - last)
+            last = now
+
+    def timed(*args):
+        going.set()
+        t0 = time.perf_counter()
+        out = real(*args)
+        took.append(time.perf_counter() - t0)
+        going.clear()
+        return out
+
+    monkeypatch.setattr(tg, "target_run", timed)
+    times, alive = _walk(6, 200_000.0, 300, 7)
+    problem = _problem(6_000, 6, 8.0, 200_000.0, times, alive, 7, max_dur=900)
+    th = threading.Thread(target=spin, daemon=True)
+    th.start()
+    try:
+        _run(problem, "target-asap", True)
+    finally:
+        stop.set()
+        th.join()
+    assert len(took) == 1 and took[0] > 0.2 and gap[0] < 0.5 * took[0], (gap[0], took)

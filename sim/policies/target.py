@@ -1022,7 +1022,7 @@ def _fit(pt, pu, pn, pk, plen, poff, pcap, pend):
     return nt, nu, nn, nk, total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
 def target_run(
     horizon, ct, cap_n, grow_above, stale_slack, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail,
     nxt, prv, ps, mach, version, npend, pt, pu, pn, pk, plen, poff, pcap, pend, ubusy, udirty, catk, catv,
