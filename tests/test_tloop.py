@@ -258,7 +258,7 @@ def test_the_compiled_loop_releases_the_gil(monkeypatch) -> None:
 
     monkeypatch.setattr(tg, "target_run", timed)
     times, alive = _walk(6, 200_000.0, 300, 7)
-    problem = _problem(6_000, 6, 8.0, 200_000.0, times, alive, 7, max_dur=900)
+    problem = _problem(3_000, 6, 8.0, 200_000.0, times, alive, 7, max_dur=900)
     th = threading.Thread(target=spin, daemon=True)
     th.start()
     try:
