@@ -199,6 +199,6 @@ def zipf_scatter(stats: pl.DataFrame) -> alt.TopLevelMixin:
     return finish(
         (diag + pts).properties(width=WIDTH * 1.2, height=WIDTH * 1.2),
         "Synthetic heavy-tailed workloads (thesis Table 4.1)",
-        "Duration statistics of sim.workloads.zipf_workload (1000 × 24 cores, 30 days, seed 0): min(k × 5 min, "
+        "Duration statistics of sim.workloads.generators.zipf_workload (1000 × 24 cores, 30 days, seed 0): min(k × 5 min, "
         "720 h), k ~ Zipf(skew), against the thesis' printed values; on the dashed line they agree.",
     )

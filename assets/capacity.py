@@ -31,8 +31,7 @@ from assets.schema import (
     MACHINE_INTERVALS,
 )
 from assets.warehouse import write_tables
-from sim.capacity import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace, month_bounds, to_hourly
-from sim.intervals import (
+from sim.capacity.intervals import (
     BandedIntervalModel,
     IntervalModel,
     characterize,
@@ -41,6 +40,7 @@ from sim.intervals import (
     machine_state_changes,
     on_time_per_machine,
 )
+from sim.capacity.trace import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace, month_bounds, to_hourly
 
 
 class CapacityConfig(dg.Config):
@@ -66,7 +66,7 @@ class CapacityConfig(dg.Config):
 
 
 def _hourly(conn, sql: str, params: list, start: datetime, end: datetime, what: str) -> np.ndarray:
-    """Hourly values over [start, end) by the one gap rule of :func:`sim.capacity.to_hourly` (the
+    """Hourly values over [start, end) by the one gap rule of :func:`sim.capacity.trace.to_hourly` (the
     scenario path's too). dg.Failure if there are none."""
     df = conn.sql(sql, params=params).pl()
     if df.height == 0:
@@ -147,7 +147,7 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
 
 def spot_traces(conn, machines: int) -> Iterator[tuple[str, str, CapacityTrace]]:
     """Each trace of ``core_spot_availability`` (if built) scaled to ``machines`` (issue #28)."""
-    from sim.spot import scale
+    from sim.capacity.spot import scale
 
     have = conn.sql(
         "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'core_spot_availability'"

@@ -39,7 +39,7 @@ from assets.warehouse import (
     replace_table,
     same_input,
 )
-from sim.capacity import DAY
+from sim.capacity.trace import DAY
 
 GAIA_WORKLOADS = {"azure-100k": "azure", "pai-100k": "pai", "mustang-trace-2015-100k": "mustang"}
 

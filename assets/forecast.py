@@ -16,7 +16,7 @@ from assets.checks import md_table, table_checks
 from assets.raw import POOL
 from assets.schema import GRID_FORECAST
 from assets.warehouse import write_tables
-from sim.capacity import month_bounds, to_hourly
+from sim.capacity.trace import month_bounds, to_hourly
 from sim.forecast import METHODS, forecast_matrix, horizon_errors
 from sim.paths import samples_dir
 
@@ -50,7 +50,7 @@ def grid_hours(
     conn, grid: str, source: str, month: str, history_days: int
 ) -> tuple[pl.Series, np.ndarray, int]:
     """Hour starts (UTC) from ``history_days`` before ``month`` to its end, the hourly intensity by the one
-    gap rule (:func:`sim.capacity.to_hourly`), and the index of the month's first hour. ValueError if the
+    gap rule (:func:`sim.capacity.trace.to_hourly`), and the index of the month's first hour. ValueError if the
     warehouse has no values for the month."""
     start, end = month_bounds(month)
     first = start - timedelta(days=history_days)

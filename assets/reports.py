@@ -56,7 +56,7 @@ OUT_WORKLOAD_STATS = TableSchema(
     "paper's printed values where it prints them.",
     (
         Col("workload", "VARCHAR", "-", "azure, borg2011, pai, mustang, zipf-1.1 … zipf-1.8", False),
-        Col("source", "VARCHAR", "-", "core_jobs or sim.workloads.zipf_workload", False),
+        Col("source", "VARCHAR", "-", "core_jobs or sim.workloads.generators.zipf_workload", False),
         Col("jobs", "BIGINT", "jobs", "number of jobs", False),
         Col("duration_mean_h", "DOUBLE", "h", "mean job duration"),
         Col("duration_p50_h", "DOUBLE", "h", "median job duration"),
@@ -116,7 +116,7 @@ def workload_stats(jobs: pl.DataFrame) -> dict[str, float | int | None]:
 
 def workload_stats_frame(core_jobs: pl.DataFrame, zipf_jobs: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """``out_workload_stats`` rows: one per ``core_jobs`` workload and per synthetic Zipf workload."""
-    from sim.workloads import THESIS_TABLE_4_1
+    from sim.workloads.generators import THESIS_TABLE_4_1
 
     rows = []
     for (wl,), g in sorted(core_jobs.group_by("workload"), key=lambda t: t[0]):
@@ -125,7 +125,7 @@ def workload_stats_frame(core_jobs: pl.DataFrame, zipf_jobs: dict[str, pl.DataFr
     for wl, g in zipf_jobs.items():
         paper = THESIS_TABLE_4_1.get(float(wl.split("-")[1]), (None,) * 4)
         rows.append(
-            {"workload": wl, "source": "sim.workloads.zipf_workload", **workload_stats(g), **_paper(paper)}
+            {"workload": wl, "source": "sim.workloads.generators.zipf_workload", **workload_stats(g), **_paper(paper)}
         )
     return pl.DataFrame(rows, infer_schema_length=None)
 
@@ -168,8 +168,8 @@ def out_study_scenarios(duckdb: DuckDBResource) -> dg.MaterializeResult:
     "workloads as generated for the thesis platform (Table 4.1), next to the printed values.",
 )
 def out_workload_stats(duckdb: DuckDBResource) -> dg.MaterializeResult:
-    from sim.capacity import DAY
-    from sim.workloads import zipf_workload
+    from sim.capacity.trace import DAY
+    from sim.workloads.generators import zipf_workload
 
     with duckdb.get_connection() as conn:
         # cores_mean of borg2011 stays the normalized request (as documented in OUT_WORKLOAD_STATS)

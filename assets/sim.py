@@ -27,7 +27,7 @@ from assets.raw import POOL
 from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
-from sim.workloads import to_sim_jobs
+from sim.workloads.generators import to_sim_jobs
 from studies import sweep
 from studies.catalogue import STUDIES, all_scenarios, study
 from studies.scenarios import GRIDS, Scenario

@@ -233,7 +233,7 @@ def _eia_pages(
 
 def _spot_remote(p: dict[str, Any]) -> list[RemoteFile]:
     """skypilot-org/spot-traces availability JSONs on raw.githubusercontent.com, pinned to a commit."""
-    from sim.spot import COMMIT, REPOSITORY, TRACES
+    from sim.capacity.spot import COMMIT, REPOSITORY, TRACES
 
     base = p.get("base_url", f"https://raw.githubusercontent.com/{REPOSITORY}/{{commit}}")
     commit = path_part("commit", p.get("commit", COMMIT))

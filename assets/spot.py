@@ -22,8 +22,8 @@ from assets.core import _fail_on_bad_file, _write
 from assets.normalize import base as nz
 from assets.raw import raw_files_for
 from assets.schema import CORE_SPOT_AVAILABILITY
+from sim.capacity.spot import TRACES, parse_json
 from sim.paths import spot_dir
-from sim.spot import TRACES, parse_json
 
 POOL = "duckdb_write"
 

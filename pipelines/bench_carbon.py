@@ -15,7 +15,7 @@ import time
 import polars as pl
 
 from sim import random_walk, simulate
-from sim.bench import borg_scale_jobs
+from sim.bench.scale import borg_scale_jobs
 from sim.energy import CarbonSignal
 from sim.paths import samples_dir
 

@@ -1,7 +1,7 @@
 """Discrete-event scheduling simulator under variable capacity (never imports Dagster or DuckDB).
 
 The names below are loaded on first use (PEP 562), so ``from sim import paths`` or ``import
-sim.capacity`` does not pay for polars, numba and the engine: the ``varcap`` CLI starts in a fraction of
+sim.capacity.trace`` does not pay for polars, numba and the engine: the ``varcap`` CLI starts in a fraction of
 a second and imports the simulator only in the commands that simulate.
 """
 
@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sim.api import SimResult, simulate
-    from sim.capacity import CapacityTrace, read_capacity
-    from sim.generators import random_walk
+    from sim.capacity.generators import random_walk
+    from sim.capacity.trace import CapacityTrace, read_capacity
     from sim.metrics import METRIC_NAMES
     from sim.problem import Platform
 
 _LAZY = {
-    "CapacityTrace": "sim.capacity",
+    "CapacityTrace": "sim.capacity.trace",
     "METRIC_NAMES": "sim.metrics",
     "Platform": "sim.problem",
     "SimResult": "sim.api",
-    "random_walk": "sim.generators",
-    "read_capacity": "sim.capacity",
+    "random_walk": "sim.capacity.generators",
+    "read_capacity": "sim.capacity.trace",
     "simulate": "sim.api",
 }
 

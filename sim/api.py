@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sim.capacity import CapacityTrace, MachineCapacityTrace, read_capacity
+from sim.capacity.trace import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.checkpoint import split_settings
 from sim.energy import CarbonSignal, carbon_accounting
 from sim.metrics import METRIC_NAMES, compute_metrics, job_table
@@ -31,7 +31,7 @@ class SimResult:
 
 def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
     """The one dispatcher: a policy declares compiled admission rules (:class:`~sim.problem.Compiled`: the
-    First-Fit engine runs them) or Python hooks (:mod:`sim.loop` runs them); no policy runs a loop itself."""
+    First-Fit engine runs them) or Python hooks (:mod:`sim.engine.loop` runs them); no policy runs a loop itself."""
     decl = pol.declare(problem, params, seed)
     if isinstance(decl, Compiled):
         return run_first_fit(problem, decl.termination, seed, decl.admission)

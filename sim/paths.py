@@ -49,6 +49,6 @@ def dagster_home() -> Path:
 def spot_dir() -> Path:
     """``$VARCAP_SPOT_DIR`` or ``<home>/data/sim/inputs/spot``: the spot availability traces the pipeline
     exported from ``core_spot_availability`` (``<trace>.parquet``: ``tick, available``), which the ``spot``
-    capacity kind reads before the embedded sample (:func:`sim.spot.trace_source`)."""
+    capacity kind reads before the embedded sample (:func:`sim.capacity.spot.trace_source`)."""
     env = os.environ.get("VARCAP_SPOT_DIR")
     return Path(env).resolve() if env else data_dir() / "sim" / "inputs" / "spot"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity import CapacityTrace, MachineCapacityTrace
+from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.checkpoint import Checkpoint, per_job
 from sim.engine import Admission, run_kernel
@@ -121,7 +121,7 @@ def require_machines_alive(problem: Problem, policy: str) -> None:
 @dataclass(frozen=True)
 class Compiled:
     """A policy's declaration for the compiled First-Fit engine: its termination rule and admission rules
-    (``None``: plain First-Fit). The other kind of declaration is a :class:`sim.loop.Hooks` object."""
+    (``None``: plain First-Fit). The other kind of declaration is a :class:`sim.engine.loop.Hooks` object."""
 
     termination: str = "lifo"
     admission: Admission | None = None

@@ -19,7 +19,7 @@ def read_core_jobs(con: Any, workload: str) -> pl.DataFrame:
 
     ``cores`` is vCPU in ``core_jobs`` and null for borg2011, whose request is ``cpu_request_norm`` (a
     fraction of the largest machine). The simulator's job frame carries that fraction in ``cores`` for the
-    workloads of ``sim.workloads.NORMALIZED_WORKLOADS``, which ``to_sim_jobs`` scales by the platform's cores
+    workloads of ``sim.workloads.generators.NORMALIZED_WORKLOADS``, which ``to_sim_jobs`` scales by the platform's cores
     per machine — so the jobs built from the table are the same as before the column was split."""
     df = con.sql(CORE_JOBS_SQL, params=[workload]).pl()
     if "cpu_request_norm" in df.columns:

@@ -20,12 +20,12 @@ from collections.abc import Callable
 # simulating each also loads their modules, so a policy that adds a compiled path is warmed too); the
 # Target* hooks are numba functions of their own (sim.policies.target): left out, the first Target* run
 # after `varcap warm` compiled them (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than
-# target-asap run after it; issue #30). SlackSched's (sim.passes) need a modelled history, which a 4-job
+# target-asap run after it; issue #30). SlackSched's (sim.harvest.passes) need a modelled history, which a 4-job
 # warm-up does not build: they compile on first use (a few seconds)
 WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
-WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.hloop; issue #30)
-WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.hloop: the same function, drawing nodes)
-WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.hloop; issue #29)
+WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.harvest.loop; issue #30)
+WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.harvest.loop: the same function, drawing nodes)
+WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.harvest.loop; issue #29)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
@@ -36,7 +36,7 @@ CHECK_POLICIES = ("ff",)
 #: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
 #: them (:func:`cold_hooks`)
 HOOK_MODULES = {"sim.policies.target": "target-asap"}
-HOOK_MODULES["sim.hloop"] = "slacksched-nodelay"  # issue #30
+HOOK_MODULES["sim.harvest.loop"] = "slacksched-nodelay"  # issue #30
 
 
 def module_cached(name: str) -> bool:
@@ -80,8 +80,8 @@ def warm(policies: tuple[str, ...] = WARM_POLICIES) -> float:
     import polars as pl
 
     from sim.api import simulate
+    from sim.capacity.generators import random_walk
     from sim.engine import use_engine
-    from sim.generators import random_walk
 
     t0 = time.perf_counter()
     jobs = pl.DataFrame(

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.capacity import CapacitySpec
-from sim.capacity_registry import get_kind
+from sim.capacity.kinds import get_kind
+from sim.capacity.trace import CapacitySpec
 from sim.energy import CarbonSignal
 from studies.scenarios import GRIDS, Scenario, scenario_signal
 

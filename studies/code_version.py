@@ -34,7 +34,7 @@ def result_sources(root: Path) -> list[Path]:
     building), every policy module (``sim/policies/``), and every ``sim`` module these import — at any
     depth, inside functions too, or named as a string (``sim/__init__``'s lazy names) — with the
     ``__init__`` of each package on the way. Engine, event loop, metrics, workload and capacity registries
-    and generators are in; ``sim/bench.py``, ``sim/harmony/`` and the studies' catalogues are not."""
+    and generators are in; ``sim/bench/scale.py``, ``sim/harmony/`` and the studies' catalogues are not."""
     todo = [root / r for r in _RUN_PATH] + sorted((root / "sim" / "policies").glob("*.py"))
     seen: set[Path] = set()
     while todo:

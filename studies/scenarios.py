@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity import (
+from sim.capacity.kinds import get_kind
+from sim.capacity.trace import (
     DAY,
     MEAN_CAPACITY,
     CapacitySpec,
@@ -43,11 +44,10 @@ from sim.capacity import (
     month_bounds,
     to_hourly,
 )
-from sim.capacity_registry import get_kind
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.policies import get_policy, parse_params
-from sim.workload_registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
-from sim.workloads import offered_load
+from sim.workloads.generators import offered_load
+from sim.workloads.registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
 
 CH4_FREQS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 CH4_STEPS = (0.15, 0.3, 0.45, 0.6)
@@ -265,7 +265,7 @@ def _signal_input(spec: CapacitySpec) -> tuple[str, str]:
 def scenario_signal(spec: CapacitySpec, inputs: Path) -> np.ndarray:
     """The hourly signal of a signal kind's spec: its series ``<grid>:<signal>`` of the exported input,
     over the month ``signal`` ends with (``source:YYYY-MM``), hour by hour by the one gap rule of
-    :func:`sim.capacity.to_hourly`. FileNotFoundError for a missing input, ValueError for a missing series."""
+    :func:`sim.capacity.trace.to_hourly`. FileNotFoundError for a missing input, ValueError for a missing series."""
     fname, column = _signal_input(spec)
     f = inputs / fname
     if not f.is_file():
@@ -279,7 +279,7 @@ def scenario_signal(spec: CapacitySpec, inputs: Path) -> np.ndarray:
 
 
 def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
-    """Jobs of ``sc`` on ``machines`` machines, by its workload's builder (:mod:`sim.workload_registry`),
+    """Jobs of ``sc`` on ``machines`` machines, by its workload's builder (:mod:`sim.workloads.registry`),
     handed the exported template workload if it has one. Raises FileNotFoundError naming a missing input,
     ValueError listing the workloads for an unknown one."""
     spec, values = resolve_workload(sc.workload)
@@ -351,7 +351,7 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
 
 
 def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace | MachineCapacityTrace:
-    """The capacity trace named by ``sc.capacity``, built by its kind (:mod:`sim.capacity_registry`); a
+    """The capacity trace named by ``sc.capacity``, built by its kind (:mod:`sim.capacity.kinds`); a
     signal kind reads its hourly signal from the exported inputs (:func:`scenario_signal`). Raises
     ValueError for an unknown kind, FileNotFoundError for a missing input.
 

@@ -13,7 +13,7 @@ checkpoint/restart, and IAS on pools with no stable floor.
   the study runs offline) offering 80 % of each trace's mean capacity (the thesis' sizing, §3.4, with the
   trace's own mean in place of 70 %: ``load = 0.8 × mean / 0.7``), seeds 0–2;
 * capacity: each trace (``spot:<zone>``), and the random walk matched to it in two readings
-  (:func:`sim.spot.matched_walk`): ``rate`` (mean and change rate; the thesis walk's step 0.15 and range
+  (:func:`sim.capacity.spot.matched_walk`): ``rate`` (mean and change rate; the thesis walk's step 0.15 and range
   0.6) and ``shape`` (also the mean step and the widest symmetric range), walk seed = scenario seed;
 * policies: ``ff``, ``ias`` (default reading), ``ias`` with ``h1_threshold=p90`` (where H1's pool is empty
   and big jobs never run) and with ``no_floor=drop-h1`` on top, ``ias-h4``, ``oracle``;
@@ -34,9 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sim.capacity_registry import MEAN_CAPACITY
+from sim.capacity.kinds import MEAN_CAPACITY
+from sim.capacity.spot import TRACES, WALK_READINGS, matched_walk, trace_stats, trace_version
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
-from sim.spot import TRACES, WALK_READINGS, matched_walk, trace_stats, trace_version
 from studies.claims import FULL, Profile
 from studies.scenarios import Scenario
 

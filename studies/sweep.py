@@ -34,7 +34,7 @@ from typing import Any
 import polars as pl
 
 from sim.api import simulate
-from sim.capacity import DAY
+from sim.capacity.trace import DAY
 from sim.energy import CARBON_METRIC_NAMES
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home

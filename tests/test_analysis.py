@@ -390,7 +390,7 @@ def test_workload_table_pairs_varcap_with_paper() -> None:
     stats = pl.DataFrame(
         {
             "workload": ["azure", "zipf-1.5"],
-            "source": ["core_jobs", "sim.workloads.zipf_workload"],
+            "source": ["core_jobs", "sim.workloads.generators.zipf_workload"],
             "jobs": [10, 20],
             **{f"duration_{s}_h": [1.0, 2.0] for s in ("mean", "p50", "p90", "p95")},
             **{f"paper_duration_{s}_h": [60.0, 11.73] for s in ("mean", "p50", "p90", "p95")},

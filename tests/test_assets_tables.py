@@ -139,7 +139,7 @@ def test_core_jobs_has_one_cpu_unit_and_the_borg2011_sim_jobs_are_unchanged() ->
     from assets.warehouse import replace_table
     from sim import paths
     from sim.tables import read_core_jobs
-    from sim.workloads import to_sim_jobs
+    from sim.workloads.generators import to_sim_jobs
 
     ds = DATASETS["borg2011_task_events"]
     files = [RawFile(paths.samples_dir() / r, r, ds.has_header, ds.columns) for r in ds.sample_files]

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from pipelines.cli import main
 from sim import CapacityTrace, simulate
-from sim.capacity import MachineCapacityTrace
-from sim.harvest import ClusterConfig, place_first_fit, run_cluster
+from sim.capacity.trace import MachineCapacityTrace
+from sim.harvest.cluster import ClusterConfig, place_first_fit, run_cluster
 from sim.metrics import (
     ATT_COMPLETED,
     ATT_KILLED,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.bench import SCALE_END, SCALE_START, run_simulate_process, write_table
+from sim.bench.scale import SCALE_END, SCALE_START, run_simulate_process, write_table
 from tests.test_sim_engine import frame
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def test_scale_inputs_offer_the_asked_load(
     load × 70 % of the platform over it (the default file name is the one the generated table used)."""
     import polars as pl
 
-    import sim.bench as bench
+    import sim.bench.scale as bench
 
     tmpl = pl.DataFrame({"duration_s": [60.0, 600.0, 3600.0], "cores": [1.0, 4.0, 24.0]})
     monkeypatch.setattr(bench, "_borg_template", lambda cores: tmpl)
@@ -68,7 +68,7 @@ def test_scale_passes_the_offered_load_on(tmp_path: Path, monkeypatch: pytest.Mo
     import json
     import subprocess
 
-    import sim.bench as bench
+    import sim.bench.scale as bench
 
     asked: list[float] = []
 

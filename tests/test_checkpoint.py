@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from sim.api import simulate
-from sim.capacity import CapacityTrace
+from sim.capacity.trace import CapacityTrace
 from sim.checkpoint import Checkpoint, attempt_length, killed_progress, n_checkpoints, split_settings
 from sim.engine import use_engine
 from sim.policies import get_policy, parse_params
@@ -107,7 +107,7 @@ def test_settings_any_policy_and_errors() -> None:
 def test_engines_agree_with_checkpoints_on_a_walk() -> None:
     """Many jobs on a random walk: compiled kernel and interpreted kernel give the same metrics, and the
     checkpointing run wastes less than the one without."""
-    from sim.generators import random_walk
+    from sim.capacity.generators import random_walk
 
     cap = random_walk(20, 3 * 86400.0, 4.0, 0.3, seed=3)
     rng = np.random.default_rng(0)
@@ -178,7 +178,7 @@ def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str) -> None:
     from the nominal durations)."""
     import dataclasses
 
-    from sim.generators import random_walk
+    from sim.capacity.generators import random_walk
     from sim.problem import Platform, Problem, run_first_fit
 
     rng = np.random.default_rng(1)
@@ -245,7 +245,7 @@ def test_per_job_checkpoint_columns_override_the_run_settings(policy: str, engin
 def test_per_job_columns_equal_to_the_run_settings_give_the_same_run() -> None:
     """Every job carrying the run's values as columns is the same simulation as ``--set`` (compiled FF on a
     spot trace), and columns that switch nothing on leave the checkpoint-free run."""
-    from sim.capacity import CapacitySpec
+    from sim.capacity.trace import CapacitySpec
 
     rng = np.random.default_rng(3)
     n = 400

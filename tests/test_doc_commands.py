@@ -119,7 +119,7 @@ def check_varcap(argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch) -
         assert args.study in STUDIES or args.study in HARMONY_STUDIES, f"unknown study {args.study!r}"
     if args.cmd == "simulate":
         from pipelines.cli.simulate import capacity_file, check_policy_args
-        from sim.capacity import CapacitySpec
+        from sim.capacity.trace import CapacitySpec
 
         check_policy_args(args.policy, args.set)
         if capacity_file(args.capacity) is None:
@@ -138,7 +138,11 @@ def check_module(argv: list[str]) -> None:
     assert spec is not None and spec.origin, f"no module {argv[1]}"
     src = Path(spec.origin).read_text()
     if spec.origin.endswith("__init__.py") and (Path(spec.origin).parent / "__main__.py").exists():
-        src += (Path(spec.origin).parent / "__main__.py").read_text()
+        main = (Path(spec.origin).parent / "__main__.py").read_text()
+        src += main
+        for mod in re.findall(r"^from ([\w.]+) import", main, re.M):  # the module __main__ runs
+            sub = importlib.util.find_spec(mod)
+            src += Path(sub.origin).read_text() if sub and sub.origin else ""
     rest = [a for a in argv[2:] if not a.startswith("[") and not PLACEHOLDER.search(a)]
     words = [a.split("=")[0] for a in rest if a.startswith("--")]
     if rest and not rest[0].startswith("-"):

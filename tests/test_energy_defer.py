@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from sim import simulate
-from sim.capacity import CapacityTrace
+from sim.capacity.trace import CapacityTrace
 from sim.energy import CARBON_METRIC_NAMES, POWER, CarbonSignal
 from studies.catalogue import study
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import sim.engine as engine
 from sim import simulate
+from sim.capacity.generators import random_walk
 from sim.engine import (
     PYTHON_MAX_JOBS,
     PYTHON_MAX_MACHINES,
@@ -28,7 +29,6 @@ from sim.engine import (
     run_kernel,
     use_engine,
 )
-from sim.generators import random_walk
 from tests.test_golden import CASES, GOLDEN, SEEDS, _key, run_case
 from tests.test_sim_engine import frame, per_machine_scenarios, scenarios
 
@@ -230,7 +230,7 @@ def test_small_simulate_does_not_import_numba(tmp_path) -> None:
 
 
 def test_lazy_engine_function_rebinds_its_caller_to_the_compiled_one() -> None:
-    """``from sim.engine import _qt_set`` (sim.harvest does this) costs no numba import; the first call
+    """``from sim.engine import _qt_set`` (sim.harvest.cluster does this) costs no numba import; the first call
     compiles and rebinds the caller's name, so later calls go straight to numba."""
     mod = type(sys)("lazy_user")
     exec(

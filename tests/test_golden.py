@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 from sim import simulate
-from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.generators import harvest_trace, random_walk
+from sim.capacity.generators import harvest_trace, random_walk
+from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 
 GOLDEN = Path(__file__).with_name("golden_sim.json")
 H = 3600.0

@@ -1,4 +1,4 @@
-"""The compiled harvest-VM loop of slacksched-nodelay (sim.hloop) is the Python loop, bit for bit."""
+"""The compiled harvest-VM loop of slacksched-nodelay (sim.harvest.loop) is the Python loop, bit for bit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sim.generators import harvest_trace
+from sim.capacity.generators import harvest_trace
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
 from tests.test_sim_engine import frame, per_machine_scenarios
@@ -19,12 +19,12 @@ from tests.test_slacksched import _cap, _jobs
 def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params) -> EngineOutput:
     """slacksched-nodelay on ``problem`` through the dispatcher's path, compiled loop or Python loop
     (``newest``: shrinks kill the newest start first, the compiled engine's order)."""
-    import sim.hloop
+    import sim.harvest.loop
     from sim.policies import get_policy
     from sim.policies.slacksched import SlackSchedParams
 
-    old = sim.hloop.ENABLED
-    sim.hloop.ENABLED = compiled
+    old = sim.harvest.loop.ENABLED
+    sim.harvest.loop.ENABLED = compiled
     try:
         cl = get_policy("slacksched-nodelay").declare(problem, SlackSchedParams(**params), seed)
         if newest:
@@ -42,7 +42,7 @@ def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, 
         assert calls == [compiled]  # the compiled loop ran exactly when enabled
         return out
     finally:
-        sim.hloop.ENABLED = old
+        sim.harvest.loop.ENABLED = old
 
 
 def _assert_same(a: EngineOutput, b: EngineOutput) -> None:
@@ -137,7 +137,7 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(sc) -> None:
 def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
     """The Acquirer and checkpointing: run_nodelay declines and the Python loop runs."""
     from sim.checkpoint import Checkpoint
-    from sim.hloop import run_nodelay
+    from sim.harvest.loop import run_nodelay
     from sim.policies import get_policy
     from sim.policies.slacksched import SlackSchedParams
 
@@ -154,7 +154,7 @@ def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
 
 def test_np_sum_is_numpys_sum_bit_for_bit() -> None:
     """The capacity step's sum of the allocated nodes' cores (numpy's pairwise summation)."""
-    from sim.hloop import np_sum
+    from sim.harvest.loop import np_sum
 
     rng = np.random.default_rng(0)
     for n in [*range(0, 140), 255, 256, 1000, 1029, 9000]:
@@ -163,18 +163,18 @@ def test_np_sum_is_numpys_sum_bit_for_bit() -> None:
 
 
 def test_cache_files_are_deleted_when_a_source_compiled_in_changes(tmp_path, monkeypatch) -> None:
-    """numba checks only sim/hloop.py's stamp; a change to passes.py or the engine's trees must drop the
+    """numba checks only sim/harvest/loop.py's stamp; a change to passes.py or the engine's trees must drop the
     cached loop (a stale stamp deletes hloop's cache files, a current one keeps them)."""
     import hashlib
 
-    import sim.hloop as H
+    import sim.harvest.loop as H
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     src = H.HERE.parent
     d = tmp_path / f"{src.name}_{hashlib.sha1(str(src).encode()).hexdigest()}"  # noqa: S324
     d.mkdir()
     (d / "varcap_hloop.sha256").write_text("stale")
-    files = [d / "hloop.nodelay_run-1.py311.nbi", d / "hloop.nodelay_run-1.py311.1.nbc"]
+    files = [d / "loop.nodelay_run-1.py311.nbi", d / "loop.nodelay_run-1.py311.1.nbc"]
     other = d / "passes.max_free-1.py311.nbi"
     for f in [*files, other]:
         f.write_text("x")

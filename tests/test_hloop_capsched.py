@@ -1,4 +1,4 @@
-"""The compiled harvest-VM loop of capsched (sim.hloop's CAPSCHED pass) is the Python loop, bit for bit: the
+"""The compiled harvest-VM loop of capsched (sim.harvest.loop's CAPSCHED pass) is the Python loop, bit for bit: the
 same random nodes (numba's ``Generator.integers`` over the placement's own generator) and the generator left
 in the same state."""
 
@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sim.generators import harvest_trace
+from sim.capacity.generators import harvest_trace
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
 from tests.test_hloop import _assert_same
@@ -24,12 +24,12 @@ def _run(
 ) -> tuple[EngineOutput, dict]:
     """capsched on ``problem`` through the dispatcher's path, compiled loop or Python loop; the output and
     the state of the placement's generator after the run."""
-    import sim.hloop
+    import sim.harvest.loop
     from sim.policies import get_policy
     from sim.policies.capsched import CapSchedParams
 
-    old = sim.hloop.ENABLED
-    sim.hloop.ENABLED = compiled
+    old = sim.harvest.loop.ENABLED
+    sim.harvest.loop.ENABLED = compiled
     try:
         cl = get_policy("capsched").declare(problem, CapSchedParams(**params), seed)
         if newest:
@@ -51,7 +51,7 @@ def _run(
         assert calls == [compiled]  # the compiled loop ran exactly when enabled
         return out, rng.bit_generator.state
     finally:
-        sim.hloop.ENABLED = old
+        sim.harvest.loop.ENABLED = old
 
 
 def _same(problem: Problem, seed: int = 0, newest: bool = False, **params) -> EngineOutput:
@@ -122,7 +122,7 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(sc) -> None:
 def test_the_draws_decide_the_run() -> None:
     """The comparison above can fail: the compiled loop with another generator (another stream of nodes)
     gives another run, so equal outputs mean equal draws."""
-    from sim.hloop import run_capsched
+    from sim.harvest.loop import run_capsched
     from sim.policies import get_policy
     from sim.policies.capsched import CapSchedParams
 
@@ -138,7 +138,7 @@ def test_the_draws_decide_the_run() -> None:
 def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
     """The Acquirer and checkpointing: run_capsched declines (drawing nothing) and the Python loop runs."""
     from sim.checkpoint import Checkpoint
-    from sim.hloop import run_capsched
+    from sim.harvest.loop import run_capsched
     from sim.policies import get_policy
     from sim.policies.capsched import CapSchedParams
 
@@ -159,7 +159,7 @@ def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
 def test_both_passes_share_one_compiled_signature() -> None:
     """NoDelay's and capsched's runs call the one compiled loop with the same argument types, so warming
     either (``varcap warm``) compiles and caches the other's pass too."""
-    from sim.hloop import harvest_run, run_capsched, run_nodelay
+    from sim.harvest.loop import harvest_run, run_capsched, run_nodelay
     from sim.policies import get_policy
     from sim.policies.capsched import CapSchedParams
     from sim.policies.slacksched import SlackSchedParams

@@ -1,4 +1,4 @@
-"""The compiled harvest-VM loop of waiting slacksched (sim.hloop's WAITING pass) is the Python loop, bit for bit:
+"""The compiled harvest-VM loop of waiting slacksched (sim.harvest.loop's WAITING pass) is the Python loop, bit for bit:
 the same eq. 2 choices over the same per-pass claims (queue-aware ``a``), the same starts, kills and waits."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sim.generators import harvest_trace
-from sim.harvest import Cluster
+from sim.capacity.generators import harvest_trace
+from sim.harvest.cluster import Cluster
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
 from tests.test_hloop import _assert_same
@@ -24,12 +24,12 @@ def _run(
 ) -> tuple[EngineOutput, Cluster]:
     """Waiting slacksched on ``problem`` through the dispatcher's path, compiled loop or Python loop; the
     output and the Cluster (its claim rows show how far the Python pass grew them)."""
-    import sim.hloop
+    import sim.harvest.loop
     from sim.policies import get_policy
     from sim.policies.slacksched import SlackSchedParams
 
-    old = sim.hloop.ENABLED
-    sim.hloop.ENABLED = compiled
+    old = sim.harvest.loop.ENABLED
+    sim.harvest.loop.ENABLED = compiled
     try:
         cl = get_policy("slacksched").declare(problem, SlackSchedParams(**params), seed)
         if newest:
@@ -48,7 +48,7 @@ def _run(
         assert calls == [compiled]  # the compiled loop ran exactly when enabled
         return out, cl
     finally:
-        sim.hloop.ENABLED = old
+        sim.harvest.loop.ENABLED = old
 
 
 def _same(problem: Problem, **kw) -> tuple[EngineOutput, Cluster]:
@@ -116,7 +116,7 @@ def test_compiled_waiting_loop_equals_the_python_loop_on_random_instances(sc) ->
 
 def test_reserve_runs_in_python() -> None:
     """``reserve`` is not compiled: no compiled_run, the Python loop runs; run_waiting declines it too."""
-    from sim.hloop import run_waiting
+    from sim.harvest.loop import run_waiting
     from sim.policies import get_policy
     from sim.policies.slacksched import SlackSchedParams
 

@@ -1,4 +1,4 @@
-"""One gap rule turns a time series into hourly values: ``sim.capacity.to_hourly``, used by the scenario
+"""One gap rule turns a time series into hourly values: ``sim.capacity.trace.to_hourly``, used by the scenario
 path (a grid month in ``data/sim/inputs``) and the capacity assets (``core_grid_carbon``) alike."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from assets.capacity import _hourly, _series_sql
 from assets.schema import CORE_GRID_CARBON
-from sim.capacity import HOUR, CapacitySpec, month_bounds, to_hourly
+from sim.capacity.trace import HOUR, CapacitySpec, month_bounds, to_hourly
 from studies.scenarios import Scenario, build_capacity, scenario_signal
 
 START = datetime(2022, 6, 1, tzinfo=UTC)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sim import CapacityTrace
-from sim.intervals import BandedIntervalModel, IntervalModel, extract_intervals
+from sim.capacity.intervals import BandedIntervalModel, IntervalModel, extract_intervals
 from sim.policies import get_policy
 from sim.problem import Platform, Problem, run_first_fit
 from tests.test_sim_engine import frame, scenarios

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from sim import simulate
-from sim.capacity import CapacityTrace
+from sim.capacity.trace import CapacityTrace
 from sim.energy import CarbonSignal
 from sim.forecast import forecast_matrix
 from sim.policies.ias_forecast import (
@@ -74,7 +74,7 @@ def test_models_and_confidence_never_read_forecasts_or_capacity_after_the_decisi
     machines = 10
     pred = predicted_alive(forecast_matrix(y, np.arange(len(y)), "persist24"), 150.0, 0.0, machines)
     alive = predicted_alive(y, 150.0, 0.0, machines)
-    from sim.intervals import IntervalModel
+    from sim.capacity.intervals import IntervalModel
 
     base = [IntervalModel(np.array([H, 5 * H]), np.array([0.5, 0.0]), 2, 5 * H)]
     ok, _ = confidence_mask(alive, pred, 2, 0.5, 168)

@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from sim.capacity import CapacityTrace
-from sim.generators import budget_trace, random_uniform, random_walk, risk_aware_walk, stranded_trace
-from sim.intervals import (
+from sim.capacity.generators import budget_trace, random_uniform, random_walk, risk_aware_walk, stranded_trace
+from sim.capacity.intervals import (
     BandedIntervalModel,
     IntervalModel,
     bigram_probabilities,
@@ -20,6 +19,7 @@ from sim.intervals import (
     inter_change_times,
     on_time_per_machine,
 )
+from sim.capacity.trace import CapacityTrace
 
 P = 900.0  # period (s)
 
@@ -180,7 +180,7 @@ def test_conditional_table_monotone() -> None:
 
 def test_harvest_trace_realizes_its_parameters_and_runs() -> None:
     from sim import simulate
-    from sim.generators import harvest_trace
+    from sim.capacity.generators import harvest_trace
 
     tr = harvest_trace(
         40,

@@ -125,7 +125,7 @@ KNOWN_LAZY_CIRCLES = [
     ["sim.api", "sim.policies"],  # Dispatched.run imports the dispatcher the policies are run by
     ["pipelines.cli", "pipelines.cli.docs"],  # `varcap docs` documents the parser it is a command of
     # CapacitySpec parses through the kind registry, whose builders call the generators, which return traces
-    ["sim.capacity", "sim.capacity_registry", "sim.generators"],
+    ["sim.capacity.generators", "sim.capacity.kinds", "sim.capacity.trace"],
 ]
 
 
@@ -189,7 +189,7 @@ def test_simulating_without_survival_model_skips_statsmodels() -> None:
 
 def test_fitting_a_survival_model_loads_statsmodels() -> None:
     """The counterpart: the lazy import really happens where the model is fitted."""
-    code = "import numpy as np\nfrom sim.intervals import IntervalModel\nIntervalModel.fit(np.array([1.0, 2.0]), np.array([1, 1]))"
+    code = "import numpy as np\nfrom sim.capacity.intervals import IntervalModel\nIntervalModel.fit(np.array([1.0, 2.0]), np.array([1, 1]))"
     assert "statsmodels" in _loaded_after(code, ("statsmodels",))
 
 

@@ -125,7 +125,7 @@ def test_h4_literal_reading_admits_where_the_text_reading_refuses() -> None:
 
 
 def test_ias_trailing_history_uses_no_future() -> None:
-    from sim.intervals import extract_intervals
+    from sim.capacity.intervals import extract_intervals
     from sim.policies.ias import trailing_models
 
     cap = alternating(72, 2, 1)

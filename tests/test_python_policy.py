@@ -1,5 +1,5 @@
 """Adding a Python policy is one module plus one registry line: this test module is that module. Its toy
-policy, ``toy-worst-fit``, implements the hooks of :mod:`sim.loop` from scratch (a FIFO queue, the machine
+policy, ``toy-worst-fit``, implements the hooks of :mod:`sim.engine.loop` from scratch (a FIFO queue, the machine
 with the most free cores, LIFO turn-off) and registers itself; ``sim.simulate`` then runs it through the
 one dispatcher, with the shared accounting and metrics."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from sim import CapacityTrace, simulate
-from sim.loop import Loop
+from sim.engine.loop import Loop
 from sim.metrics import RUNNING
 from sim.policies import Dispatched, register
 from sim.problem import Problem

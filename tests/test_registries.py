@@ -12,12 +12,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from sim.capacity import DAY, CapacitySpec, CapacityTrace
-from sim.capacity_registry import KINDS, BuildArgs, CapacityKind, Param, capacity_help
-from sim.capacity_registry import register as register_kind
+from sim.capacity.kinds import KINDS, BuildArgs, CapacityKind, Param, capacity_help
+from sim.capacity.kinds import register as register_kind
+from sim.capacity.trace import DAY, CapacitySpec, CapacityTrace
 from sim.metrics import METRIC_NAMES, METRICS
-from sim.workload_registry import WORKLOADS, WorkloadArgs, WorkloadSpec, templates, workload_help
-from sim.workload_registry import register as register_workload
+from sim.workloads.registry import WORKLOADS, WorkloadArgs, WorkloadSpec, templates, workload_help
+from sim.workloads.registry import register as register_workload
 from studies import sweep
 from studies.scenarios import Scenario, build_jobs, platform_size
 
@@ -114,7 +114,7 @@ def test_registries_name_every_builtin_and_refuse_duplicates() -> None:
 
 def test_help_comes_from_the_registry_without_heavy_imports() -> None:
     code = (
-        "import sys; from sim.capacity_registry import capacity_help; from sim.workload_registry import "
+        "import sys; from sim.capacity.kinds import capacity_help; from sim.workloads.registry import "
         "workload_help; h = capacity_help(); w = workload_help(); "
         "print(h); print(w); print(sorted(m for m in ('numpy', 'polars', 'numba') if m in sys.modules))"
     )
@@ -165,19 +165,19 @@ def _edit(path: Path) -> None:
 def test_cache_key_covers_what_a_result_depends_on(tree: Path) -> None:
     assert sweep.code_version() == sweep.source_version(ROOT)
     key = sweep.source_version(tree)
-    for untouched in ("sim/bench.py", "sim/harmony/run.py", "sim/harmony/bench.py"):
+    for untouched in ("sim/bench/scale.py", "sim/harmony/run.py", "sim/bench/harmony.py"):
         _edit(tree / untouched)
         assert sweep.source_version(tree) == key, untouched
     for f in (
         "sim/engine/kernel.py",
         "sim/policies/ias.py",
         "sim/policies/target.py",
-        "sim/loop.py",
+        "sim/engine/loop.py",
         "sim/metrics.py",
-        "sim/workloads.py",
-        "sim/workload_registry.py",
-        "sim/generators.py",
-        "sim/capacity_registry.py",
+        "sim/workloads/generators.py",
+        "sim/workloads/registry.py",
+        "sim/capacity/generators.py",
+        "sim/capacity/kinds.py",
         "studies/scenarios.py",
     ):
         _edit(tree / f)
@@ -185,5 +185,5 @@ def test_cache_key_covers_what_a_result_depends_on(tree: Path) -> None:
         assert changed != key, f
         key = changed
     files = {str(f.relative_to(tree)) for f in sweep.result_sources(tree)}
-    assert {"sim/engine/trees.py", "sim/engine/admission.py", "sim/passes.py", "sim/__init__.py"} <= files
-    assert not {f for f in files if f.startswith("sim/harmony") or f == "sim/bench.py"}
+    assert {"sim/engine/trees.py", "sim/engine/admission.py", "sim/harvest/passes.py", "sim/__init__.py"} <= files
+    assert not {f for f in files if f.startswith("sim/harmony") or f == "sim/bench/scale.py"}

@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 
 from sim.api import simulate
-from sim.capacity import CapacityTrace
-from sim.generators import harvest_trace, random_walk
-from sim.intervals import IntervalModel, extract_intervals
-from sim.workloads import group_completion_times, harvest_jobs, native_bootstrap
+from sim.capacity.generators import harvest_trace, random_walk
+from sim.capacity.intervals import IntervalModel, extract_intervals
+from sim.capacity.trace import CapacityTrace
+from sim.workloads.generators import group_completion_times, harvest_jobs, native_bootstrap
 from studies import reproduction as repro
 from studies.catalogue import STUDIES, study
 from studies.scenarios import Scenario
@@ -164,7 +164,7 @@ def test_constant_capacity_kind() -> None:
 
 
 def test_pool_capacity_is_one_machine_holding_every_core() -> None:
-    from sim.capacity import MachineCapacityTrace
+    from sim.capacity.trace import MachineCapacityTrace
     from studies.scenarios import build_capacity
 
     walk = {"kind": "random_walk", "changes_per_hour": 1.0, "step": 0.15, "dynamic_range": 0.6, "seed": 2}

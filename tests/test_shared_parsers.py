@@ -9,14 +9,21 @@ import polars as pl
 import pytest
 
 from pipelines.cli import load_capacity_arg, main
-from sim.capacity import DAY, MEAN_CAPACITY, SPEC_KINDS, CapacitySpec, CapacityTrace, MachineCapacityTrace
-from sim.generators import (
+from sim.capacity.generators import (
     budget_trace,
     harvest_trace,
     random_uniform,
     random_walk,
     risk_aware_walk,
     stranded_trace,
+)
+from sim.capacity.trace import (
+    DAY,
+    MEAN_CAPACITY,
+    SPEC_KINDS,
+    CapacitySpec,
+    CapacityTrace,
+    MachineCapacityTrace,
 )
 from sim.tables import read_core_jobs
 

@@ -222,7 +222,7 @@ def per_machine_scenarios(draw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sc=per_machine_scenarios())
 def test_per_machine_capacity_agrees_with_brute_force(sc) -> None:
-    from sim.capacity import MachineCapacityTrace
+    from sim.capacity.trace import MachineCapacityTrace
     from tests.reference_sim import reference_per_machine
 
     machines, max_cores, horizon, jobs, events = sc

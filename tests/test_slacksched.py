@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from sim import simulate
-from sim.capacity import CapacityTrace, MachineCapacityTrace
-from sim.generators import harvest_trace, random_walk
-from sim.harvest import ClusterConfig, machine_trace, place_first_fit, run_cluster
+from sim.capacity.generators import harvest_trace, random_walk
+from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
+from sim.harvest.cluster import ClusterConfig, machine_trace, place_first_fit, run_cluster
 from sim.policies.slacksched import completion_probability, expected_completion, expected_waste
 from sim.problem import Platform, Problem, run_first_fit
 from tests.test_sim_engine import frame, per_machine_scenarios
@@ -48,7 +48,7 @@ def test_loop_first_fit_equals_compiled_engine(sc) -> None:
 def test_schedule_pass_over_fitting_jobs_equals_asking_about_every_job(sc, acquirer, reserve) -> None:
     """The queue min-tree pass (placement asked only about jobs that fit somewhere) makes the choices of
     the plain pass that asks about every queued job, for every placement of the loop."""
-    from sim.harvest import Cluster, place_oracle
+    from sim.harvest.cluster import Cluster, place_oracle
     from sim.policies.capsched import CapacityScheduler
     from sim.policies.slacksched import SlackSched, SlackSchedParams
 
@@ -95,7 +95,7 @@ _ATTEMPT_FIELDS = (
 
 def _compiled_scans(ss):
     """(name, Python placement, compiled scan) of every placement that has a compiled pass."""
-    from sim.harvest import place_oracle, scan_oracle
+    from sim.harvest.cluster import place_oracle, scan_oracle
     from sim.policies.slacksched import SlackSched
 
     pol, nd = SlackSched("slacksched", True), SlackSched("slacksched-nodelay", False)
@@ -116,7 +116,7 @@ def _compiled_scans(ss):
 def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples, reserve) -> None:
     """The compiled schedule passes (waiting SlackSched's eq. 2 costs, the Oracle's look-ahead) make the
     choices of asking their Python placement about every fitting job, attempt by attempt."""
-    from sim.harvest import Cluster
+    from sim.harvest.cluster import Cluster
     from sim.policies.slacksched import SlackSchedParams
 
     machines, max_cores, horizon, jobs, events = sc
@@ -134,7 +134,7 @@ def test_compiled_passes_equal_the_python_placements(sc, acquirer, min_samples, 
 def test_compiled_passes_equal_the_python_placements_on_a_harvest_pool() -> None:
     """The same on a seeded harvest pool under load, where SlackSched mostly waits (long queues, a rolling
     window of hundreds of inter-change times): a golden comparison at realistic scale."""
-    from sim.harvest import Cluster
+    from sim.harvest.cluster import Cluster
     from sim.policies.slacksched import SlackSchedParams
 
     horizon = 6 * 3600.0
@@ -265,7 +265,7 @@ def test_acquirer_converges_to_stable_hvms_and_decommissions_gracefully() -> Non
     cap = _cap(rows, 20, horizon)
     jobs = _jobs(400, horizon * 0.9, (600, 3600), 8, seed=0)
     problem = Problem.build(jobs, Platform(20, 16.0), cap, horizon, check=True)
-    from sim.harvest import Cluster
+    from sim.harvest.cluster import Cluster
 
     cl = Cluster(problem, ClusterConfig(nodes=10, acquirer=True), 7, place_first_fit)
     initial_stable = int(cl.allocated[10:].sum())
@@ -323,7 +323,7 @@ def test_unsupported_combinations_fail_clearly() -> None:
 
 def _flat_cluster(n_jobs: int, queue_aware: bool, reserve: bool = False):
     """Two stable 8-core nodes and ``n_jobs`` 8-core jobs submitted at 0 (not yet started)."""
-    from sim.harvest import Cluster
+    from sim.harvest.cluster import Cluster
     from sim.policies.slacksched import SlackSched, SlackSchedParams
 
     jobs = pl.DataFrame(
@@ -488,7 +488,7 @@ _cores = hst.one_of(hst.sampled_from([0.0, 0.1, 0.2, 0.3, 1.0 / 3.0, 24.0]), hst
 def test_compiled_max_free_is_the_clusters_most_free_cores(rows) -> None:
     """The harvest loop's compiled ``max_free`` (the pass skip's test) is ``Cluster.free().max()``
     exactly: free cores ``cap − used`` where a node takes jobs, −1 elsewhere (rounded sums included)."""
-    from sim.passes import max_free
+    from sim.harvest.passes import max_free
 
     cap = np.array([r[0] for r in rows])
     used = np.array([r[0] - r[1] if r[1] <= r[0] else r[1] for r in rows])

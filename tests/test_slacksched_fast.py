@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
-from sim.generators import harvest_trace
-from sim.harvest import Cluster, ClusterConfig
-from sim.passes import count_le, search_table
+from sim.capacity.generators import harvest_trace
+from sim.harvest.cluster import Cluster, ClusterConfig
+from sim.harvest.passes import count_le, search_table
 from sim.policies.slacksched import SlackSched, SlackSchedParams
 from sim.problem import Platform, Problem
 from tests.test_sim_engine import frame, per_machine_scenarios

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from sim.capacity import MachineCapacityTrace
+from sim.capacity.trace import MachineCapacityTrace
 from studies.slacksched.isolate import informed_nodelay
 
 

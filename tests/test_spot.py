@@ -14,9 +14,9 @@ from assets.normalize.base import BadFileError, RawFile
 from assets.raw import collect_files
 from assets.sources import DATASETS
 from assets.spot import build_spot
-from sim.capacity import CapacitySpec
-from sim.capacity_registry import capacity_help
-from sim.spot import COMMIT, TRACES, load_trace, matched_walk, raw_url, resolve, trace_stats
+from sim.capacity.kinds import capacity_help
+from sim.capacity.spot import COMMIT, TRACES, load_trace, matched_walk, raw_url, resolve, trace_stats
+from sim.capacity.trace import CapacitySpec
 from tests.httpserver import FixtureServer, Route
 from tests.test_sim_engine import random_jobs
 
@@ -141,7 +141,7 @@ def test_spot_traces_feed_the_interval_assets() -> None:
     import polars as pl
 
     from assets.capacity import spot_traces
-    from sim.intervals import extract_intervals
+    from sim.capacity.intervals import extract_intervals
 
     con = duckdb.connect()
     assert list(spot_traces(con, 100)) == []  # no table yet: no spot traces
@@ -182,7 +182,7 @@ def test_spot_kind_reads_the_pipeline_export_else_the_sample(
     import polars as pl
 
     from assets.spot import export_traces
-    from sim import spot
+    from sim.capacity import spot
     from sim.paths import spot_dir
 
     monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
@@ -192,7 +192,7 @@ def test_spot_kind_reads_the_pipeline_export_else_the_sample(
     sample = load_trace("us-west-2c")
     path, exported = spot.trace_source("us-west-2c")
     assert not exported and path.name == "us-west-2c_v100_16.parquet"
-    with caplog.at_level(logging.INFO, logger="sim.spot"):
+    with caplog.at_level(logging.INFO, logger="sim.capacity.spot"):
         monkeypatch.setattr(spot, "_NOTED", set())
         load_trace("us-west-2c")
         load_trace("us-west-2c")

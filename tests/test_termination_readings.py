@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from sim import CapacityTrace, simulate
-from sim.capacity import MachineCapacityTrace
+from sim.capacity.trace import MachineCapacityTrace
 
 
 def _jobs(rows: list[tuple[float, float, float]]) -> pl.DataFrame:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.capacity import CapacityTrace
+from sim.capacity.trace import CapacityTrace
 from sim.metrics import EngineOutput
 from sim.policies.target import VARIANTS, TargetParams, _TargetHooks
 from sim.problem import Platform, Problem

@@ -47,7 +47,7 @@ if sys.argv[1] == "warm":
 else:
     import polars as pl
     from sim.api import simulate
-    from sim.generators import random_walk
+    from sim.capacity.generators import random_walk
     import sim.policies.target as T
     jobs = pl.DataFrame({"job_id": [0, 1, 2], "submit_s": [0.0, 5.0, 9.0], "duration_s": [900.0, 60.0, 30.0],
                          "cores": [2.0, 4.0, 1.0]})

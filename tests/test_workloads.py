@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.workloads import THESIS_TABLE_4_1, bootstrap_jobs, offered_load, zipf_durations, zipf_workload
+from sim.workloads.generators import (
+    THESIS_TABLE_4_1,
+    bootstrap_jobs,
+    offered_load,
+    zipf_durations,
+    zipf_workload,
+)
 
 
 @pytest.mark.parametrize("skew", sorted(THESIS_TABLE_4_1))

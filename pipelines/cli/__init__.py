@@ -49,7 +49,7 @@ from pipelines.cli.sweeps import (
     study_results,
     sweep_run_config,
 )
-from sim.capacity_registry import capacity_help
+from sim.capacity.kinds import capacity_help
 
 __all__ = [
     "HARMONY_REPORT_TABLES",

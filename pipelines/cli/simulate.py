@@ -20,7 +20,7 @@ def load_jobs_arg(spec: str, cores: float):
         import duckdb
 
         from sim.tables import read_core_jobs
-        from sim.workloads import to_sim_jobs
+        from sim.workloads.generators import to_sim_jobs
 
         workload = spec.split(":", 1)[1]
         path = paths.warehouse_path()
@@ -39,15 +39,15 @@ def load_jobs_arg(spec: str, cores: float):
 
 def capacity_file(spec: str) -> str | None:
     """The trace file ``--capacity`` names, or None for a generated kind (see :func:`load_capacity_arg`)."""
-    from sim.capacity import CapacitySpec
+    from sim.capacity.trace import CapacitySpec
 
     return CapacitySpec.file_path(spec)
 
 
 def load_capacity_arg(spec: str, machines: int, horizon_s: float):
     """``PATH`` (time_s, machines_alive | time_s, machine, cores_available) or a generated kind of
-    :class:`sim.capacity.CapacitySpec`, e.g. ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
-    from sim.capacity import CapacitySpec
+    :class:`sim.capacity.trace.CapacitySpec`, e.g. ``random-walk:changes_per_hour=1,step=0.15,seed=0``."""
+    from sim.capacity.trace import CapacitySpec
 
     try:
         parsed = CapacitySpec.parse(spec)

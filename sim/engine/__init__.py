@@ -349,7 +349,7 @@ class _Lazy:
         if f is None:
             f = self._resolve()
             # the calling module's globals that hold this handle get the compiled function itself, so its
-            # later calls skip this wrapper (~0.3 µs a call in sim.harvest's loops)
+            # later calls skip this wrapper (~0.3 µs a call in sim.harvest.cluster's loops)
             caller = sys._getframe(1).f_globals
             for k, v in list(caller.items()):
                 if v is self:

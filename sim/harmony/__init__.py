@@ -16,7 +16,7 @@ Modules (each quotes the section of the paper it implements):
   §9 heterogeneity-oblivious baseline;
 * :mod:`sim.harmony.engine` — the numba task scheduler between control decisions;
 * :mod:`sim.harmony.run` — the simulation over control intervals (baseline / CBP / CBS) and its results;
-* :mod:`sim.harmony.bench` — ``python -m sim.harmony.bench``.
+* :mod:`sim.bench.harmony` — ``python -m sim.bench.harmony``.
 """
 
 from sim.harmony.machines import TABLE2, MachineType, energy_kwh

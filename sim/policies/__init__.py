@@ -2,7 +2,7 @@
 
 A policy is a class with ``name``, a ``Params`` dataclass (parsed from ``--set key=value``) and
 ``declare(problem, params, seed)``, which returns either compiled admission rules
-(:class:`sim.problem.Compiled`, run by the First-Fit engine) or Python hooks (:class:`sim.loop.Hooks`, run
+(:class:`sim.problem.Compiled`, run by the First-Fit engine) or Python hooks (:class:`sim.engine.loop.Hooks`, run
 by the shared event loop); :func:`sim.api.run_policy` runs the declaration. ``run(problem, params, seed)``
 is that dispatch for one policy. ``register`` adds a policy; ``get_policy`` looks one up.
 """

@@ -4,10 +4,10 @@
 
 A task goes to a node drawn uniformly at random among the allocated nodes that have its cores free now
 (resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
-loop (:mod:`sim.harvest`) like SlackSched, so both see the same HVM changes and the same kill order
+loop (:mod:`sim.harvest.cluster`) like SlackSched, so both see the same HVM changes and the same kill order
 (oldest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
 generator seeded from the run's seed, so a run is reproducible. Without the Acquirer or checkpointing the
-whole loop runs compiled (:mod:`sim.hloop`, drawing from the same generator: the same nodes, bit for bit).
+whole loop runs compiled (:mod:`sim.harvest.loop`, drawing from the same generator: the same nodes, bit for bit).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.harvest import Cluster, ClusterOptions
+from sim.harvest.cluster import Cluster, ClusterOptions
 from sim.policies import Dispatched, register
 from sim.problem import Problem
 
@@ -45,8 +45,8 @@ class CapacityScheduler(Dispatched):
         rng = np.random.default_rng([seed, 2])
         cl = Cluster(problem, params.cluster(), seed, self.placement(seed, rng))
 
-        def compiled_run():  # the whole loop compiled, drawing from the placement's generator (sim.hloop)
-            from sim.hloop import run_capsched
+        def compiled_run():  # the whole loop compiled, drawing from the placement's generator (sim.harvest.loop)
+            from sim.harvest.loop import run_capsched
 
             return run_capsched(cl, rng)
 

@@ -11,7 +11,7 @@ first, ``random``, ``lww`` least cores × (t − start), ``lfd`` least (t − st
 
 In per-machine (harvest-VM) mode the compiled engine runs FF as is; ``nodes`` (cluster size out of the
 trace's pool) or ``acquirer=true`` (seed 002 Algorithm 2) switch to the harvest-VM loop of
-:mod:`sim.harvest` with First-Fit placement, where a shrink kills the oldest start first as in every harvest
+:mod:`sim.harvest.cluster` with First-Fit placement, where a shrink kills the oldest start first as in every harvest
 policy (seed 002 §4.1).
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.capacity import MachineCapacityTrace
+from sim.capacity.trace import MachineCapacityTrace
 from sim.engine import TERMINATION_CODES
-from sim.harvest import Cluster, ClusterOptions, place_first_fit
+from sim.harvest.cluster import Cluster, ClusterOptions, place_first_fit
 from sim.policies import Dispatched, register
 from sim.problem import Compiled, Problem
 

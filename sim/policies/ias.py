@@ -50,9 +50,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
 from sim.engine.admission import H4_LITERAL_FLAG
-from sim.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.policies import Dispatched, register_family
 from sim.problem import Compiled, Problem, require_machines_alive
 

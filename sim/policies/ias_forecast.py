@@ -1,7 +1,7 @@
 """``ias-forecast``: the Interval-Aware Scheduler with machine-interval ends predicted from an as-of forecast
 of the grid signal (issue #27, item 2).
 
-A carbon-budget capacity (:func:`sim.generators.budget_trace`) is a rule: in hour ``h``,
+A carbon-budget capacity (:func:`sim.capacity.generators.budget_trace`) is a rule: in hour ``h``,
 ``rint(clip(B / y[h], floor, 1) × machines)`` machines are on, the lowest indices first (LIFO). Applied to
 the ``method`` forecast issued at the start of hour ``e`` (:func:`sim.forecast.forecast_matrix`: reads only
 the hours before ``e``), it gives the predicted capacity of hours ``e+1 … e+H−1`` (hour ``e`` itself is
@@ -43,8 +43,8 @@ from functools import cached_property
 
 import numpy as np
 
+from sim.capacity.intervals import IntervalModel
 from sim.forecast import METHODS, forecast_matrix
-from sim.intervals import IntervalModel
 from sim.policies import Dispatched, register
 from sim.policies.ias import IAS, IASParams, h1_split
 from sim.problem import Compiled, Problem, require_machines_alive

@@ -3,9 +3,9 @@ end of every machine interval follows from the trace, so a job starts on the low
 room whose current interval lasts until the job ends — it is never terminated. (With another termination
 policy machine choice at a drop depends on the schedule, so the oracle is defined for LIFO only.)
 
-On per-machine (harvest-VM) capacity it runs in :mod:`sim.harvest`: a job starts on the lowest-index node
+On per-machine (harvest-VM) capacity it runs in :mod:`sim.harvest.cluster`: a job starts on the lowest-index node
 with room whose future capacity stays at or above the node's current use plus the job until the job ends
-(such a job is never killed, whatever the kill order: :func:`sim.harvest.place_oracle`). ``nodes``/``acquirer`` as for ``ff``."""
+(such a job is never killed, whatever the kill order: :func:`sim.harvest.cluster.place_oracle`). ``nodes``/``acquirer`` as for ``ff``."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.capacity import MachineCapacityTrace
+from sim.capacity.intervals import extract_intervals
+from sim.capacity.trace import MachineCapacityTrace
 from sim.engine import PRED_ORACLE, Admission
-from sim.harvest import Cluster, ClusterOptions, place_oracle, scan_oracle
-from sim.intervals import extract_intervals
+from sim.harvest.cluster import Cluster, ClusterOptions, place_oracle, scan_oracle
 from sim.policies import Dispatched, register
 from sim.problem import Compiled, Problem, require_machines_alive
 

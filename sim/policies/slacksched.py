@@ -1,6 +1,6 @@
 """Seed 002's SlackSched scheduler: ``slacksched`` (with delayed scheduling) and ``slacksched-nodelay``.
 
-Runs in the harvest-VM loop (:mod:`sim.harvest`) on per-machine capacity; a machines-alive trace is viewed
+Runs in the harvest-VM loop (:mod:`sim.harvest.cluster`) on per-machine capacity; a machines-alive trace is viewed
 per machine (machine i has its cores while i < alive, so a LIFO turn-off is a shrink to 0).
 
 * **Completion probability** (eq. 1): ``P_c(x, e, d) = 1 − P_s(x) · (1 − S(e + d) / S(e))`` where ``S`` is
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.harvest import GROW, INF, Cluster, ClusterOptions
+from sim.harvest.cluster import GROW, INF, Cluster, ClusterOptions
 from sim.policies import Dispatched, register
 from sim.problem import Problem
 
@@ -132,7 +132,7 @@ class SlackSched(Dispatched):
                 if not modelled:
                     return int(nodes[np.argmax(free[nodes] >= c)])
                 ps = cl.history.p_shrink(cl.last_dir)
-                from sim.passes import most_likely_to_complete
+                from sim.harvest.passes import most_likely_to_complete
 
                 return int(most_likely_to_complete(free, c, d, t - cl.last_change, ps, xs, cum))
             k, a, cost = matchmaker(cl, j, t, modelled)
@@ -145,14 +145,14 @@ class SlackSched(Dispatched):
         return place
 
     def scan(self, params: SlackSchedParams, fast: bool = True):
-        """The compiled pass: the waiting variant's :func:`sim.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
-        queued jobs (with fewer, ``reserve`` or ``fast=False``, :func:`sim.passes.cost_scan`: the same
-        choices); NoDelay's :func:`sim.passes.nodelay_scan` (the choices of its placement)."""
+        """The compiled pass: the waiting variant's :func:`sim.harvest.passes.cost_scan_fast` from ``FAST_MIN_QUEUE``
+        queued jobs (with fewer, ``reserve`` or ``fast=False``, :func:`sim.harvest.passes.cost_scan`: the same
+        choices); NoDelay's :func:`sim.harvest.passes.nodelay_scan` (the choices of its placement)."""
         cache: dict = {"pass": -1, "xs": None}
         if not self.delay:
 
             def scan_nodelay(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-                from sim.passes import nodelay_scan
+                from sim.harvest.passes import nodelay_scan
 
                 if cl._qtree[1] > top:  # no queued job fits any node now
                     return -1, -1
@@ -171,7 +171,7 @@ class SlackSched(Dispatched):
             return scan_nodelay
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-            from sim.passes import cost_scan, cost_scan_fast, search_table
+            from sim.harvest.passes import cost_scan, cost_scan_fast, search_table
 
             if cl._qtree[1] > top:  # no queued job fits any node now: none starts (claims change nothing)
                 return -1, -1
@@ -236,18 +236,18 @@ class SlackSched(Dispatched):
 
     def declare(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
         cl = self._cluster(problem, params, seed)
-        if not self.delay:  # NoDelay's whole loop compiled (sim.hloop: the same results; issue #30)
+        if not self.delay:  # NoDelay's whole loop compiled (sim.harvest.loop: the same results; issue #30)
 
             def compiled_run():
-                from sim.hloop import run_nodelay
+                from sim.harvest.loop import run_nodelay
 
                 return run_nodelay(cl, params.min_samples)
 
             cl.compiled_run = compiled_run
-        elif not params.reserve:  # the waiting pass's whole loop compiled too (sim.hloop, the same results)
+        elif not params.reserve:  # the waiting pass's whole loop compiled too (sim.harvest.loop, the same results)
 
             def compiled_run_waiting():
-                from sim.hloop import run_waiting
+                from sim.harvest.loop import run_waiting
 
                 return run_waiting(cl, params.min_samples, FAST_MIN_QUEUE)
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine import _qt_first_le
-from sim.harvest import GROW, Cluster
+from sim.harvest.cluster import GROW, Cluster
 from sim.policies import Dispatched, register
 from sim.policies.slacksched import SlackSchedParams, completion_probability, matchmaker
 from sim.problem import Problem
@@ -104,12 +104,12 @@ class Heartbeat(Dispatched):
         return scan
 
     def scan(self, params: HeartbeatParams):
-        """The compiled pass (:func:`sim.passes.heartbeat_scan`), the same choices as :meth:`python_scan`."""
+        """The compiled pass (:func:`sim.harvest.passes.heartbeat_scan`), the same choices as :meth:`python_scan`."""
         state = np.array([-1, 0], np.int64)
         cache: dict = {"pass": -1, "xs": None}
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
-            from sim.passes import heartbeat_scan, search_table
+            from sim.harvest.passes import heartbeat_scan, search_table
 
             assert cl.dtree is not None
             if cl.dtree[1] > top:  # no node has room for any queued task: no heartbeat places one

@@ -30,7 +30,7 @@ Choices the paper leaves open (parameters here): ``D⁺`` (``search_distance``, 
 (``reference_days``, 7), the ``M_use`` floor (``M⁻``). A job that fits on no machine within ``D⁺`` (e.g.
 no machine alive) waits in a global list that is retried on every machine event.
 
-Runs in the shared event loop (:mod:`sim.loop`), on the fast path (below) without checkpointing as one
+Runs in the shared event loop (:mod:`sim.engine.loop`), on the fast path (below) without checkpointing as one
 compiled loop (:func:`target_run`, the same results bit for bit); the plans are indexed and compiled: one linked list
 of planned jobs per machine (insertion order) and its usage as a sorted step function updated per planned
 job (all machines' step functions in one pool, each row grown on its own), ``earliest_start`` a forward
@@ -65,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from sim.loop import START, Loop
+from sim.engine.loop import START, Loop
 from sim.metrics import RUNNING, EngineOutput
 from sim.policies import Dispatched, register
 from sim.problem import Problem, require_machines_alive
@@ -866,13 +866,13 @@ def _machine_jobs(lo, hi, head, nxt):
 
 
 # ------------------------------------------------------------------------- the whole loop, compiled
-# :meth:`sim.loop.Loop.run` with the hooks below, in one numba function (issue #30): the Python loop spent
+# :meth:`sim.engine.loop.Loop.run` with the hooks below, in one numba function (issue #30): the Python loop spent
 # about half its time in the interpreter around the compiled plan operations. The same choices with the same
 # float arithmetic in the same order: an array heap keyed as the Python loop's ``(time, kind, tie, job,
 # tag)`` tuples (an END's tie is its push sequence number, a START's its job), stale events skipped by
 # version and swept at the same moments, the step-function pool grown to the same layout, the plan
 # operations above called as the hooks call them (``tests/test_tloop.py``: every EngineOutput field equal).
-# Codes of sim.metrics and sim.loop as literals (numba reads module globals as constants).
+# Codes of sim.metrics and sim.engine.loop as literals (numba reads module globals as constants).
 _QUEUED, _COMPLETED = 0, 2
 _ATT_COMPLETED, _ATT_KILLED, _ATT_RUNNING = 0, 1, 2
 _END, _CAPACITY, _ARRIVAL = 0, 1, 4
@@ -950,7 +950,7 @@ def _pop(ht, hx, hn):
 
 @njit(cache=True)
 def _drop_stale(ht, hx, hn, status, att, version):
-    """:meth:`sim.loop.Loop.drop_stale`: keep ``_END``s of running attempts and ``START``s whose tag is the
+    """:meth:`sim.engine.loop.Loop.drop_stale`: keep ``_END``s of running attempts and ``START``s whose tag is the
     job's version, then heapify; returns the new size. (Keys are unique up to equal entries, so the order
     events pop in does not depend on the heap's layout.)"""
     k = 0
@@ -1028,7 +1028,7 @@ def target_run(
     nxt, prv, ps, mach, version, npend, pt, pu, pn, pk, plen, poff, pcap, pend, ubusy, udirty, catk, catv,
     evv, waiting, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
 ):  # fmt: skip
-    """:meth:`sim.loop.Loop.run` with :class:`sim.policies.target._TargetHooks`' hooks (fast path, no
+    """:meth:`sim.engine.loop.Loop.run` with :class:`sim.policies.target._TargetHooks`' hooks (fast path, no
     checkpointing) from the hooks' state: fills the per-job arrays (engine order) in place, ``acc`` with
     (completed, wasted, available, used core-s, aborted s) and ``cnt`` with (terminations, events); returns
     the attempt log's (job, start, end, outcome, machine) and the capacity step function's (times, cores),
@@ -1418,7 +1418,7 @@ class _TargetHooks:
         if len(loop.heap) > 2 * live + self.stale_slack:
             loop.drop_stale(self.version)
 
-    # hooks of sim.loop.Loop
+    # hooks of sim.engine.loop.Loop
     def on_arrival(self, loop: Loop, j: int, t: float) -> None:
         m = _on_arrival(j, t, *self.state)
         if m >= 0:

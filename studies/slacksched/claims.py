@@ -16,7 +16,7 @@ P90_JCT_BAND = (20.0, 44.0)
 
 
 def _jct(runs: Runs, sc: Scenario) -> pl.DataFrame:
-    from sim.workloads import group_completion_times
+    from sim.workloads.generators import group_completion_times
 
     return group_completion_times(per_job(runs, sc))
 

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from sim.capacity import MachineCapacityTrace
-from sim.harvest import Cluster, ClusterOptions
+from sim.capacity.trace import MachineCapacityTrace
+from sim.harvest.cluster import Cluster, ClusterOptions
 from sim.metrics import compute_metrics
 from sim.policies import Dispatched
 from sim.problem import Problem
@@ -75,10 +75,10 @@ def _scenario(policy: str, spread: float, seed: int, days: float) -> Scenario:
 def run(
     policy: str, spread: float, seed: int, days: float, settings: dict[str, str] | None = None
 ) -> tuple[pl.DataFrame, int]:
-    """Per-job-group completion times (:func:`sim.workloads.group_completion_times`) and terminations of
+    """Per-job-group completion times (:func:`sim.workloads.generators.group_completion_times`) and terminations of
     ``policy`` (a registered policy with ``settings``, or ``informed-nodelay``) on the study's set-up."""
     from sim import simulate
-    from sim.workloads import group_completion_times
+    from sim.workloads.generators import group_completion_times
     from studies.scenarios import build_capacity, build_jobs
 
     sc = _scenario("capsched", spread, seed, days)

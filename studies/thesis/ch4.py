@@ -78,8 +78,8 @@ def _explain_loss(wl: str):
 
 # ---- §4.1 terminations vs intervals
 def _intervals(sc: Scenario) -> int:
-    from sim.generators import random_walk
-    from sim.intervals import extract_intervals
+    from sim.capacity.generators import random_walk
+    from sim.capacity.intervals import extract_intervals
 
     c = sc.capacity
     machines = sc.machines or 244
@@ -118,7 +118,7 @@ def _r_terms_intervals(pr: Profile, runs: Runs) -> dict[str, list[float]]:
 
 # ---- §4.3.1 Table 4.1
 def _zipf_table(pr: Profile, runs: Runs) -> dict[str, list[float]]:
-    from sim.workloads import THESIS_TABLE_4_1, zipf_durations
+    from sim.workloads.generators import THESIS_TABLE_4_1, zipf_durations
 
     out = []
     for r in seeds(pr):
@@ -132,7 +132,7 @@ def _zipf_table(pr: Profile, runs: Runs) -> dict[str, list[float]]:
 
 
 def _explain_zipf_table(pr: Profile, runs: Runs) -> str:
-    from sim.workloads import THESIS_TABLE_4_1, zipf_durations
+    from sim.workloads.generators import THESIS_TABLE_4_1, zipf_durations
 
     off = []
     for skew, printed in THESIS_TABLE_4_1.items():
@@ -163,7 +163,7 @@ def _dynamic_range(grid: str):
 def grid_capacity(grid: str):
     """The constant-carbon-budget capacity trace of ``grid`` over its April (mean 70 % of 1000 machines),
     from the exported sweep input ``grid_carbon.parquet`` (thesis §2.1.2)."""
-    from sim.generators import budget_trace
+    from sim.capacity.generators import budget_trace
     from studies.scenarios import GRIDS
     from studies.sweep import inputs_dir
 
@@ -263,7 +263,7 @@ EXPLANATIONS: dict[str, str] = {
         "the workload effect further."
     ),
     "thesis-4.1-zipf-table": (
-        "One cell of 32. The workloads are min(k × 5 min, 720 h) with k ~ Zipf(skew) (sim.workloads), which "
+        "One cell of 32. The workloads are min(k × 5 min, 720 h) with k ~ Zipf(skew) (sim.workloads.generators), which "
         "matches the other 31 printed cells within 25 %; at skew 1.1 its median is 47.5 h where Table 4.1 "
         "prints 30.75 h. The unit and the cap are the thesis' and the skew is the table's, so no parameter is "
         "left to choose: the printed P50 and the stated distribution disagree."

@@ -202,7 +202,7 @@ class Soak:
     # -------------------------------------------------------------------------------------- phases
     def phase_sim(self) -> None:
         from sim.policies import available
-        from sim.workloads import zipf_workload
+        from sim.workloads.generators import zipf_workload
 
         rng = self.rng
         # ``defer`` and ``ias-forecast`` read a grid signal, which `varcap simulate` has no option to pass (a

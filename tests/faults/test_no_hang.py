@@ -25,11 +25,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sim import simulate
+from sim.capacity.generators import budget_trace, random_walk
 from sim.energy import CarbonSignal
 from sim.engine import use_engine
-from sim.generators import budget_trace, random_walk
 from sim.policies import available
-from sim.workloads import zipf_workload
+from sim.workloads.generators import zipf_workload
 
 REPO = Path(__file__).resolve().parents[2]
 # a case takes < 5 CPU s (up to ~30 s of wall time on a loaded 2-core machine); a hang never ends. The CPU

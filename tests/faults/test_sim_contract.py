@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import simulate
-from sim.capacity import CapacityTrace
-from sim.generators import random_walk
+from sim.capacity.generators import random_walk
+from sim.capacity.trace import CapacityTrace
 from sim.validate import InputError, check_inputs
 
 

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from sim import simulate
-from sim.capacity import CapacitySpec, CapacityTrace, MachineCapacityTrace
+from sim.capacity.trace import CapacitySpec, CapacityTrace, MachineCapacityTrace
 from sim.validate import InputError
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 import polars as pl
 
 from sim import random_walk, simulate
-from sim.workloads import bootstrap_jobs, offered_load, to_sim_jobs
+from sim.workloads.generators import bootstrap_jobs, offered_load, to_sim_jobs
 
 
 def _core_jobs(workload: str) -> pl.DataFrame:
@@ -97,7 +97,7 @@ def bench_intervals(n: int = 1_000_000, lookups: int = 1_000_000) -> None:
     """KM fit + conditional table on ``n`` intervals; ``lookups`` vectorized p_survive queries."""
     import numpy as np
 
-    from sim.intervals import IntervalModel
+    from sim.capacity.intervals import IntervalModel
 
     rng = np.random.default_rng(0)
     length = rng.geometric(0.2, n) * 900.0 * rng.uniform(0.5, 1.5, n).round(2)
@@ -128,7 +128,7 @@ def evidence(policies: list[str]) -> None:
     """Seed schedulers vs FF on a 1 change/h, step 0.15 random walk (30 days): the embedded azure workload on
     a platform sized so its offered load is 80 % of the mean capacity (as in the thesis), and the thesis'
     Zipf-1.5 workload on 1000 machines × 24 cores."""
-    from sim.workloads import zipf_workload
+    from sim.workloads.generators import zipf_workload
 
     horizon = 30 * 86400.0
     az, _ = to_sim_jobs(_core_jobs("azure"), 24)
@@ -156,8 +156,8 @@ def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.
     stability), with and without the Acquirer (cluster of ``nodes`` HVMs out of ``pool``)."""
     import numpy as np
 
-    from sim.generators import harvest_trace
-    from sim.workloads import harvest_tasks
+    from sim.capacity.generators import harvest_trace
+    from sim.workloads.generators import harvest_tasks
 
     horizon = days * 86400.0
     tr = harvest_trace(pool, horizon, max_cores=48, seed=0, stability_spread=1.0)
@@ -183,7 +183,7 @@ def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.
 def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
     """Seed 001 §5.4 setup: M_avg = 24, M_ra = 8, φ = 1200 s, 24 cores, three weeks; ``n_jobs`` jobs
     resampled from the finished borg2011 runs, durations scaled to 80 % of the mean capacity."""
-    from sim.generators import risk_aware_walk
+    from sim.capacity.generators import risk_aware_walk
 
     horizon = 21 * 86400.0
     tmpl, _ = to_sim_jobs(_core_jobs("borg2011").filter(~pl.col("censored")), 24)
@@ -202,7 +202,7 @@ def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
 
 def heavy_tailed_case(machines: int = 1000, days: float = 30.0) -> tuple[pl.DataFrame, object, float]:
     """Pareto(1.5) durations (min 1 h, cap 72 h) at 80 % of the mean capacity of a 1 change/h random walk."""
-    from sim.workloads import pareto_workload
+    from sim.workloads.generators import pareto_workload
 
     horizon = days * 86400.0
     cap = random_walk(machines, horizon, changes_per_hour=1.0, step=0.15, seed=0)
@@ -237,7 +237,7 @@ def ias_ratio_case(
     capacity ``uniform`` (seed 003's uniform draw in [0.4, 1.0] of the machines each hour, seed 0: whole
     blocks of machines turn on together, the hard case) or ``walk`` (random walk, 1 change/h, step 0.15);
     (jobs, trace, horizon)."""
-    from sim.generators import random_uniform
+    from sim.capacity.generators import random_uniform
 
     horizon = days * 86400.0
     jobs = bootstrap_jobs(_borg_template(24), n, horizon, 0.8 * 0.7 * machines * 24, seed=0)

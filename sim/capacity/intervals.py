@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 import polars as pl
 
-from sim.capacity import CapacityTrace
+from sim.capacity.trace import CapacityTrace
 
 #: what :meth:`IntervalModel.fit` imports (statsmodels, scipy.stats, pandas: ~1 s): imported only when a
 #: model is fitted, or ahead of time by a warm worker process (``Policy.warm_imports``)

@@ -1,6 +1,6 @@
 """Capacity kinds: every kind of capacity a spec can name, with its parameters, help text and builder.
 
-One :class:`CapacityKind` and one :func:`register` line per kind; :class:`sim.capacity.CapacitySpec`
+One :class:`CapacityKind` and one :func:`register` line per kind; :class:`sim.capacity.trace.CapacitySpec`
 (CLI ``--capacity``, catalogue dicts, capacity assets) validates and builds through this registry, the
 scenario runner asks it which hourly signal a kind reads and on what platform it is simulated, and
 ``varcap simulate --help`` shows :func:`capacity_help`. Light on purpose: builders import the
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from sim.registry import Registry
 
 if TYPE_CHECKING:
-    from sim.capacity import CapacitySpec
+    from sim.capacity.trace import CapacitySpec
 
 #: Mean fraction of machines alive in every variable-capacity model (thesis §3.4: "on average 70 % of
 #: the machines"); also the fixed-capacity reference and the target of budget traces. Re-exported as
-#: ``sim.capacity.MEAN_CAPACITY``.
+#: ``sim.capacity.trace.MEAN_CAPACITY``.
 MEAN_CAPACITY = 0.7
 
 
@@ -113,13 +113,13 @@ def _fmt(v: Any) -> str:
 
 # ------------------------------------------------------------------------------------------ the kinds
 def _constant(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.capacity import CapacityTrace
+    from sim.capacity.trace import CapacityTrace
 
     return CapacityTrace.constant(a.machines, a.horizon_s, int(round(spec.get("fraction") * a.machines)))
 
 
 def _random_walk(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import random_walk
+    from sim.capacity.generators import random_walk
 
     p = spec.get
     return random_walk(
@@ -128,7 +128,7 @@ def _random_walk(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 
 def _random_uniform(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import random_uniform
+    from sim.capacity.generators import random_uniform
 
     p = spec.get
     return random_uniform(
@@ -137,14 +137,14 @@ def _random_uniform(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 
 def _risk_aware_walk(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import risk_aware_walk
+    from sim.capacity.generators import risk_aware_walk
 
     p = spec.get
     return risk_aware_walk(p("m_avg"), p("m_ra"), p("period_s"), a.horizon_s, seed=p("seed"))
 
 
 def _harvest(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import harvest_trace
+    from sim.capacity.generators import harvest_trace
 
     p = spec.get
     return harvest_trace(
@@ -157,7 +157,7 @@ def _harvest(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 
 def _budget(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import budget_trace
+    from sim.capacity.generators import budget_trace
 
     kind = spec.kind.removesuffix("_budget")
     label = spec.get("grid") if a.label is None and spec.kind == "carbon_budget" else (a.label or "")
@@ -165,21 +165,21 @@ def _budget(spec: CapacitySpec, a: BuildArgs) -> Any:
 
 
 def _stranded(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.generators import stranded_trace
+    from sim.capacity.generators import stranded_trace
 
     p = spec.get
     return stranded_trace(a.signal, a.machines, p("threshold"), p("base_fraction"), label=a.label or "")
 
 
 def _file(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.capacity import read_capacity
+    from sim.capacity.trace import read_capacity
 
     return read_capacity(spec.get("path"), a.machines, a.horizon_s)
 
 
 def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
-    from sim.capacity import CapacityTrace
-    from sim.spot import spot_steps, trace_source, trace_version
+    from sim.capacity.spot import spot_steps, trace_source, trace_version
+    from sim.capacity.trace import CapacityTrace
 
     off = spec.get("offset_ticks")
     pinned = spec.get("data")
@@ -197,7 +197,7 @@ def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
 def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:
     import numpy as np
 
-    from sim.capacity import CapacitySpec, CapacityTrace, MachineCapacityTrace
+    from sim.capacity.trace import CapacitySpec, CapacityTrace, MachineCapacityTrace
 
     inner = CapacitySpec.from_dict(spec.get("of"))
     signal = a.signal_of(inner) if a.signal_of is not None and inner.needs_signal else None
@@ -326,7 +326,7 @@ register(
             "trace": Param(str, REQUIRED, "trace name or zone"),
             "offset_ticks": Param(int, 0, "start this many ticks into the trace"),
             "data": Param(
-                str, "", "the values' version (sim.spot.trace_version) a scenario pins; empty: any"
+                str, "", "the values' version (sim.capacity.spot.trace_version) a scenario pins; empty: any"
             ),
         },
         _spot,

@@ -10,9 +10,9 @@ with a note (logged once per trace and process) when nothing was exported (:func
 :func:`trace_version` (a hash of the values) lets a scenario pin the data it ran on (the ``data`` parameter
 of the ``spot`` kind), so a cached run is never reused for other data.
 
-A trace becomes a machines-alive :class:`~sim.capacity.CapacityTrace` on any platform by scaling its
+A trace becomes a machines-alive :class:`~sim.capacity.trace.CapacityTrace` on any platform by scaling its
 16-node counts to the platform's machines (:func:`spot_steps`); a trace shorter than the horizon
-repeats. :func:`matched_walk` gives the thesis random walk (``sim.generators.random_walk``) with the
+repeats. :func:`matched_walk` gives the thesis random walk (``sim.capacity.generators.random_walk``) with the
 trace's mean, change rate and mean step, the synthetic reading the study compares it with.
 """
 
@@ -122,7 +122,7 @@ def trace_source(name: str) -> tuple[Path, bool]:
         return exported, True
     path = samples_dir() / t.sample
     if not path.exists():  # a $VARCAP_HOME without samples: the ones committed beside this package
-        path = Path(__file__).resolve().parents[1] / "data" / "samples" / t.sample
+        path = Path(__file__).resolve().parents[2] / "data" / "samples" / t.sample
     if not path.exists():
         raise ValueError(f"spot trace {t.name!r}: neither {exported} nor {path} exists")
     return path, False
@@ -183,7 +183,7 @@ def spot_steps(
 ) -> tuple[np.ndarray, np.ndarray, SpotTrace]:
     """Trace ``name`` from tick ``offset_ticks`` on, scaled to ``machines``, repeated to cover
     ``horizon_s``: (time_s, machines alive) one point per tick, and the trace (the capacity kind ``spot``
-    makes them a :class:`~sim.capacity.CapacityTrace` with ``period_s`` = the tick)."""
+    makes them a :class:`~sim.capacity.trace.CapacityTrace` with ``period_s`` = the tick)."""
     t = resolve(name)
     vals = load_trace(name)
     if not 0 <= offset_ticks < vals.size:

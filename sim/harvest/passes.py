@@ -1,4 +1,4 @@
-"""Compiled schedule passes of the harvest-VM loop (:mod:`sim.harvest`): numba versions of placements that
+"""Compiled schedule passes of the harvest-VM loop (:mod:`sim.harvest.cluster`): numba versions of placements that
 ask the same question of many queued jobs (waiting SlackSched's eq. 2 costs, the per-machine Oracle's
 look-ahead, SlackSched-NoDelay's choice). Imported on first use, so importing a policy does not import
 numba; each function makes exactly the choices of its Python placement (``tests/test_slacksched.py``)."""
@@ -106,7 +106,7 @@ def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
 
 @njit(cache=True)
 def _avail(m, c, free_m, t, ends, cores, count, claim_end, claim_cores, nclaim):
-    """:meth:`sim.harvest.Cluster.next_avail` for a node without room now (``free_m`` < ``c``, claims
+    """:meth:`sim.harvest.cluster.Cluster.next_avail` for a node without room now (``free_m`` < ``c``, claims
     deducted) and large enough: its running jobs' ends and this pass's claims merged by end (running
     first on ties), cores cumulated in that order until ``c`` are free; ``inf`` if never."""
     need = c - free_m - 1e-9
@@ -183,7 +183,7 @@ def _best_node(
 
 @njit(cache=True)
 def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
-    """Per node: free cores (−1 where it takes no jobs: :meth:`sim.harvest.Cluster.free`), time since its
+    """Per node: free cores (−1 where it takes no jobs: :meth:`sim.harvest.cluster.Cluster.free`), time since its
     last change, and P(next change is a shrink) from the bigram row ``ps2`` of its last direction."""
     n = cap.size
     free, elapsed, ps = np.empty(n), np.empty(n), np.empty(n)
@@ -256,7 +256,7 @@ def cost_scan(
     (``claimed``/``claim_end``/``claim_cores``/``nclaim``, updated in place); ``(-1, -1)`` when no job
     starts; ``(p, -2)`` if node's claim row is full (the caller grows it and asks again from ``p``). The
     arithmetic, in the same order, of :func:`sim.policies.slacksched.expected_completion` with ``a`` from
-    :meth:`sim.harvest.Cluster.next_avail` (``ends``/``run_cores``/``count``: per-node sorted planned ends
+    :meth:`sim.harvest.cluster.Cluster.next_avail` (``ends``/``run_cores``/``count``: per-node sorted planned ends
     of running jobs and their cores in padded rows), so the choices of the Python placement."""
     free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
     while True:
@@ -280,7 +280,7 @@ def cost_scan(
 
 @njit(cache=True)
 def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
-    """:func:`sim.harvest.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores),
+    """:func:`sim.harvest.cluster.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores),
     compiled: the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the
     same order."""
     while True:

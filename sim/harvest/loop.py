@@ -1,7 +1,7 @@
 """The harvest-VM loop of ``slacksched-nodelay`` and ``capsched``, compiled: one numba function runs the whole
 event loop.
 
-:class:`sim.loop.Loop` with :class:`sim.harvest.Cluster`'s hooks costs ~22–25 µs CPU per job in the
+:class:`sim.engine.loop.Loop` with :class:`sim.harvest.cluster.Cluster`'s hooks costs ~22–25 µs CPU per job in the
 interpreter (issue #30). :func:`harvest_run` runs the same loop over array state — an array event heap keyed
 ``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
 min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
@@ -28,17 +28,17 @@ import numpy as np
 from numba import njit
 
 from sim.engine._jit import compiled
-from sim.passes import _eq1, cost_scan, cost_scan_fast, max_free, search_table
+from sim.harvest.passes import _eq1, cost_scan, cost_scan_fast, max_free, search_table
 
 if TYPE_CHECKING:
-    from sim.harvest import Cluster
+    from sim.harvest.cluster import Cluster
     from sim.metrics import EngineOutput
 
 _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
 HERE = Path(__file__).resolve()
 #: the sources of the functions :func:`harvest_run` calls (numba's cache checks only this file's)
-SOURCES = (HERE, HERE.parent / "passes.py", HERE.parent / "engine" / "trees.py")
+SOURCES = (HERE, HERE.parent / "passes.py", HERE.parents[1] / "engine" / "trees.py")
 
 
 def _invalidate_stale_cache() -> None:
@@ -55,7 +55,7 @@ def _invalidate_stale_cache() -> None:
             return
     if d.is_dir():
         for f in d.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] == "hloop":
+            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] == HERE.stem:
                 f.unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
         d.mkdir(parents=True, exist_ok=True)
@@ -197,7 +197,7 @@ def _heap_pop(ht, hj, ha, hn):
 
 @njit(cache=True)
 def _enqueue(qtree, qjob, qsize, qtail, j, c):
-    """:meth:`sim.harvest.Cluster._enqueue` (compacting the positions when the tail reaches the end):
+    """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end):
     returns the (maybe new) ``qtree, qjob, qsize`` and the new tail."""
     if qtail == qsize:
         nlive = 0
@@ -226,7 +226,7 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
 
 @njit(cache=True)
 def _model(hist_t, hist_x, nh, head, t, window_s):
-    """:meth:`sim.harvest.ChangeHistory.sorted_samples`: the new window head, the samples observed in
+    """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples`: the new window head, the samples observed in
     ``(t − window_s, t]`` sorted, and their prefix sums (index 0 = 0)."""
     cut = t - window_s
     while head < nh and hist_t[head] <= cut:
@@ -246,7 +246,7 @@ def _model(hist_t, hist_x, nh, head, t, window_s):
 @njit(cache=True)
 def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
           modelled, t, free, elapsed, ps):  # fmt: skip
-    """:func:`sim.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
+    """:func:`sim.harvest.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
     once for a run of nodes with the same elapsed time and shrink probability (nodes that changed in the
     same capacity batch, as the machines-alive view's): the same arithmetic, so the same choice."""
     mx, any_node = -np.inf, False
@@ -288,7 +288,7 @@ def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_cha
 
 @njit(cache=True)
 def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
-    """``capsched``'s pass (:meth:`sim.harvest.Cluster._placement_scan` with its placement): from queue
+    """``capsched``'s pass (:meth:`sim.harvest.cluster.Cluster._placement_scan` with its placement): from queue
     position ``p`` on, the first queued job needing at most ``top`` cores with a node taking jobs that has
     its cores free now, placed on one of those nodes drawn by ``rng.integers(0, count)`` (the placement's
     ``rng.integers(room.size)``: no draw when there is no such node), as ``(position, node)``; ``(-1, -1)``
@@ -310,7 +310,7 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
 
 @njit(cache=True)
 def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
-    """:meth:`sim.harvest.Cluster._row_insert`: job ``j`` (end ``e``, ``c`` cores) into node ``m``'s sorted
+    """:meth:`sim.harvest.cluster.Cluster._row_insert`: job ``j`` (end ``e``, ``c`` cores) into node ``m``'s sorted
     row after the equal ends (the rows doubled when full); returns the (maybe new) rows."""
     k = rn2[m]
     if k == re2.shape[1]:
@@ -329,7 +329,7 @@ def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
 
 @njit(cache=True)
 def _row_delete(re2, rc2, rj2, rn2, m, j):
-    """:meth:`sim.harvest.Cluster._row_delete`: job ``j`` out of node ``m``'s sorted row."""
+    """:meth:`sim.harvest.cluster.Cluster._row_delete`: job ``j`` out of node ``m``'s sorted row."""
     k = rn2[m]
     i = 0
     while rj2[m, i] != j:
@@ -347,8 +347,8 @@ def harvest_run(
     policy, rng, fast_min,
 ):  # fmt: skip
     """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
-    (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.loop.Loop.run` with
-    :class:`sim.harvest.Cluster`'s hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
+    (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.engine.loop.Loop.run` with
+    :class:`sim.harvest.cluster.Cluster`'s hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
     (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
     s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
     outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""

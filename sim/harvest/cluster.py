@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.capacity import CapacityTrace, MachineCapacityTrace
+from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 from sim.engine import _qt_first_le, _qt_set
-from sim.loop import Loop
+from sim.engine.loop import Loop
 from sim.metrics import EngineOutput
 from sim.problem import Problem, RunArtifacts
 
@@ -154,7 +154,7 @@ class ChangeHistory:
 
 
 class Cluster:
-    """Harvest-VM state and the hooks of :class:`sim.loop.Loop`; placements read the attributes documented
+    """Harvest-VM state and the hooks of :class:`sim.engine.loop.Loop`; placements read the attributes documented
     here (``cores``, ``duration``, ``cap``, ``used``, ``allocated``, ``decom``, ``last_change``,
     ``last_dir``, ``history``, ``free()``, ``next_avail()``, ``min_future_cap()``).
 
@@ -197,7 +197,7 @@ class Cluster:
         self.queue_aware = queue_aware
         self.reserve = reserve
         self.pass_no = 0  # schedule passes so far (a pass-scoped state can key on it)
-        #: a compiled run of this loop (sim.hloop; None: not available), tried first by Loop.run
+        #: a compiled run of this loop (sim.harvest.loop; None: not available), tried first by Loop.run
         self.compiled_run: Callable[[], EngineOutput | None] | None = None
         # claims of the jobs that chose to wait in this pass (queue-aware placements): per node, sorted ends
         # (t + a + d) and cores, their count and total
@@ -542,7 +542,7 @@ class Cluster:
     def on_instant_end(self, loop: Loop, t: float) -> None:
         """One pass over the queue front to back; then the capacity step and the invariant check."""
         if self._qlen:
-            from sim.passes import max_free  # free().max(), compiled
+            from sim.harvest.passes import max_free  # free().max(), compiled
 
             self.pass_no += 1
             self._reset_claims()
@@ -589,7 +589,7 @@ def place_oracle(cl: Cluster, j: int, t: float) -> int:
 
 def scan_oracle(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
     """The compiled pass of :func:`place_oracle` (``Cluster``'s ``scan``)."""
-    from sim.passes import oracle_scan
+    from sim.harvest.passes import oracle_scan
 
     return oracle_scan(
         cl._qtree,

@@ -1,4 +1,4 @@
-"""Harmony benchmarks: ``python -m sim.harmony.bench [lp|week|all]`` (prints figures; not a test).
+"""Harmony benchmarks: ``python -m sim.bench.harmony [lp|week|all]`` (prints figures; not a test).
 
 * ``lp`` — one control interval's DCP-RELAX (HiGHS) + ⌈z⌉ rounding + CBS first-fit container placement
   on Table 2's 10,000 machines, 30 classes (15 size clusters × short/long), demand of ~10,000

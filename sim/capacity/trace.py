@@ -1,7 +1,7 @@
 """Capacity traces: a step function of machines alive over ``[0, horizon_s)``.
 
 One format everywhere: points ``(time_s, machines_alive)`` sorted by time, the first at 0, plus metadata
-(machines, horizon, period, generator, params, seed). Generators live in :mod:`sim.generators`.
+(machines, horizon, period, generator, params, seed). Generators live in :mod:`sim.capacity.generators`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity_registry import KINDS, REQUIRED, BuildArgs, get_kind
-from sim.capacity_registry import MEAN_CAPACITY as MEAN_CAPACITY  # defined once, there
+from sim.capacity.kinds import KINDS, REQUIRED, BuildArgs, get_kind
+from sim.capacity.kinds import MEAN_CAPACITY as MEAN_CAPACITY  # defined once, there
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -196,14 +196,14 @@ class _KindParams(Mapping[str, dict[str, tuple[type, Any]]]):
         return len(KINDS.names())
 
 
-#: Every kind of capacity a spec can name (:mod:`sim.capacity_registry`): its parameters with their types
+#: Every kind of capacity a spec can name (:mod:`sim.capacity.kinds`): its parameters with their types
 #: and defaults (``REQUIRED``: none).
 SPEC_KINDS: Mapping[str, dict[str, tuple[type, Any]]] = _KindParams()
 
 
 @dataclass(frozen=True)
 class CapacitySpec:
-    """What capacity a simulation runs under: a registered ``kind`` (:mod:`sim.capacity_registry`) and
+    """What capacity a simulation runs under: a registered ``kind`` (:mod:`sim.capacity.kinds`) and
     its parameters.
 
     The one parser for capacity specifications: the CLI's ``--capacity`` text (:meth:`parse`), the study

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.capacity import HOUR, MEAN_CAPACITY, CapacityTrace, MachineCapacityTrace
+from sim.capacity.trace import HOUR, MEAN_CAPACITY, CapacityTrace, MachineCapacityTrace
 
 #: most points a generated trace may have (8 bytes each per array; the kernel and the survival model keep
 #: a few such arrays): 20 million = a change every 0.13 s over 30 days

@@ -6,7 +6,7 @@ by ``params``), help text, its builder, and how the platform is sized for it. Th
 resampled from a warehouse workload names it as ``template`` (``core_jobs`` rows exported by
 ``out_sim_inputs``), and the caller hands that frame in as ``args.template``. The study runner
 (``studies.scenarios.build_jobs``) is the one caller; ``sim`` never reads the exports itself. Light on
-purpose: builders import their generators (:mod:`sim.workloads`) when they run.
+purpose: builders import their generators (:mod:`sim.workloads.generators`) when they run.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.capacity_registry import MEAN_CAPACITY
+from sim.capacity.kinds import MEAN_CAPACITY
 from sim.registry import Registry, pattern_fields
 
 
@@ -107,13 +107,13 @@ def _target_cores(a: WorkloadArgs) -> float:
 
 
 def _zipf(a: WorkloadArgs) -> Any:
-    from sim.workloads import zipf_workload
+    from sim.workloads.generators import zipf_workload
 
     return zipf_workload(a.params["s"], a.machines, a.cores, a.horizon_s, seed=a.seed)
 
 
 def _pareto(a: WorkloadArgs) -> Any:
-    from sim.workloads import pareto_workload
+    from sim.workloads.generators import pareto_workload
 
     p = a.params
     load = a.load * MEAN_CAPACITY
@@ -129,7 +129,7 @@ CORE_MIXES: dict[str, dict[str, tuple[float, ...]]] = {
 
 
 def _pareto_mix(a: WorkloadArgs) -> Any:
-    from sim.workloads import pareto_workload
+    from sim.workloads.generators import pareto_workload
 
     p = a.params
     if p["mix"] not in CORE_MIXES:
@@ -149,7 +149,7 @@ def _pareto_mix(a: WorkloadArgs) -> Any:
 
 def _seed001_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
     def build(a: WorkloadArgs) -> Any:
-        from sim.workloads import seed001_uniform
+        from sim.workloads.generators import seed001_uniform
 
         # seed 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
         # number of machines required … is around 26 (e.g. such that the total core hour is around 209664,
@@ -165,20 +165,20 @@ def _seed001_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
 
 
 def _harvest_jobs(a: WorkloadArgs) -> Any:
-    from sim.workloads import harvest_jobs
+    from sim.workloads.generators import harvest_jobs
 
     return harvest_jobs(a.machines * _HVM_CORES, a.horizon_s, load=a.load, seed=a.seed)
 
 
 def _harvest_jobs_sized(a: WorkloadArgs) -> Any:
-    from sim.workloads import harvest_jobs
+    from sim.workloads.generators import harvest_jobs
 
     tasks = (a.params["tasks_min"], a.params["tasks_max"])
     return harvest_jobs(a.machines * _HVM_CORES, a.horizon_s, load=a.load, seed=a.seed, tasks=tasks)
 
 
 def _harvest_tasks(a: WorkloadArgs) -> Any:
-    from sim.workloads import harvest_tasks
+    from sim.workloads.generators import harvest_tasks
 
     nodes = int(a.settings.get("nodes", a.machines))
     return harvest_tasks(nodes * _HVM_CORES, a.horizon_s, load=0.6, seed=a.seed)
@@ -189,14 +189,14 @@ def _as_is(a: WorkloadArgs) -> Any:
 
 
 def _borg_scaled(a: WorkloadArgs) -> Any:
-    from sim.workloads import bootstrap_jobs
+    from sim.workloads.generators import bootstrap_jobs
 
     n = int(_BORG_PER_MACHINE_DAY * a.machines * a.horizon_days)
     return bootstrap_jobs(a.template, n, a.horizon_s, target_cores=_target_cores(a), seed=a.seed)
 
 
 def _borg_native(a: WorkloadArgs) -> Any:
-    from sim.workloads import native_bootstrap
+    from sim.workloads.generators import native_bootstrap
 
     # thesis §3.4: the workload offers ~80 % of the mean (70 %) capacity; jobs keep their real durations
     # and cores — only the count follows from the load (no duration rescaling)
@@ -206,7 +206,7 @@ def _borg_native(a: WorkloadArgs) -> Any:
 def _borg_seed001(a: WorkloadArgs) -> Any:
     import polars as pl
 
-    from sim.workloads import native_bootstrap
+    from sim.workloads.generators import native_bootstrap
 
     # seed 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26 machines ×
     # 24 cores over the window (we hold that density over warm-up and window alike)
@@ -215,7 +215,7 @@ def _borg_seed001(a: WorkloadArgs) -> Any:
 
 
 def _borg_riskaware(a: WorkloadArgs) -> Any:
-    from sim.workloads import bootstrap_jobs
+    from sim.workloads.generators import bootstrap_jobs
 
     target = a.load * a.capacity["m_avg"] * a.cores
     return bootstrap_jobs(a.template, 3000, a.horizon_s, target_cores=target, seed=a.seed)
