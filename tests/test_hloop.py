@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -10,27 +11,31 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from sim.capacity.generators import harvest_trace
+from sim.harvest.cluster import Cluster
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
 from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _cap, _jobs
 
 
-def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params) -> EngineOutput:
-    """slacksched-nodelay on ``problem`` through the dispatcher's path, compiled loop or Python loop
-    (``newest``: shrinks kill the newest start first, the compiled engine's order)."""
+def run_harvest(
+    policy: str, params: object, problem: Problem, compiled: bool, seed: int = 0, newest: bool = False
+) -> tuple[EngineOutput, Cluster, Callable[[], EngineOutput | None]]:
+    """``policy`` (a harvest-loop policy served by sim.harvest.loop) on ``problem`` through the dispatcher's path,
+    compiled loop or Python loop (``newest``: shrinks kill the newest start first); the output, the Cluster
+    and its own ``compiled_run``. Asserts the compiled loop ran exactly when enabled."""
     import sim.harvest.loop
     from sim.policies import get_policy
-    from sim.policies.slacksched import SlackSchedParams
 
     old = sim.harvest.loop.ENABLED
     sim.harvest.loop.ENABLED = compiled
     try:
-        cl = get_policy("slacksched-nodelay").declare(problem, SlackSchedParams(**params), seed)
+        cl = get_policy(policy).declare(problem, params, seed)
         if newest:
             cl.cfg = dataclasses.replace(cl.cfg, kill_order="newest")
-        calls = []
+        calls: list[bool] = []
         fast = cl.compiled_run
+        assert fast is not None
 
         def counted():
             out = fast()
@@ -40,9 +45,16 @@ def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, 
         cl.compiled_run = counted
         out = cl.loop.run(cl)
         assert calls == [compiled]  # the compiled loop ran exactly when enabled
-        return out
+        return out, cl, fast
     finally:
         sim.harvest.loop.ENABLED = old
+
+
+def _run(problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params) -> EngineOutput:
+    """slacksched-nodelay on ``problem``, compiled loop or Python loop (:func:`run_harvest`)."""
+    from sim.policies.slacksched import SlackSchedParams
+
+    return run_harvest("slacksched-nodelay", SlackSchedParams(**params), problem, compiled, seed, newest)[0]
 
 
 def _assert_same(a: EngineOutput, b: EngineOutput) -> None:

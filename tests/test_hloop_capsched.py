@@ -4,8 +4,6 @@ in the same state."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import polars as pl
 import pytest
@@ -14,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from sim.capacity.generators import harvest_trace
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
-from tests.test_hloop import _assert_same
+from tests.test_hloop import _assert_same, run_harvest
 from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _cap, _jobs
 
@@ -22,36 +20,13 @@ from tests.test_slacksched import _cap, _jobs
 def _run(
     problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params
 ) -> tuple[EngineOutput, dict]:
-    """capsched on ``problem`` through the dispatcher's path, compiled loop or Python loop; the output and
-    the state of the placement's generator after the run."""
-    import sim.harvest.loop
-    from sim.policies import get_policy
+    """capsched on ``problem``, compiled loop or Python loop (:func:`run_harvest`); the output and the state
+    of the placement's generator after the run."""
     from sim.policies.capsched import CapSchedParams
 
-    old = sim.harvest.loop.ENABLED
-    sim.harvest.loop.ENABLED = compiled
-    try:
-        cl = get_policy("capsched").declare(problem, CapSchedParams(**params), seed)
-        if newest:
-            cl.cfg = dataclasses.replace(cl.cfg, kill_order="newest")
-        calls: list[bool] = []
-        fast = cl.compiled_run
-        assert fast is not None
-        rng = next(
-            c.cell_contents for c in fast.__closure__ if isinstance(c.cell_contents, np.random.Generator)
-        )
-
-        def counted():
-            out = fast()
-            calls.append(out is not None)
-            return out
-
-        cl.compiled_run = counted
-        out = cl.loop.run(cl)
-        assert calls == [compiled]  # the compiled loop ran exactly when enabled
-        return out, rng.bit_generator.state
-    finally:
-        sim.harvest.loop.ENABLED = old
+    out, _, fast = run_harvest("capsched", CapSchedParams(**params), problem, compiled, seed, newest)
+    rng = next(c.cell_contents for c in fast.__closure__ if isinstance(c.cell_contents, np.random.Generator))
+    return out, rng.bit_generator.state
 
 
 def _same(problem: Problem, seed: int = 0, newest: bool = False, **params) -> EngineOutput:

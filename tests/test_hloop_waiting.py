@@ -3,8 +3,6 @@ the same eq. 2 choices over the same per-pass claims (queue-aware ``a``), the sa
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import polars as pl
 import pytest
@@ -14,7 +12,7 @@ from sim.capacity.generators import harvest_trace
 from sim.harvest.cluster import Cluster
 from sim.metrics import EngineOutput
 from sim.problem import Platform, Problem
-from tests.test_hloop import _assert_same
+from tests.test_hloop import _assert_same, run_harvest
 from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _cap, _jobs
 
@@ -22,33 +20,12 @@ from tests.test_slacksched import _cap, _jobs
 def _run(
     problem: Problem, compiled: bool, seed: int = 0, newest: bool = False, **params
 ) -> tuple[EngineOutput, Cluster]:
-    """Waiting slacksched on ``problem`` through the dispatcher's path, compiled loop or Python loop; the
-    output and the Cluster (its claim rows show how far the Python pass grew them)."""
-    import sim.harvest.loop
-    from sim.policies import get_policy
+    """Waiting slacksched on ``problem``, compiled loop or Python loop (:func:`run_harvest`); the output and
+    the Cluster (its claim rows show how far the Python pass grew them)."""
     from sim.policies.slacksched import SlackSchedParams
 
-    old = sim.harvest.loop.ENABLED
-    sim.harvest.loop.ENABLED = compiled
-    try:
-        cl = get_policy("slacksched").declare(problem, SlackSchedParams(**params), seed)
-        if newest:
-            cl.cfg = dataclasses.replace(cl.cfg, kill_order="newest")
-        calls: list[bool] = []
-        fast = cl.compiled_run
-        assert fast is not None
-
-        def counted():
-            out = fast()
-            calls.append(out is not None)
-            return out
-
-        cl.compiled_run = counted
-        out = cl.loop.run(cl)
-        assert calls == [compiled]  # the compiled loop ran exactly when enabled
-        return out, cl
-    finally:
-        sim.harvest.loop.ENABLED = old
+    out, cl, _ = run_harvest("slacksched", SlackSchedParams(**params), problem, compiled, seed, newest)
+    return out, cl
 
 
 def _same(problem: Problem, **kw) -> tuple[EngineOutput, Cluster]:
