@@ -127,7 +127,9 @@ def check_varcap(argv: list[str], home: Path, monkeypatch: pytest.MonkeyPatch) -
         else:  # a trace file, or a misspelled kind
             assert args.capacity.endswith((".csv", ".parquet")), f"--capacity {args.capacity}: no such kind"
         jobs = args.jobs
-        assert jobs.startswith("warehouse:") or jobs.endswith((".csv", ".parquet")), f"--jobs {jobs}"
+        assert jobs.startswith("warehouse:") or jobs.endswith((".csv", ".parquet", ".swf", ".swf.gz")), f"--jobs {jobs}"
+        if jobs.startswith("data/"):  # an embedded file the command names must exist
+            assert (ROOT / jobs).is_file(), f"--jobs {jobs}: no such file"
 
 
 def check_module(argv: list[str]) -> None:

@@ -125,15 +125,23 @@ def build_parser() -> argparse.ArgumentParser:
     u.set_defaults(fn=cmd_ui)
     s = sub.add_parser("simulate", help="simulate one scheduler on one workload and capacity trace")
     s.add_argument(
-        "--jobs", required=True, help="JOBS.csv|parquet or warehouse:WORKLOAD (azure, borg2011, …)"
+        "--jobs",
+        required=True,
+        help="JOBS.csv|parquet, an SWF log (LOG.swf|.swf.gz) or warehouse:WORKLOAD (azure, borg2011, …)",
     )
     s.add_argument(
         "--capacity",
         required=True,
         help=capacity_help().replace("%", "%%"),  # from the capacity-kind registry
     )
-    s.add_argument("--machines", type=int, required=True, help="machines on the platform (indices 0…M−1)")
-    s.add_argument("--cores", type=float, required=True, help="cores per machine")
+    s.add_argument(
+        "--machines",
+        type=int,
+        help="machines on the platform (indices 0…M−1; an SWF log's MaxNodes if left out)",
+    )
+    s.add_argument(
+        "--cores", type=float, help="cores per machine (an SWF log's MaxProcs/MaxNodes if left out)"
+    )
     s.add_argument("--horizon-s", type=float, required=True, help="simulated time in seconds (e.g. 2592000)")
     s.add_argument("--policy", default="ff", help="scheduler (default ff; list: `varcap policies`)")
     s.add_argument(

@@ -12,9 +12,63 @@ from pipelines.cli.common import _parse_sets
 from sim import paths
 
 
+def swf_platform(args: argparse.Namespace) -> None:
+    """Fill ``--machines``/``--cores`` left out from an SWF log's header (``MaxNodes``, ``MaxProcs``);
+    SystemExit (one line) when one is missing and the jobs are not an SWF log whose header gives it."""
+    if args.machines is not None and args.cores is not None:
+        return
+    from sim.workloads.swf import is_swf, read_swf
+
+    platform = None
+    if is_swf(args.jobs):
+        try:
+            platform = read_swf(args.jobs).header.platform()
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
+    missing = " and ".join(
+        f for f, v in (("--machines", args.machines), ("--cores", args.cores)) if v is None
+    )
+    if platform is None:
+        where = (
+            f"{args.jobs}'s SWF header has no MaxProcs"
+            if is_swf(args.jobs)
+            else "the jobs are not an SWF log"
+        )
+        raise SystemExit(f"{missing} required ({where} to take the platform from)")
+    machines, cores = platform
+    args.machines = machines if args.machines is None else args.machines
+    args.cores = cores if args.cores is None else args.cores
+    print(f"note: platform from {args.jobs}'s SWF header: {args.machines} machines × {args.cores:g} cores")
+
+
+def load_swf_arg(path: str, cores: float):
+    """The jobs of an SWF log (:mod:`sim.workloads.swf`): its summary printed (dropped and rejected lines),
+    jobs wider than one machine left out with a note; SystemExit (one line) when no job remains."""
+    from sim.workloads.swf import read_swf
+
+    try:
+        log = read_swf(path)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+    print(f"note: {log.summary()}")
+    jobs = log.jobs
+    wide = int((jobs["cores"] > cores).sum())
+    if wide:
+        jobs = jobs.filter(jobs["cores"] <= cores)
+        print(f"note: {wide} jobs need more than {cores:g} cores (one machine) and were left out")
+    if jobs.height == 0:
+        raise SystemExit(f"{path}: no job of the SWF log fits one machine of {cores:g} cores")
+    return jobs
+
+
 def load_jobs_arg(spec: str, cores: float):
-    """``PATH`` (CSV/parquet) or ``warehouse:WORKLOAD`` (core_jobs, read-only; oversize jobs dropped)."""
+    """``PATH`` (CSV/parquet, or an SWF log ``.swf``/``.swf.gz``) or ``warehouse:WORKLOAD`` (core_jobs,
+    read-only; oversize jobs dropped)."""
     from sim.api import read_jobs
+    from sim.workloads.swf import is_swf
+
+    if is_swf(spec):
+        return load_swf_arg(spec, cores)
 
     if spec.startswith("warehouse:"):
         import duckdb
@@ -93,9 +147,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.engine import choose_engine
     from sim.validate import check_inputs
     from sim.warmup import ensure_warm
+    from sim.workloads.swf import is_swf
 
     console = Console()
     check_policy_args(args.policy, args.set)
+    swf_platform(args)
     jobs = load_jobs_arg(args.jobs, args.cores)
     with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)
         warnings.simplefilter("ignore")
@@ -105,7 +161,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.machines,
             args.cores,
             args.horizon_s,
-            None if args.jobs.startswith("warehouse:") else args.jobs,
+            None if args.jobs.startswith("warehouse:") or is_swf(args.jobs) else args.jobs,
             seed=args.seed,
         )
     for flag, out in (("--out", args.out), ("--jobs-out", args.jobs_out)):
