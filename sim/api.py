@@ -10,7 +10,7 @@ import polars as pl
 from sim.capacity.trace import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.checkpoint import split_settings
 from sim.energy import CarbonSignal, carbon_accounting
-from sim.metrics import METRIC_NAMES, compute_metrics, job_table
+from sim.metrics import METRIC_NAMES, attempt_table, compute_metrics, job_table, run_over_time
 from sim.policies import Policy, get_policy, parse_params
 from sim.problem import Compiled, Platform, Problem, RunArtifacts, run_first_fit
 from sim.validate import check_inputs
@@ -27,6 +27,8 @@ class SimResult:
     invariant_violations: int
     events: int
     jobs_after_horizon: int = 0  # submitted at/after the horizon: dropped with a warning (sim.validate)
+    #: with ``record_timeseries``: the attempt log as a table (``sim.metrics.ATTEMPT_TABLE_COLUMNS``)
+    attempts: pl.DataFrame | None = None
 
 
 def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
@@ -71,7 +73,9 @@ def simulate(
 
     ``energy`` (or a ``carbon`` signal, hourly gCO2eq/kWh from time 0) adds the energy and carbon metrics
     of :mod:`sim.energy` after the run's metrics and ``energy_kwh, gco2, wasted_gco2`` to the per-job table;
-    the ``defer`` policy forecasts from ``carbon``."""
+    the ``defer`` policy forecasts from ``carbon``. ``record_timeseries`` adds, for every policy, the run over
+    time (``SimResult.timeseries``: :func:`sim.metrics.run_over_time`) and the attempt log as a table
+    (``SimResult.attempts``)."""
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
     jobs_df, after_horizon = check_inputs(
         jobs_df,
@@ -108,9 +112,7 @@ def simulate(
         )
     platform = Platform(machines, cores, memory_gb)
     checkpoint, settings = split_settings(settings)  # any policy: checkpoint/restart settings
-    problem = Problem.build(
-        jobs_df, platform, cap, horizon_s, record_timeseries, check_invariants, checkpoint
-    )
+    problem = Problem.build(jobs_df, platform, cap, horizon_s, False, check_invariants, checkpoint)
     # the problem holds what the run needs: a caller that handed its frame over (``varcap simulate``) frees
     # its columns for the run (issue #30: the Borg-scale peak RSS)
     del jobs, jobs_df
@@ -144,14 +146,19 @@ def simulate(
         )
         metrics = {**metrics, **extra}
         jobs_out = jobs_out.with_columns(**{k: pl.Series(v) for k, v in per_job.items()})
+    attempts = timeseries = None
+    if record_timeseries:  # every policy: from the attempt log and the capacity steps
+        attempts = attempt_table(art.output, problem.job_id, problem.cores)
+        timeseries = run_over_time(art.output, problem.submit_s, problem.cores, problem.horizon_s)
     return SimResult(
         metrics,
         jobs_out,
-        art.timeseries,
+        timeseries,
         policy,
         asdict(params),
         seed,
         art.output.violations,
         art.output.events,
         after_horizon,
+        attempts,
     )

@@ -309,3 +309,105 @@ def job_table(out: EngineOutput, job_id: pl.Series | np.ndarray, submit_s: np.nd
             "status": status,
         }
     )
+
+
+#: the per-job table of a run (``SimResult.jobs``, ``varcap simulate --jobs-out``): column, type, meaning
+JOB_TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("job_id", "as given", "the job's id, as in the input"),
+    ("submit_s", "float64", "submission time, s from the start of the run"),
+    ("first_start_s", "float64", "start of its first attempt, s (NaN: never started)"),
+    ("end_s", "float64", "end of its last attempt, s (NaN: never started)"),
+    ("attempts", "int", "attempts started (a killed job that is requeued starts again)"),
+    ("terminations", "int", "attempts killed by a capacity drop"),
+    (
+        "status",
+        "string",
+        "at the horizon: completed | running | failed (killed, not requeued) | requeued (killed, waiting "
+        "again) | never_started",
+    ),
+)
+#: with energy or a carbon signal, the per-job table also has (``sim.energy``)
+JOB_TABLE_ENERGY_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("energy_kwh", "float64", "energy of all its attempts, kWh"),
+    ("gco2", "float64", "carbon of all its attempts, gCO2eq"),
+    ("wasted_gco2", "float64", "carbon of its killed attempts' lost work, gCO2eq"),
+)
+#: the per-attempt table (``SimResult.attempts``, ``varcap simulate --attempts-out``)
+ATTEMPT_TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("job_id", "as given", "the job's id"),
+    ("machine", "int32", "machine index (0 … machines − 1)"),
+    ("cores", "float64", "cores the attempt held"),
+    ("start_s", "float64", "start, s"),
+    ("end_s", "float64", "end, s (the horizon for an attempt still running)"),
+    ("outcome", "string", "completed | killed | running (at the horizon)"),
+)
+#: the run over time (``SimResult.timeseries``, ``varcap simulate --plot``), one row per time step
+TIMESERIES_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("time_s", "float64", "start of the step, s"),
+    ("capacity_cores", "float64", "cores alive (or allocated) at time_s"),
+    ("used_cores", "float64", "cores held by running attempts at time_s"),
+    ("running_jobs", "int64", "attempts running at time_s"),
+    ("queued_jobs", "int64", "jobs submitted by time_s, not running and not finished"),
+    ("kills", "int64", "attempts killed in [time_s, next time_s)"),
+)
+ATT_OUTCOME_NAMES = ("completed", "killed", "running")
+
+
+def attempt_table(out: EngineOutput, job_id: pl.Series | np.ndarray, cores: np.ndarray) -> pl.DataFrame:
+    """The attempt log as a table (:data:`ATTEMPT_TABLE_COLUMNS`), in the log's order."""
+    ids = job_id if isinstance(job_id, pl.Series) else pl.Series("job_id", job_id)
+    return pl.DataFrame(
+        {
+            "job_id": ids.gather(out.att_job).alias("job_id"),
+            "machine": out.att_machine.astype(np.int32),
+            "cores": np.asarray(cores, np.float64)[out.att_job],
+            "start_s": out.att_start_s,
+            "end_s": out.att_end_s,
+            "outcome": pl.Series("outcome", ATT_OUTCOME_NAMES, pl.String).gather(
+                out.att_outcome.astype(np.int64)
+            ),
+        }
+    )
+
+
+def run_over_time(
+    out: EngineOutput, submit_s: np.ndarray, cores: np.ndarray, horizon_s: float, steps: int = 500
+) -> pl.DataFrame:
+    """The run over time on ``steps`` equal steps of ``[0, horizon_s)`` (:data:`TIMESERIES_COLUMNS`), from the
+    attempt log and capacity steps, so every policy's run has one. Levels are read at each step's start;
+    kills are counted over the step. ValueError for ``steps < 1`` or a horizon that is not positive."""
+    if steps < 1 or not horizon_s > 0:
+        raise ValueError(f"run_over_time: steps must be ≥ 1 and horizon_s > 0 (got {steps}, {horizon_s})")
+    t = np.linspace(0.0, float(horizon_s), int(steps) + 1)
+    edges, t = t, t[:-1]
+    cap_i = np.searchsorted(out.cap_time_s, t, side="right") - 1
+    capacity = np.where(cap_i >= 0, np.asarray(out.cap_cores, np.float64)[np.clip(cap_i, 0, None)], 0.0)
+    c = np.asarray(cores, np.float64)[out.att_job]
+    s, e = out.att_start_s, out.att_end_s
+
+    def level(weights: np.ndarray) -> np.ndarray:  # Σ weights of attempts with start ≤ t < end
+        on = np.searchsorted(np.sort(s), t, side="right")
+        order = np.argsort(s, kind="stable")
+        cum_on = np.r_[0.0, np.cumsum(weights[order])]
+        eo = np.argsort(e, kind="stable")
+        cum_off = np.r_[0.0, np.cumsum(weights[eo])]
+        off = np.searchsorted(e[eo], t, side="right")
+        return cum_on[on] - cum_off[off]
+
+    used = level(c)
+    running = np.rint(level(np.ones_like(c))).astype(np.int64)
+    submitted = np.searchsorted(np.sort(np.asarray(submit_s, np.float64)), t, side="right")
+    finished_at = np.where((out.status == COMPLETED) | (out.status == FAILED), out.end_s, np.inf)
+    finished = np.searchsorted(np.sort(finished_at[finished_at >= 0]), t, side="right")
+    queued = np.maximum(submitted - running - finished, 0).astype(np.int64)
+    kills = np.histogram(e[out.att_outcome == ATT_KILLED], bins=edges)[0].astype(np.int64)
+    return pl.DataFrame(
+        {
+            "time_s": t,
+            "capacity_cores": capacity,
+            "used_cores": np.maximum(used, 0.0),
+            "running_jobs": running,
+            "queued_jobs": queued,
+            "kills": kills,
+        }
+    )

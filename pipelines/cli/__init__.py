@@ -156,7 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
     )
-    s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
+    s.add_argument("--jobs-out", help="write the per-job table (csv or parquet; docs/data-dictionary.md)")
+    s.add_argument(
+        "--attempts-out", help="write the per-attempt table (csv or parquet; docs/data-dictionary.md)"
+    )
+    s.add_argument(
+        "--plot",
+        metavar="RUN.png",
+        help="draw the run: capacity, cores in use, jobs waiting, kills over time",
+    )
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")

@@ -49,9 +49,51 @@ def table_schemas() -> list:
     return [*ALL_TABLES.values(), OUT_STUDY_SCENARIOS, OUT_WORKLOAD_STATS]
 
 
+def run_outputs() -> str:
+    """The outputs of one run (not warehouse tables): per-job, per-attempt and over-time tables, from the
+    column declarations in :mod:`sim.metrics`."""
+    from sim.metrics import (
+        ATTEMPT_TABLE_COLUMNS,
+        JOB_TABLE_COLUMNS,
+        JOB_TABLE_ENERGY_COLUMNS,
+        TIMESERIES_COLUMNS,
+    )
+
+    def table(name: str, how: str, cols: tuple[tuple[str, str, str], ...]) -> str:
+        rows = "".join(
+            f"| `{c}` | {t} | {d} |\n" for c, t, d in ((c, t, d.replace("|", r"\|")) for c, t, d in cols)
+        )
+        return f"\n### {name}\n\n{how}\n\n| column | type | meaning |\n|---|---|---|\n{rows}"
+
+    return (
+        "\n## Outputs of one run\n\nWhat `varcap simulate` (and `sim.simulate`) writes besides its metrics; "
+        "files, not warehouse tables.\n"
+        + table(
+            "Per job",
+            "`varcap simulate --jobs-out J.csv|parquet`, `SimResult.jobs`; one row per input job, in input "
+            "order. With `energy=True` or a carbon signal also: "
+            + ", ".join(f"`{c}` ({d})" for c, _, d in JOB_TABLE_ENERGY_COLUMNS)
+            + ".",
+            JOB_TABLE_COLUMNS,
+        )
+        + table(
+            "Per attempt",
+            "`varcap simulate --attempts-out A.csv|parquet`, `SimResult.attempts` (with "
+            "`record_timeseries=True`); one row per attempt, every policy.",
+            ATTEMPT_TABLE_COLUMNS,
+        )
+        + table(
+            "Over time",
+            "`SimResult.timeseries` (with `record_timeseries=True`), drawn by `varcap simulate --plot RUN.png`; "
+            "500 equal steps of the horizon.",
+            TIMESERIES_COLUMNS,
+        )
+    )
+
+
 def data_dictionary() -> str:
-    """``docs/data-dictionary.md`` as the schemas give it."""
-    return DICTIONARY_HEAD + "".join(f"\n{s.markdown()}\n" for s in table_schemas())
+    """``docs/data-dictionary.md`` as the schemas give it, then the outputs of one run."""
+    return DICTIONARY_HEAD + "".join(f"\n{s.markdown()}\n" for s in table_schemas()) + run_outputs()
 
 
 def cli_reference() -> str:

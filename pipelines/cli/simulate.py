@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pipelines.cli.common import _parse_sets
@@ -164,9 +165,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             None if args.jobs.startswith("warehouse:") or is_swf(args.jobs) else args.jobs,
             seed=args.seed,
         )
-    for flag, out in (("--out", args.out), ("--jobs-out", args.jobs_out)):
+    for flag, out in (
+        ("--out", args.out),
+        ("--jobs-out", args.jobs_out),
+        ("--attempts-out", args.attempts_out),
+        ("--plot", args.plot),
+    ):
         if out:
             check_output_path(out, flag)
+    if args.plot and not args.plot.lower().endswith(".png"):
+        raise SystemExit(f"--plot {args.plot}: the picture is written as PNG (name it …png)")
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
     if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
         ensure_warm(console.print)
@@ -186,6 +194,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             args.seed,
             window_start_s=args.window_start_s,
             window_end_s=args.window_end_s,
+            record_timeseries=bool(args.plot or args.attempts_out),
         )
     wall = time.perf_counter() - t0
     table = Table(
@@ -211,11 +220,36 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 ),
             )
         )
+    if args.attempts_out:
+        att = r.attempts
+        outputs.append(
+            (
+                args.attempts_out,
+                lambda p: (
+                    att.write_parquet(p) if args.attempts_out.endswith(".parquet") else att.write_csv(p)
+                ),
+            )
+        )
+    if args.plot:
+        from analysis.run import run_picture
+        from analysis.style import to_png
+
+        png = to_png(
+            run_picture(
+                r.timeseries,
+                f"{args.policy} on {Path(args.jobs).name} under {args.capacity}",
+            )
+        )
+        outputs.append((args.plot, lambda p: p.write_bytes(png)))
     write_outputs(outputs)  # all or nothing: a failure leaves existing files untouched
-    if args.out:
-        console.print(f"metrics → {args.out}")
-    if args.jobs_out:
-        console.print(f"per-job table → {args.jobs_out}")
+    for label, out in (
+        ("metrics", args.out),
+        ("per-job table", args.jobs_out),
+        ("per-attempt table", args.attempts_out),
+        ("picture of the run", args.plot),
+    ):
+        if out:
+            console.print(f"{label} → {out}")
     return 0
 
 
