@@ -250,6 +250,14 @@ def cmd_reports(args: argparse.Namespace) -> int:
     ``varcap reproduce`` left it."""
     from rich.console import Console
 
+    from pipelines.cli.common import _has_tables
+
+    need = ["core_jobs", "out_capacity_traces", "out_sim_results", "out_reproduction"]
+    if not paths.warehouse_path().exists() or not _has_tables(need):
+        raise SystemExit(
+            f"nothing to render yet: the warehouse ({paths.warehouse_path()}) lacks the tables the chapters read "
+            "— run `varcap run` first"
+        )
     prepare_dagster_home()
     return run_reports(Console(), 1, simulate=False, reproduction=False, profile=materialized_profile())
 
@@ -313,6 +321,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             "[green]yes[/]" if r["within_band"] else "[red]no[/]",
         )
     console.print(t)
+    if args.quick:
+        console.print(
+            "quick profile: a smoke test (small platforms, short horizons, 3 replicates): its verdicts say the "
+            "pipeline runs, not whether varcap reproduces the papers; `varcap reproduce` runs the full profile"
+        )
     console.print(
         f"{len(todo)} scenarios simulated ({sim_s:.0f} s of simulation) in {time.time() - t0:.0f} s wall; "
         f'all readings and explanations: varcap sql "select * from out_reproduction"'

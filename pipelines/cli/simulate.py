@@ -84,7 +84,14 @@ def load_jobs_arg(spec: str, cores: float):
         with duckdb.connect(str(path), read_only=True) as con:
             df = read_core_jobs(con, workload)
         if df.height == 0:
-            raise SystemExit(f"no jobs for workload {workload!r} in core_jobs")
+            with duckdb.connect(str(path), read_only=True) as con:
+                have = [
+                    r[0] for r in con.sql("SELECT DISTINCT workload FROM core_jobs ORDER BY 1").fetchall()
+                ]
+            raise SystemExit(
+                f"--jobs {spec}: no jobs for workload {workload!r} in core_jobs (workloads there: "
+                f"{', '.join(have) or 'none'})"
+            )
         jobs, dropped = to_sim_jobs(df, cores)
         if dropped:
             print(f"note: {dropped} {workload} jobs need more than {cores:g} cores and were left out")
@@ -97,6 +104,26 @@ def capacity_file(spec: str) -> str | None:
     from sim.capacity.trace import CapacitySpec
 
     return CapacitySpec.file_path(spec)
+
+
+def check_capacity_arg(spec: str) -> None:
+    """Refuse a ``--capacity`` that is neither a registered kind nor an existing trace file with one line
+    naming the kinds (and the closest one): a misspelled kind is not "a file that cannot be read"."""
+    import difflib
+    from pathlib import Path
+
+    from sim.capacity.kinds import KINDS
+
+    path = capacity_file(spec)
+    if path is None or Path(path).exists():
+        return
+    kind = spec.partition(":")[0].strip()
+    kinds = sorted(k for k in KINDS.names() if k != "file")
+    close = difflib.get_close_matches(kind.replace("-", "_"), kinds, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise SystemExit(
+        f"--capacity {spec}: no capacity kind {kind!r} and no such trace file ({hint}kinds: {', '.join(kinds)})"
+    )
 
 
 def load_capacity_arg(spec: str, machines: int, horizon_s: float):
@@ -152,6 +179,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     console = Console()
     check_policy_args(args.policy, args.set)
+    check_capacity_arg(args.capacity)
     swf_platform(args)
     jobs = load_jobs_arg(args.jobs, args.cores)
     with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)

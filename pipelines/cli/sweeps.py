@@ -344,7 +344,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
         return 1
     df = study_results(args.study)
-    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    note = missing_note(args.study, df)
+    if note:
+        print(f"note: {note}")
+    _print_summary(df, f"{args.study}: {df.height} scenarios" + (" (partial: see the note)" if note else ""))
     return 0
 
 
@@ -395,19 +398,43 @@ def run_harmony(study: str, show: bool = True, chapter: bool = True) -> bool:
     return ok
 
 
+def missing_note(study_name: str, df) -> str | None:
+    """None when ``df`` (the study's result rows) has every scenario of the study; else one line "N of M
+    scenarios: missing K (first: …); run `varcap sweep STUDY`"."""
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    have = set(df["scenario_id"].to_list()) if df.height else set()
+    missing = [s for s in scs if s.id not in have]
+    if not missing:
+        return None
+    keys = sweep.partition_keys(scs)
+    first = ", ".join(keys[s.id] for s in missing[:3]) + (" …" if len(missing) > 3 else "")
+    return (
+        f"{len(scs) - len(missing)} of {len(scs)} scenarios of {study_name} have results; missing "
+        f"{len(missing)} (first: {first}): run `varcap sweep {study_name}`"
+    )
+
+
 def cmd_results(args: argparse.Namespace) -> int:
+    """Print (or write with ``--out``) a study's result rows, saying how many of its scenarios have none.
+    SystemExit (one line) without a warehouse or with no row at all."""
     if not paths.warehouse_path().exists():
-        print(f"{paths.warehouse_path()} not found: run `make run` and `varcap sweep {args.study}` first")
-        return 1
+        raise SystemExit(
+            f"{paths.warehouse_path()} not found: run `make run` and `varcap sweep {args.study}` first"
+        )
     df = study_results(args.study)
     if df.height == 0:
-        print(f"no results for {args.study}: run `varcap sweep {args.study}`")
-        return 1
+        raise SystemExit(f"no results for {args.study}: run `varcap sweep {args.study}`")
+    note = missing_note(args.study, df)
+    if note:
+        print(f"note: {note}")
     if args.out:
         df.write_parquet(args.out) if args.out.endswith(".parquet") else df.write_csv(args.out)
         print(f"{df.height} rows → {args.out}")
         return 0
-    _print_summary(df, f"{args.study}: {df.height} scenarios")
+    _print_summary(df, f"{args.study}: {df.height} scenarios" + (" (partial: see the note)" if note else ""))
     return 0
 
 
