@@ -252,11 +252,9 @@ def cmd_reports(args: argparse.Namespace) -> int:
 
     from pipelines.cli.common import _has_tables
 
-    need = ["core_jobs", "out_capacity_traces", "out_sim_results", "out_reproduction"]
-    if not paths.warehouse_path().exists() or not _has_tables(need):
+    if not _has_tables(["core_jobs"]):  # nothing materialized yet: say so now, not after every chapter fails
         raise SystemExit(
-            f"nothing to render yet: the warehouse ({paths.warehouse_path()}) lacks the tables the chapters read "
-            "— run `varcap run` first"
+            f"nothing to render yet: the warehouse ({paths.warehouse_path()}) has no core tables — run `varcap run` first"
         )
     prepare_dagster_home()
     return run_reports(Console(), 1, simulate=False, reproduction=False, profile=materialized_profile())
