@@ -125,7 +125,12 @@ def workload_stats_frame(core_jobs: pl.DataFrame, zipf_jobs: dict[str, pl.DataFr
     for wl, g in zipf_jobs.items():
         paper = THESIS_TABLE_4_1.get(float(wl.split("-")[1]), (None,) * 4)
         rows.append(
-            {"workload": wl, "source": "sim.workloads.generators.zipf_workload", **workload_stats(g), **_paper(paper)}
+            {
+                "workload": wl,
+                "source": "sim.workloads.generators.zipf_workload",
+                **workload_stats(g),
+                **_paper(paper),
+            }
         )
     return pl.DataFrame(rows, infer_schema_length=None)
 
@@ -344,11 +349,17 @@ def cell_failure_line(nb_path: Path, ename: str, evalue: str) -> str:
 
 
 def execute_notebook(
-    nb_path: Path, out_dir: Path, warehouse: Path, params: dict[str, object], timeout_s: int = 600
+    nb_path: Path,
+    out_dir: Path,
+    warehouse: Path,
+    params: dict[str, object],
+    timeout_s: int = 600,
+    provenance: dict[str, object] | None = None,
 ) -> Executed:
     """Execute ``nb_path`` headless with ``params`` injected after its ``parameters`` cell, against
     ``warehouse`` (read-only), write ``<out_dir>/<name>.html`` and each figure output as
-    ``<out_dir>/figures/<name>/<figure>.png``. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
+    ``<out_dir>/figures/<name>/<figure>.png``; ``provenance`` (:mod:`assets.provenance`) is shown at the top
+    of the page and written beside the figures. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
     the cell's traceback in ``detail``) if a cell fails."""
     import nbformat
     from nbclient import NotebookClient
@@ -426,6 +437,11 @@ def execute_notebook(
     # the lab template loads require.js and MathJax from a CDN; the reports need neither (figures are
     # embedded PNGs, no LaTeX), and must open with no network
     body = re.sub(r'<script src="https?://[^"]*"[^>]*>\s*</script>', "", body)
+    if provenance is not None:
+        from assets import provenance as prov
+
+        body = prov.add_to_page(body, provenance)
+        prov.write(fig_dir, provenance)
     html_path = out_dir / f"{name}.html"
     tmp = html_path.with_suffix(".html.tmp")
     tmp.write_text(body, encoding="utf-8")
@@ -448,6 +464,21 @@ def chapter_study_ids(ch: Chapter, profile: str) -> dict[str, list[str]]:
         for base in ch.studies
         if base in CHAPTER_STUDIES
     }
+
+
+def chapter_read_ids(ch: Chapter, profile: object) -> dict[str, list[str]]:
+    """Per study the chapter reads, its ``profile`` study's scenario ids (empty for a chapter that reads no
+    study or is not profiled): what its provenance block states."""
+    from studies.catalogue import STUDIES, study
+
+    if not ch.profiled or profile not in repro.PROFILES:
+        return {}
+    out = {}
+    for base in ch.studies:
+        name = repro.study_name(base, repro.PROFILES[str(profile)])
+        if name in STUDIES:
+            out[name] = [s.id for s in study(name)]
+    return out
 
 
 def report_asset(ch: Chapter) -> dg.AssetsDefinition:
@@ -473,8 +504,16 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
             **({"paper": repro.FIGURES[ch.name]} if ch.name in repro.FIGURES else {}),
             **({"study_ids": chapter_study_ids(ch, context.partition_key)} if ch.profiled else {}),
         }
+        from assets.provenance import chapter_provenance
+
+        with duckdb.get_connection() as con:
+            prov = chapter_provenance(
+                ch.name, str(params["profile"]), context.run_id, chapter_read_ids(ch, params["profile"]), con
+            )
         try:
-            ex = execute_notebook(nb, reports_dir(), Path(duckdb.database), params, config.timeout_s)
+            ex = execute_notebook(
+                nb, reports_dir(), Path(duckdb.database), params, config.timeout_s, provenance=prov
+            )
         except CellFailed as e:  # one line for the CLI; the cell's traceback in the run's metadata (the UI)
             raise dg.Failure(
                 str(e), metadata={"cell_error": dg.MetadataValue.md(f"```\n{e.detail}\n```")}
@@ -648,18 +687,33 @@ def readme_figures() -> dict[str, tuple[str, str]]:
     }
 
 
-def copy_readme_figures(dest: Path) -> list[Path]:
-    """Copy the README's figures from the rendered reports into ``dest``; ``FileNotFoundError`` names
-    the first missing one (render the reports first: ``varcap run``)."""
+def copy_readme_figures(dest: Path, force: bool = False) -> tuple[list[Path], list[str]]:
+    """Copy the README's figures from the rendered reports into ``dest``, recording each one's provenance in
+    ``dest/provenance.json``; returns (copied, kept): a figure ``dest`` holds from the full profile is kept,
+    not replaced by one rendered at another profile, unless ``force``. ``FileNotFoundError`` names the first
+    missing one (render the reports first: ``varcap run``)."""
+    from assets import provenance as prov
+
     dest.mkdir(parents=True, exist_ok=True)
-    out = []
+    record = prov.read(dest / prov.FILE) or {}
+    out, kept = [], []
     for name, (ch, fig) in readme_figures().items():
         src = reports_dir() / "figures" / ch / f"{fig}.png"
         if not src.is_file():
             raise FileNotFoundError(f"{src}: not rendered; run `varcap run` (or materialize report_{ch})")
+        new = prov.read(src.parent / prov.FILE) or {"chapter": ch, "profile": "unknown"}
+        old = record.get(name, {})
+        if not force and old.get("profile") == "full" and new.get("profile") != "full":
+            kept.append(
+                f"kept {dest / name}.png (full profile, commit {old.get('commit', '?')}): the rendered one is "
+                f"{new.get('profile')}; `varcap figures --force` replaces it"
+            )
+            continue
         shutil.copyfile(src, dest / f"{name}.png")
+        record[name] = {k: new.get(k) for k in ("chapter", "profile", "commit", "rendered_utc", "run_id")}
         out.append(dest / f"{name}.png")
-    return out
+    (dest / prov.FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return out, kept
 
 
 reports_assets = [out_study_scenarios, out_workload_stats, *report_assets, report_index]

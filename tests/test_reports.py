@@ -192,6 +192,18 @@ def test_every_chapter_report_renders_with_figures(reports) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_every_chapter_page_shows_its_provenance(reports) -> None:
+    from assets.reports import CHAPTERS
+
+    home, _ = reports
+    for ch in CHAPTERS:
+        page = (home / "data" / "reports" / f"{ch.name}.html").read_text()
+        assert 'class="varcap-provenance"' in page and "<th>commit</th>" in page, ch.name
+        prov = json.loads((home / "data" / "reports" / "figures" / ch.name / "provenance.json").read_text())
+        assert prov["chapter"] == ch.name and prov["profile"] in ("quick", "full", "auto") and prov["commit"]
+
+
 def test_index_links_every_chapter_with_thumbnails_and_reproduction_table(reports) -> None:
     from assets.reports import CHAPTERS
 
@@ -208,8 +220,8 @@ def test_readme_figures_are_copied_from_reports(reports, tmp_path, monkeypatch) 
 
     home, _ = reports
     monkeypatch.setenv("VARCAP_HOME", str(home))
-    out = copy_readme_figures(tmp_path / "figs")
-    assert sorted(p.stem for p in out) == sorted(readme_figures())
+    out, kept = copy_readme_figures(tmp_path / "figs")
+    assert sorted(p.stem for p in out) == sorted(readme_figures()) and kept == []
     monkeypatch.setenv("VARCAP_HOME", str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="varcap run"):
         copy_readme_figures(tmp_path / "figs2")

@@ -118,6 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
     rr.set_defaults(fn=cmd_reports)
     fg = sub.add_parser("figures", help="copy the README's figures from the rendered reports to docs/figures")
+    fg.add_argument(
+        "--force",
+        action="store_true",
+        help="replace full-profile figures with the rendered ones whatever their profile",
+    )
     fg.set_defaults(fn=cmd_figures)
     u = sub.add_parser("ui", help="Dagster UI (dagster dev) on 127.0.0.1:3000")
     u.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1)")

@@ -265,11 +265,13 @@ def cmd_figures(args: argparse.Namespace) -> int:
     from assets.reports import copy_readme_figures
 
     try:
-        out = copy_readme_figures(paths.home() / "docs" / "figures")
+        out, kept = copy_readme_figures(paths.home() / "docs" / "figures", force=args.force)
     except FileNotFoundError as e:
         raise SystemExit(str(e)) from None
     for p in out:
         print(p)
+    for line in kept:
+        print(f"note: {line}")
     return 0
 
 
