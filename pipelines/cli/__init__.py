@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from pipelines.cli.backtest import add_parser as add_backtest_parser
 from pipelines.cli.common import (
     _ensure_sim_inputs,
     _has_tables,
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_run)
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
     rr.set_defaults(fn=cmd_reports)
+    add_backtest_parser(sub)
     fg = sub.add_parser("figures", help="copy the README's figures from the rendered reports to docs/figures")
     fg.add_argument(
         "--force",

