@@ -46,7 +46,10 @@ def normalized(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("varcap_mean").is_not_null() & pl.col("varcap_mean").is_not_nan()).alias("ran"),
         pl.when(pl.col("within_band"))
         .then(pl.lit("in band"))
-        .when(flag.fill_null("").str.starts_with("degenerate"))
+        .when(
+            flag.fill_null("").str.starts_with("degenerate")
+            | flag.fill_null("").str.starts_with("not tested")
+        )
         .then(pl.lit("degenerate"))
         .otherwise(pl.lit("outside"))
         .alias("verdict"),

@@ -567,8 +567,9 @@ OUT_REPRODUCTION = TableSchema(
             "flag",
             "VARCHAR",
             "-",
-            "why a row whose mean lies in the band is still not in band: a degenerate comparison (no "
-            "terminations in either arm) or an interval that includes no effect where the paper claims one",
+            "why a row whose mean lies in the band is still not in band (an interval that includes no effect "
+            "where the paper claims one; one run, which has no interval) and the degenerate runs left out, "
+            "with their reasons ('not tested: …' when every run is degenerate)",
             False,
         ),
         Col(
@@ -577,6 +578,23 @@ OUT_REPRODUCTION = TableSchema(
             "-",
             "when (commit) and why the default reading changed, and whether after its values were seen; "
             "empty: no change recorded",
+            False,
+        ),
+        Col(
+            "n_decisive",
+            "BIGINT",
+            "runs",
+            "runs where the policy under test faced the decision the claim is about (replicates, or "
+            "cell/instance runs of a share); the only ones the mean, interval and band test count",
+            False,
+        ),
+        Col("n_degenerate", "BIGINT", "runs", "runs left out as degenerate (reasons in flag)", False),
+        Col(
+            "verdict",
+            "VARCHAR",
+            "-",
+            "in band, out of band, effect not shown (mean in band, interval not clear of no effect), "
+            "not tested (every run degenerate) or not run",
             False,
         ),
     ),

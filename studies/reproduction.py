@@ -180,6 +180,9 @@ COLUMNS = (
     "ci_method",
     "flag",
     "reading_history",
+    "n_decisive",
+    "n_degenerate",
+    "verdict",
 )
 
 
@@ -263,11 +266,52 @@ def _explain(
     return " ".join(p for p in parts if p)
 
 
+def _decided(
+    h: Headline, pr: Profile, runs: Runs, readings: dict[str, list[float]]
+) -> tuple[dict[str, list[float]], int, int, str]:
+    """``readings`` with the degenerate replicates' values left out (:attr:`Headline.degenerate`), the
+    numbers of decisive and degenerate runs, and a note on the degenerate ones (empty when none)."""
+    n = len(next(iter(readings.values()), []))
+    if h.degenerate is None:
+        return readings, n, 0, ""
+    try:
+        reasons = h.degenerate(pr, runs)
+    except (MissingRuns, FileNotFoundError) as e:
+        return readings, n, 0, f"decisiveness not checked: {e}"
+    bad = [w for w in reasons if w]
+    if h.per_replicate:
+        keep = [i for i, w in enumerate(reasons) if not w]
+        readings = {k: [v[i] for i in keep] if len(v) == len(reasons) else v for k, v in readings.items()}
+    if not bad:
+        return readings, len(reasons), 0, ""
+    counts: dict[str, int] = {}
+    for w in bad:
+        key = w.split(": ", 1)[1] if not h.per_replicate and ": " in w else w
+        counts[key] = counts.get(key, 0) + 1
+    why = "; ".join(f"{w} ({c})" for w, c in sorted(counts.items(), key=lambda x: -x[1])[:3])
+    return readings, len(reasons) - len(bad), len(bad), why
+
+
+def _verdict(inside: bool, ran: bool, n_decisive: int, flag: str) -> str:
+    if not ran:
+        return "not tested" if flag.startswith("not tested") else "not run"
+    if inside:
+        return "in band"
+    if flag.startswith("the 95 % interval") or flag.startswith("one run"):
+        return "effect not shown"
+    return "out of band"
+
+
 def reproduction_rows(
     pr: Profile, runs: Runs, explanations: dict[str, str] | None = None, strict: bool = False
 ) -> pl.DataFrame:
     """One row per headline and reading (see :data:`COLUMNS`). A headline whose scenarios have not all run
-    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`)."""
+    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`).
+
+    Only decisive runs count (:attr:`Headline.degenerate`): the mean, interval and band test are over
+    them, ``n_decisive`` and ``n_degenerate`` count them, and a row whose runs are all degenerate is "not
+    tested" (no value). Where the paper claims an effect (:attr:`Headline.null`) the interval must lie on
+    the claimed side of no effect; one run has no interval, so it cannot show an effect."""
     explanations = explanations or EXPLANATIONS
     rows = []
     for h in HEADLINES:
@@ -278,27 +322,50 @@ def reproduction_rows(
             if strict:
                 raise
             readings, missing = {"default": []}, f"not run: {e}"
+        n_dec, n_deg, why = len(readings.get("default", [])), 0, ""
+        if not missing:
+            readings, n_dec, n_deg, why = _decided(h, pr, runs, readings)
         with_method = {k: mean_ci_method(v, h.bounds) for k, v in readings.items()}
         stats_by = {k: (m, lo, hi) for k, (m, lo, hi, _) in with_method.items()}
-        flag = ""
-        if not missing and h.degenerate is not None:
-            try:
-                flag = h.degenerate(pr, runs)
-            except MissingRuns as e:
-                flag = f"degeneracy not checked: {e}"
+        base_flag = ""
+        if n_deg and not n_dec:
+            base_flag = f"not tested: every one of the {n_deg} runs is degenerate — {why}"
+        elif n_deg:
+            base_flag = f"{n_deg} of {n_deg + n_dec} runs degenerate, left out — {why}"
+        elif why:
+            base_flag = why
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
-            inside = bool(h.band[0] <= m <= h.band[1]) if np.isfinite(m) else False
-            row_flag = flag if i == 0 else ""
-            degenerate = row_flag.startswith("degenerate")
-            if inside and not degenerate and h.null is not None and lo <= h.null <= hi:
-                inside = False
-                row_flag = (
-                    f"the 95 % interval includes no effect ({h.null:g} {h.unit}): the paper's effect is not "
-                    "shown"
-                )
-            if degenerate:
-                inside = False
-            note = missing or (_explain(h, stats_by, explanations, pr, runs) if not inside and i == 0 else "")
+            ran = bool(np.isfinite(m))
+            inside = bool(h.band[0] <= m <= h.band[1]) if ran else False
+            row_flag = base_flag if i == 0 else ""
+            n_vals = len(readings[reading])
+            single = with_method[reading][3] == "single replicate"
+            if inside and h.null is not None:
+                side = np.sign(h.anchor_value - h.null)
+                if single:
+                    inside = False
+                    row_flag = "; ".join(
+                        x
+                        for x in ("one run: no interval, so the paper's effect cannot be shown", row_flag)
+                        if x
+                    )
+                elif (side > 0 and not lo > h.null) or (side < 0 and not hi < h.null):
+                    inside = False
+                    row_flag = "; ".join(
+                        x
+                        for x in (
+                            f"the 95 % interval includes no effect ({h.null:g} {h.unit}) or lies on its other "
+                            "side: the paper's effect is not shown",
+                            row_flag,
+                        )
+                        if x
+                    )
+            verdict = "not run" if missing else _verdict(inside, ran, n_dec, row_flag)
+            if not ran and not missing and (n_deg and not n_dec):
+                verdict = "not tested"
+            note = missing or (
+                _explain(h, stats_by, explanations, pr, runs) if not inside and i == 0 and ran else ""
+            )
             rows.append(
                 {
                     "headline_id": h.id if i == 0 else f"{h.id}@{reading}",
@@ -309,9 +376,9 @@ def reproduction_rows(
                     "anchor_text": h.anchor_text,
                     "unit": h.unit,
                     "varcap_mean": m,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "replicates": len(readings[reading]),
+                    "ci_low": float("nan") if single else lo,
+                    "ci_high": float("nan") if single else hi,
+                    "replicates": n_vals,
                     "band_low": h.band[0],
                     "band_high": h.band[1],
                     "within_band": inside,
@@ -320,6 +387,9 @@ def reproduction_rows(
                     "ci_method": with_method[reading][3],
                     "flag": row_flag,
                     "reading_history": h.reading_history if i == 0 else "",
+                    "n_decisive": n_dec,
+                    "n_degenerate": n_deg,
+                    "verdict": verdict,
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL
@@ -370,17 +440,36 @@ def load_profile_runs(pr: Profile) -> Runs:
     return out
 
 
+def value_text(r: dict[str, Any]) -> str:
+    """An ``out_reproduction`` row's value as printed: ``mean [lo, hi] (n = k)``, ``mean (n = 1)`` without
+    an interval, "not tested" when every run is degenerate, else "not run"."""
+    m = r.get("varcap_mean")
+    if m is None or not np.isfinite(m):
+        return "not tested" if r.get("verdict") == "not tested" else "not run"
+    n = r.get("replicates")
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    ns = f" (n = {n})" if n is not None else ""
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return f"{m:.3g}{ns}"
+    return f"{m:.3g} [{lo:.3g}, {hi:.3g}]{ns}"
+
+
+def verdict_text(r: dict[str, Any]) -> str:
+    """An ``out_reproduction`` row's verdict (rows written before the ``verdict`` column: from
+    ``within_band``)."""
+    v = r.get("verdict")
+    if v:
+        return str(v)
+    return "in band" if r["within_band"] else "out of band"
+
+
 def markdown(df: pl.DataFrame) -> str:
     """``out_reproduction`` rows as a Markdown table (default readings; other readings in the text)."""
-    lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
+    lines = ["| headline | paper | varcap mean [95 % CI] (n) | band | verdict |", "|---|---|---|---|---|"]
     for r in df.filter(~pl.col("headline_id").str.contains("@")).iter_rows(named=True):
-        val = (
-            "not run"
-            if r["varcap_mean"] is None or not np.isfinite(r["varcap_mean"])
-            else (f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]")
-        )
+        v = verdict_text(r)
         lines.append(
-            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {val} | "
-            f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {'yes' if r['within_band'] else '**no**'} |"
+            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {value_text(r)} | "
+            f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {v if v == 'in band' else f'**{v}**'} |"
         )
     return "\n".join(lines)

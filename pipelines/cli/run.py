@@ -300,17 +300,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             params=[pr.name],
         ).pl()
     t = Table(title=f"out_reproduction ({pr.name}): {int(df['within_band'].sum())}/{df.height} within band")
-    for c in ("headline", "paper", "varcap ± 95 % CI", "band", "within"):
+    for c in ("headline", "paper", "varcap ± 95 % CI (n)", "band", "verdict", "decisive"):
         t.add_column(c, overflow="fold")
     for r in df.iter_rows(named=True):
+        v = repro.verdict_text(r)
+        colour = {"in band": "green", "not tested": "yellow", "not run": "yellow"}.get(v, "red")
         t.add_row(
             r["headline_id"],
             f"{r['anchor_value']:g} {r['unit']}",
-            "not run"
-            if r["varcap_mean"] is None
-            else f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
+            repro.value_text(r),
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
-            "[green]yes[/]" if r["within_band"] else "[red]no[/]",
+            f"[{colour}]{v}[/]",
+            f"{r.get('n_decisive', '')}/{(r.get('n_decisive') or 0) + (r.get('n_degenerate') or 0)}",
         )
     console.print(t)
     console.print(

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from studies.claims import GAIN_BOUNDS, Headline, Profile, Runs, cut, factor2, metric, seeds
+from studies.claims import (
+    GAIN_BOUNDS,
+    Headline,
+    Profile,
+    Runs,
+    baseline_terminates,
+    cut,
+    factor2,
+    metric,
+    seeds,
+)
 from studies.riskaware.scenarios import ra_scenarios
+from studies.scenarios import Scenario
 
 #: §6: "the differences in goodput between the heuristics differ from a workflow type to another, from
 #: around 2% for SyntheticUniform and Synthetic3types and up to almost 10% for BORG" — the study runs
@@ -59,6 +70,17 @@ def _explain_target(pr: Profile, runs: Runs) -> str:
     return "Evidence — " + " | ".join(parts) + "." if parts else ""
 
 
+def _ffa_baseline(pr: Profile) -> list[Scenario]:
+    """FirstFitAware's run of each replicate (default set-up, the first M_ra of the profile)."""
+    sc = ra_scenarios(pr)
+    return [sc[("seed001-uniform", "ff", pr.ra_mra[0], r)] for r in seeds(pr)]
+
+
+#: §6: "The difference in results is due to the fact that FIRSTFITAWARE and FIRSTFITUNAWARE do not
+#: specifically preserve the longest jobs, which leads to more interrupted work": a replicate tests
+#: Target* only if FirstFitAware interrupts some job
+_ffa_interrupts = baseline_terminates(_ffa_baseline, "FirstFitAware")
+
 HEADLINES: list[Headline] = [
     Headline(
         "seed001-targetasap-goodput-gain",
@@ -72,6 +94,7 @@ HEADLINES: list[Headline] = [
         _target_gain("target-asap"),
         _explain_target,
         bounds=GAIN_BOUNDS,
+        degenerate=_ffa_interrupts,
         null=0.0,  # "better … in all cases": no gain does not reproduce it
     ),
     Headline(
@@ -86,6 +109,7 @@ HEADLINES: list[Headline] = [
         _target_gain("packed-target-asap"),
         _explain_target,
         bounds=GAIN_BOUNDS,
+        degenerate=_ffa_interrupts,
         null=0.0,
     ),
 ]

@@ -204,6 +204,7 @@ HEADLINES: list[Headline] = [
         _loss("azure"),
         _explain_loss("azure"),
         bounds=CUT_BOUNDS,
+        null=0.0,  # a loss: no loss does not show it
     ),
     Headline(
         "thesis-4.1-goodput-loss-borg-8h",
@@ -217,6 +218,7 @@ HEADLINES: list[Headline] = [
         _loss("borg2011-native"),
         _explain_loss("borg2011-native"),
         bounds=CUT_BOUNDS,
+        null=0.0,
     ),
     Headline(
         "thesis-4.1-terminations-vs-intervals-r",

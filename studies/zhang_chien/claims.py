@@ -130,6 +130,7 @@ HEADLINES: list[Headline] = [
         "repro-zhang-chien",
         _range_decline,
         bounds=CUT_BOUNDS,
+        null=0.0,  # a decline
         reading_history=_HISTORY_77C8A6B.format(lifo=" with LIFO", random=" with Random"),
     ),
 ]

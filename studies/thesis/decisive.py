@@ -1,0 +1,102 @@
+"""When an IAS-versus-First-Fit run tests IAS at all: the run is *decisive* when IAS faced the decision its
+claims are about, *degenerate* otherwise, with the reason.
+
+IAS can terminate a job only on a variable machine (H1, Algorithm 1: a job below the threshold runs on the
+machines above ``stableMachineIndex``, the big ones on the always-on machines) and only if the job outlives
+the time to the next capacity change: H2 (Algorithm 2) starts a job no longer than the change period only
+if it ends before the next change. So a run where every job is "big", or where no job left to the variable
+machines is longer than one change period, cuts 100 % of First-Fit's terminations by construction, and a
+run where First-Fit terminates nothing has no kill to cut. A run is decisive when all three hold:
+
+* First-Fit terminates something;
+* some job is not "big" (H1 leaves it to the variable machines; every job when the policy has no H1);
+* some such job is longer than the change period IAS reads (H2 cannot protect it: H4 must judge it).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import polars as pl
+
+from studies.claims import MissingRuns, Runs, metric
+from studies.scenarios import Scenario
+
+
+def problem_decision(
+    duration_s: np.ndarray, cores: np.ndarray, period_s: float, threshold_cs: float | None
+) -> tuple[str, dict[str, float]]:
+    """The reason IAS faces no decision on a workload (``""`` when it does) and the facts behind it.
+    ``threshold_cs``: H1's big-job threshold in core-seconds (None: the policy has no H1, no job is big)."""
+    dur, c = np.asarray(duration_s, float), np.asarray(cores, float)
+    small = np.ones(dur.size, bool) if threshold_cs is None else dur * c < threshold_cs
+    longest = float(dur[small].max()) if small.any() else 0.0
+    facts = {
+        "jobs": float(dur.size),
+        "variable_jobs": float(small.sum()),
+        "longest_variable_h": longest / 3600.0,
+        "period_h": period_s / 3600.0,
+        "jobs_over_period": float((dur[small] > period_s).sum()),
+    }
+    if not small.any():
+        return "every job is 'big': H1 keeps all of them on the always-on machines", facts
+    if longest <= period_s:
+        return (
+            f"no job left to the variable machines outlives a change period (longest {longest / 3600:.2f} h "
+            f"≤ {period_s / 3600:.2f} h): H2 protects every one",
+            facts,
+        )
+    return "", facts
+
+
+@functools.lru_cache(maxsize=256)
+def _decision_by_id(sid: str, params_json: str, machines: int) -> tuple[str, tuple[tuple[str, float], ...]]:
+    import json
+
+    return _scenario_decision(Scenario.from_params(json.loads(params_json)), machines)
+
+
+def _scenario_decision(sc: Scenario, machines: int) -> tuple[str, tuple[tuple[str, float], ...]]:
+    from sim.policies import get_policy, parse_params
+    from sim.policies.ias import h1_split
+    from sim.problem import Platform, Problem
+    from studies.scenarios import build_capacity, build_jobs
+    from studies.sweep import inputs_dir
+
+    jobs = build_jobs(sc, inputs_dir(), machines).filter(pl.col("cores") <= sc.cores)
+    cap = build_capacity(sc, inputs_dir(), machines)
+    problem = Problem.build(jobs, Platform(machines, float(sc.cores)), cap, sc.horizon_s)
+    pol = get_policy(sc.policy)
+    p = parse_params(pol, dict(sc.settings))
+    period = p.period_s if p.period_s > 0 else (cap.period_s or 3600.0)
+    h1 = "h1" in getattr(pol, "heuristics", ())
+    thresh: float | None = None
+    if h1:
+        stable, t = h1_split(problem, p)
+        if not (p.no_floor == "drop-h1" and stable == 0):
+            thresh = t
+    why, facts = problem_decision(problem.duration_s, problem.cores, period, thresh)
+    return why, tuple(facts.items())
+
+
+def ias_decision(runs: Runs, ff: Scenario, ias: Scenario) -> str:
+    """Why the (First-Fit, IAS) pair ``ff``, ``ias`` does not test IAS (``""``: decisive). Raises
+    :class:`MissingRuns` when a run is missing."""
+    if metric(runs, ff, "terminations") == 0:
+        return "First-Fit terminates nothing"
+    metric(runs, ias, "terminations")  # the IAS run must exist too
+    machines = ias.machines or int(runs.get(ias.id, {}).get("machines", 0))
+    if not machines:
+        raise MissingRuns(f"scenario {ias.id} ({ias.label()}) has no platform size recorded")
+    return scenario_decision(ias, machines)[0]
+
+
+def scenario_decision(sc: Scenario, machines: int) -> tuple[str, dict[str, float]]:
+    """The workload side of :func:`ias_decision` for IAS scenario ``sc`` on ``machines`` machines: the
+    reason (``""``: IAS has a job to judge) and the facts (jobs, jobs left to the variable machines, the
+    longest of them and the change period in hours, how many outlive the period). Cached per scenario."""
+    import json
+
+    why, facts = _decision_by_id(sc.id, json.dumps(sc.params(), sort_keys=True), machines)
+    return why, dict(facts)
