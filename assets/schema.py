@@ -602,6 +602,50 @@ OUT_REPRODUCTION = TableSchema(
 )
 ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
 
+OUT_REPRODUCTION_INSTANCES = TableSchema(
+    "out_reproduction_instances",
+    "The generalization rows' instances (`varcap reproduce`; studies/generalization_claims.py): per central "
+    "claim and generated instance (drawn from one master seed, no study built around it) both arms' results, "
+    "whether the pair is decisive (the policy faced the decision the claim is about) and whether the claim "
+    "holds there. The `-generalization` rows of out_reproduction are the share of decisive instances that hold.",
+    (
+        Col("claim", "VARCHAR", "-", "headline_id of the generalization row", False),
+        Col("instance", "VARCHAR", "-", "gen<master seed>-<index>", False),
+        Col("machines", "BIGINT", "machines", "platform size", False),
+        Col(
+            "changes_per_hour",
+            "DOUBLE",
+            "1/h",
+            "random walk's change rate (not used by the harvest model)",
+            False,
+        ),
+        Col("step", "DOUBLE", "fraction", "random walk's step (not used by the harvest model)", False),
+        Col("alpha", "DOUBLE", "-", "Pareto shape of the durations (not used by the harvest model)", False),
+        Col(
+            "min_duration_s", "DOUBLE", "s", "Pareto minimum duration (not used by the harvest model)", False
+        ),
+        Col("mix", "VARCHAR", "-", "core mix, light or heavy (not used by the harvest model)", False),
+        Col("load", "DOUBLE", "fraction", "offered load of the mean capacity", False),
+        Col("horizon_days", "DOUBLE", "days", "simulated horizon", False),
+        Col("baseline_terminations", "DOUBLE", "kills", "the baseline's terminations", False),
+        Col("policy_terminations", "DOUBLE", "kills", "the policy's terminations", False),
+        Col("termination_cut_pct", "DOUBLE", "%", "100 × (baseline − policy) / baseline; null if baseline 0"),
+        Col(
+            "goodput_pp", "DOUBLE", "pp", "policy − baseline goodput (goodput_partial for TargetASAP)", False
+        ),
+        Col(
+            "baseline_mean_jct_s", "DOUBLE", "s", "SlackSched: random matching's mean JCT (jobs done in both)"
+        ),
+        Col("policy_mean_jct_s", "DOUBLE", "s", "SlackSched: SlackSched's mean JCT (jobs done in both)"),
+        Col("decisive", "BOOLEAN", "-", "the policy faced the decision the claim is about", False),
+        Col("degenerate_reason", "VARCHAR", "-", "why not decisive (empty when decisive)", False),
+        Col("holds", "BOOLEAN", "-", "the claim holds on this instance (null when degenerate)"),
+        Col("profile", "VARCHAR", "-", "full or quick", False),
+    ),
+    ("claim", "instance", "profile"),
+)
+ALL_TABLES[OUT_REPRODUCTION_INSTANCES.name] = OUT_REPRODUCTION_INSTANCES
+
 # ------------------------------------------------------------------------------------- harmony (seed 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
 HARMONY_TASK_CLASSES = TableSchema(
@@ -735,7 +779,13 @@ GRID_FORECAST = TableSchema(
         Col("method", "VARCHAR", "-", "oracle, persist24, profile7d, sarimax, issued", False),
         Col("issued_at", TS, "UTC", "when the forecast was issued", False),
         Col("target_ts", TS, "UTC", "start of the interval forecast", False),
-        Col("horizon_h", "DOUBLE", "h", "target_ts − issued_at + interval length (1 = the interval starting now)", False),
+        Col(
+            "horizon_h",
+            "DOUBLE",
+            "h",
+            "target_ts − issued_at + interval length (1 = the interval starting now)",
+            False,
+        ),
         Col("value", "DOUBLE", "see unit", "forecast value", False),
         Col("unit", "VARCHAR", "-", "gCO2eq/kWh (lifecycle) or the upstream's unit", False),
     ),

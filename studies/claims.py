@@ -51,6 +51,11 @@ class Profile:
     #: 8 CPU min a run against 41–270 s for the default), so the full profile runs it where §6.3 prints IAS's
     #: goodput (Zipf-1.5, Azure) and the quick profile runs it on every workload
     ch6_literal_workloads: tuple[str, ...] | None = None
+    #: generalization rows (:mod:`studies.generalization_claims`): instances drawn from one master seed,
+    #: how many, and their horizon (days)
+    gen_master_seed: int = 0
+    gen_instances: int = 24
+    gen_days: float = 7.0
 
 
 FULL = Profile(
@@ -92,6 +97,8 @@ QUICK = Profile(
     rob_loads=(0.5, 0.9),
     rob_machines=20,
     rob_days=7.0,
+    gen_instances=4,
+    gen_days=2.0,
 )
 PROFILES = {"full": FULL, "quick": QUICK}
 

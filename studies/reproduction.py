@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import carbon, harmony, riskaware, slacksched, spot, thesis, zhang_chien
+from studies import carbon, generalization_claims, harmony, riskaware, slacksched, spot, thesis, zhang_chien
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
 from studies.riskaware.scenarios import ra_scenarios
 from studies.scenarios import Scenario
@@ -100,6 +100,7 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     **zhang_chien.STUDY_BUILDERS,
     **slacksched.STUDY_BUILDERS,
     **riskaware.STUDY_BUILDERS,
+    **generalization_claims.STUDY_BUILDERS,  # the central claims on generated instances
 }
 
 #: Studies of the chapters beyond the seeds (no headline reads them): like the reproduction studies, one
@@ -123,6 +124,7 @@ HEADLINES: list[Headline] = [
     *slacksched.HEADLINES,
     *zhang_chien.HEADLINES,
     *thesis.GENERIC_HEADLINES,
+    *generalization_claims.HEADLINES,
     *harmony.HEADLINES,
 ]
 
@@ -134,6 +136,7 @@ EXPLANATIONS: dict[str, str] = {
     **slacksched.EXPLANATIONS,
     **zhang_chien.EXPLANATIONS,
     **harmony.EXPLANATIONS,
+    **generalization_claims.EXPLANATIONS,
 }
 
 #: Per report chapter (notebook name), the paper's numbers its charts show next to varcap's, as the

@@ -292,7 +292,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # seed 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
-    if not _materialize(["out_reproduction"], console, partition_key=pr.name):
+    if not _materialize(["out_reproduction", "out_reproduction_instances"], console, partition_key=pr.name):
         return 1
     with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
         df = con.sql(
