@@ -597,6 +597,14 @@ OUT_REPRODUCTION = TableSchema(
             "not tested (every run degenerate) or not run",
             False,
         ),
+        Col(
+            "notes",
+            "VARCHAR",
+            "-",
+            "computed notes shown whatever the verdict (Table 6.2: the cut per 30-day month, its drift, "
+            "the steady-state window)",
+            False,
+        ),
     ),
     ("headline_id", "profile"),
 )

@@ -149,6 +149,8 @@ class Headline:
     degenerate: Callable[[Profile, Runs], list[str]] | None = None
     per_replicate: bool = True
     reading_history: str = ""
+    #: computed notes shown on the row whatever its verdict (e.g. the cut per month and its drift)
+    notes: Callable[[Profile, Runs], str] | None = None
 
 
 #: possible ranges of a replicate's value (:attr:`Headline.bounds`)

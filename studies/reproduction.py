@@ -186,6 +186,7 @@ COLUMNS = (
     "n_decisive",
     "n_degenerate",
     "verdict",
+    "notes",
 )
 
 
@@ -295,6 +296,15 @@ def _decided(
     return readings, len(reasons) - len(bad), len(bad), why
 
 
+def _notes(h: Headline, pr: Profile, runs: Runs) -> str:
+    if h.notes is None:
+        return ""
+    try:
+        return h.notes(pr, runs)
+    except (MissingRuns, FileNotFoundError) as e:
+        return f"(notes not computed: {e})"
+
+
 def _verdict(inside: bool, ran: bool, n_decisive: int, flag: str) -> str:
     if not ran:
         return "not tested" if flag.startswith("not tested") else "not run"
@@ -393,6 +403,7 @@ def reproduction_rows(
                     "n_decisive": n_dec,
                     "n_degenerate": n_deg,
                     "verdict": verdict,
+                    "notes": _notes(h, pr, runs) if i == 0 and not missing else "",
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL

@@ -170,3 +170,32 @@ def test_robustness_share_is_over_decisive_cells(monkeypatch: pytest.MonkeyPatch
     # every cell degenerate: no share at all
     monkeypatch.setattr(robustness, "ias_decision", lambda runs, f, i: "every job is 'big'")
     assert all(np.isnan(v) for v in robustness._robust(pr, runs)["default"])
+
+
+def test_riskaware_stretch_rows_fail_on_a_loss(monkeypatch: pytest.MonkeyPatch) -> None:
+    from studies.riskaware.scenarios import ra_scenarios
+
+    pr = repro.QUICK
+    sc = ra_scenarios(pr)
+    ids = [h.id for h in repro.HEADLINES if h.id.startswith("riskaware-7-") and h.id.endswith("-stretch")]
+    assert len(ids) == 4  # TargetASAP and PackedTargetASAP, mean and max
+
+    def runs(policy_stretch: float, ff_kills: float = 10.0) -> Runs:
+        return {
+            s.id: {
+                "metrics": {
+                    "terminations": ff_kills if k[1] == "ff" else 1.0,
+                    "mean_stretch": 2.0 if k[1] == "ff" else policy_stretch,
+                    "max_stretch": 2.0 if k[1] == "ff" else policy_stretch,
+                }
+            }
+            for k, s in sc.items()
+        }
+
+    h = next(x for x in repro.HEADLINES if x.id == "riskaware-7-targetasap-max-stretch")
+    monkeypatch.setattr(repro, "HEADLINES", [h])
+    assert repro.reproduction_rows(pr, runs(1.5)).row(0, named=True)["verdict"] == "in band"  # −25 %
+    loss = repro.reproduction_rows(pr, runs(2.2)).row(0, named=True)
+    assert loss["varcap_mean"] == pytest.approx(10.0) and loss["verdict"] == "out of band"
+    # FirstFitAware interrupts nothing: nothing for Target* to protect, not tested
+    assert repro.reproduction_rows(pr, runs(1.5, 0.0)).row(0, named=True)["verdict"] == "not tested"

@@ -30,6 +30,7 @@ from studies.thesis.scenarios import (
     ch6_scenarios,
     generic_scenarios,
 )
+from studies.thesis.window import TOLERANCE, WINDOW_HISTORY, window_cuts
 
 #: Thesis §6.3 Table 6.2: IAS (A = 60 %) reduction in terminations over FF (%), per Zipf skew.
 TABLE_6_2_CUT = {
@@ -87,9 +88,48 @@ def _ias_cut(wl: str, key: str = "ias"):
             res["default"].append(cut(ff, metric(runs, sc[(wl, key, r)], "terminations")))
             for a in alts:
                 res[_READING[a]].append(cut(ff, metric(runs, sc[(wl, a, r)], "terminations")))
+        if key == "ias":
+            res.update(_window_readings(pr, runs, wl))
         return res
 
     return compute
+
+
+def _window_readings(pr: Profile, runs: Runs, wl: str) -> dict[str, list[float]]:
+    """Per replicate: the cut over the steady-state window and in each 30-day month of the run
+    (:mod:`studies.thesis.window`); empty when a run has no kill log."""
+    out: dict[str, list[float]] = {}
+    try:
+        per = [window_cuts(runs, f, i) for f, i in _ff_vs(wl)(pr)]
+    except (MissingRuns, FileNotFoundError):
+        return out
+    names = [
+        "steady",
+        *sorted((k for k in per[0] if k.startswith("month ")), key=lambda k: int(k.split()[1])),
+    ]
+    for k in names:
+        label = f"steady window (FF kill rate flat ±{TOLERANCE:.0%})" if k == "steady" else f"{k} of the run"
+        out[label] = [p.get(k, float("nan")) for p in per]
+    return out
+
+
+def _window_notes(wl: str):
+    """The cut per month of the run, its drift and the steady window, per replicate (seed order)."""
+
+    def notes(pr: Profile, runs: Runs) -> str:
+        per = [window_cuts(runs, f, i) for f, i in _ff_vs(wl)(pr)]
+        parts = []
+        for r, p in enumerate(per):
+            months = ", ".join(f"{p[k]:.0f}" for k in p if k.startswith("month ") and np.isfinite(p[k]))
+            steady = (
+                f"steady from day {p['steady_from_d']:.0f}: {p['steady']:.1f} %"
+                if np.isfinite(p["steady_from_d"])
+                else "no steady window"
+            )
+            parts.append(f"seed {r}: months {months} % (drift {p['drift_pp']:+.0f} pp), {steady}")
+        return f"Cut per 30-day month of the run ({wl}): " + "; ".join(parts) + "."
+
+    return notes
 
 
 def _ias_goodput(wl: str):
@@ -355,6 +395,8 @@ TABLE_6_2: list[Headline] = [
         bounds=CUT_BOUNDS,
         null=0.0,  # a reduction in terminations: no cut does not show it
         degenerate=_ias_decisive(_ff_vs(f"zipf-{s}")),
+        reading_history=WINDOW_HISTORY,
+        notes=_window_notes(f"zipf-{s}"),
     )
     for s, v in TABLE_6_2_CUT.items()
 ]
@@ -413,6 +455,8 @@ HEADLINES: list[Headline] = [
         bounds=CUT_BOUNDS,
         null=0.0,
         degenerate=_ias_decisive(_ff_vs("azure")),
+        reading_history=WINDOW_HISTORY,
+        notes=_window_notes("azure"),
     ),
     Headline(
         "thesis-6.3-ias-wasted-azure",
