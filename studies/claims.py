@@ -129,7 +129,9 @@ class Headline:
     the policy under test faced the decision the claim is about; else why not, e.g. no terminations in
     either arm). With ``per_replicate`` (the default) the runs are the replicates, in seed order, and the
     values of a degenerate replicate are left out of every reading; otherwise ``compute`` already counts
-    decisive runs only (a share over cells or instances) and the reasons only count them. Degenerate runs
+    decisive runs only (a share over cells or instances) and the reasons only count them. A dict gives
+    each reading its own reasons (readings of other policies or workloads; ``"*"``: every reading not
+    named; a reading it does not name counts every run). Degenerate runs
     never count toward the band; a row whose runs are all degenerate is "not tested".
     ``reading_history``: when and why the default reading changed, if it did."""
 
@@ -146,7 +148,7 @@ class Headline:
     explain: Callable[[Profile, Runs], str] | None = field(default=None)
     bounds: tuple[float, float] = (-math.inf, math.inf)
     null: float | None = None
-    degenerate: Callable[[Profile, Runs], list[str]] | None = None
+    degenerate: Callable[[Profile, Runs], list[str] | dict[str, list[str]]] | None = None
     per_replicate: bool = True
     reading_history: str = ""
     #: computed notes shown on the row whatever its verdict (e.g. the cut per month and its drift)

@@ -270,30 +270,47 @@ def _explain(
     return " ".join(p for p in parts if p)
 
 
-def _decided(
-    h: Headline, pr: Profile, runs: Runs, readings: dict[str, list[float]]
-) -> tuple[dict[str, list[float]], int, int, str]:
-    """``readings`` with the degenerate replicates' values left out (:attr:`Headline.degenerate`), the
-    numbers of decisive and degenerate runs, and a note on the degenerate ones (empty when none)."""
-    n = len(next(iter(readings.values()), []))
-    if h.degenerate is None:
-        return readings, n, 0, ""
-    try:
-        reasons = h.degenerate(pr, runs)
-    except (MissingRuns, FileNotFoundError) as e:
-        return readings, n, 0, f"decisiveness not checked: {e}"
+Decided = dict[str, tuple[int, int, str]]  # reading -> (decisive runs, degenerate runs, why)
+
+
+def _summary(reasons: list[str], shares: bool) -> tuple[int, int, str]:
     bad = [w for w in reasons if w]
-    if h.per_replicate:
-        keep = [i for i, w in enumerate(reasons) if not w]
-        readings = {k: [v[i] for i in keep] if len(v) == len(reasons) else v for k, v in readings.items()}
-    if not bad:
-        return readings, len(reasons), 0, ""
     counts: dict[str, int] = {}
     for w in bad:
-        key = w.split(": ", 1)[1] if not h.per_replicate and ": " in w else w
+        key = w.split(": ", 1)[1] if shares and ": " in w else w
         counts[key] = counts.get(key, 0) + 1
     why = "; ".join(f"{w} ({c})" for w, c in sorted(counts.items(), key=lambda x: -x[1])[:3])
-    return readings, len(reasons) - len(bad), len(bad), why
+    return len(reasons) - len(bad), len(bad), why
+
+
+def _decided(
+    h: Headline, pr: Profile, runs: Runs, readings: dict[str, list[float]]
+) -> tuple[dict[str, list[float]], Decided]:
+    """``readings`` with the degenerate replicates' values left out (:attr:`Headline.degenerate`: one
+    list of reasons for every reading, or one per reading), and per reading the numbers of decisive and
+    degenerate runs with a note on the degenerate ones. A reading without reasons counts all its runs."""
+    counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
+    if h.degenerate is None:
+        return readings, counted
+    try:
+        got = h.degenerate(pr, runs)
+    except (MissingRuns, FileNotFoundError) as e:
+        return readings, {
+            **counted,
+            "default": (len(readings.get("default", [])), 0, f"decisiveness not checked: {e}"),
+        }
+    if isinstance(got, dict):  # "*": every reading not named
+        by = {k: got.get(k, got.get("*", [])) for k in readings if k in got or "*" in got}
+    elif h.per_replicate:
+        by = {k: got for k, v in readings.items() if len(v) == len(got)}
+    else:
+        by = {"default": got}
+    out = dict(readings)
+    for k, reasons in by.items():
+        if h.per_replicate and len(readings[k]) == len(reasons):
+            out[k] = [x for x, w in zip(readings[k], reasons, strict=True) if not w]
+        counted[k] = _summary(reasons, not h.per_replicate)
+    return out, counted
 
 
 def _notes(h: Headline, pr: Profile, runs: Runs) -> str:
@@ -335,22 +352,23 @@ def reproduction_rows(
             if strict:
                 raise
             readings, missing = {"default": []}, f"not run: {e}"
-        n_dec, n_deg, why = len(readings.get("default", [])), 0, ""
+        counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
         if not missing:
-            readings, n_dec, n_deg, why = _decided(h, pr, runs, readings)
+            readings, counted = _decided(h, pr, runs, readings)
         with_method = {k: mean_ci_method(v, h.bounds) for k, v in readings.items()}
         stats_by = {k: (m, lo, hi) for k, (m, lo, hi, _) in with_method.items()}
-        base_flag = ""
-        if n_deg and not n_dec:
-            base_flag = f"not tested: every one of the {n_deg} runs is degenerate — {why}"
-        elif n_deg:
-            base_flag = f"{n_deg} of {n_deg + n_dec} runs degenerate, left out — {why}"
-        elif why:
-            base_flag = why
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
+            n_dec, n_deg, why = counted[reading]
+            base_flag = ""
+            if n_deg and not n_dec:
+                base_flag = f"not tested: every one of the {n_deg} runs is degenerate — {why}"
+            elif n_deg:
+                base_flag = f"{n_deg} of {n_deg + n_dec} runs degenerate, left out — {why}"
+            elif why:
+                base_flag = why
             ran = bool(np.isfinite(m))
             inside = bool(h.band[0] <= m <= h.band[1]) if ran else False
-            row_flag = base_flag if i == 0 else ""
+            row_flag = base_flag
             n_vals = len(readings[reading])
             single = with_method[reading][3] == "single replicate"
             if inside and h.null is not None:

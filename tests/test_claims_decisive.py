@@ -199,3 +199,21 @@ def test_riskaware_stretch_rows_fail_on_a_loss(monkeypatch: pytest.MonkeyPatch) 
     assert loss["varcap_mean"] == pytest.approx(10.0) and loss["verdict"] == "out of band"
     # FirstFitAware interrupts nothing: nothing for Target* to protect, not tested
     assert repro.reproduction_rows(pr, runs(1.5, 0.0)).row(0, named=True)["verdict"] == "not tested"
+
+
+def test_each_reading_is_judged_on_its_own_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from studies.thesis import ias
+
+    pr = repro.QUICK
+    sc = repro.generic_scenarios(pr)
+    runs: Runs = {s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 0.0}} for k, s in sc.items()}
+    # the default instance (5-minute minimum) is degenerate; the 1-hour one is decisive
+    monkeypatch.setattr(
+        ias, "ias_decision", lambda runs, f, i: "H2 protects every one" if i.workload.endswith("-300") else ""
+    )
+    h = next(x for x in repro.HEADLINES if x.id == "issue10-generic-ias-cut")
+    monkeypatch.setattr(repro, "HEADLINES", [h])
+    by = {r["reading"]: r for r in repro.reproduction_rows(pr, runs).iter_rows(named=True)}
+    assert by["default"]["verdict"] == "not tested" and by["default"]["n_degenerate"] == pr.replicates
+    hour = by["pareto-1.5-3600:ias"]
+    assert hour["varcap_mean"] == 100.0 and (hour["n_decisive"], hour["n_degenerate"]) == (pr.replicates, 0)

@@ -51,7 +51,7 @@ def problem_decision(
 
 
 @functools.lru_cache(maxsize=256)
-def _decision_by_id(sid: str, params_json: str, machines: int) -> tuple[str, tuple[tuple[str, float], ...]]:
+def _decision_by_params(params_json: str, machines: int) -> tuple[str, tuple[tuple[str, float], ...]]:
     import json
 
     return _scenario_decision(Scenario.from_params(json.loads(params_json)), machines)
@@ -98,5 +98,13 @@ def scenario_decision(sc: Scenario, machines: int) -> tuple[str, dict[str, float
     longest of them and the change period in hours, how many outlive the period). Cached per scenario."""
     import json
 
-    why, facts = _decision_by_id(sc.id, json.dumps(sc.params(), sort_keys=True), machines)
+    p = sc.params()
+    # only H1's and H2's settings matter: variants differing in A or H4's reading share one computation
+    p["settings"] = {k: v for k, v in p.get("settings", {}).items() if k in _DECISION_SETTINGS}
+    key = json.dumps(p, sort_keys=True)
+    why, facts = _decision_by_params(key, machines)
     return why, dict(facts)
+
+
+#: the IAS settings the decision reads (H1's split and H2's period)
+_DECISION_SETTINGS = ("lb", "long_job_thresh", "period_s", "h1_threshold", "no_floor")
