@@ -217,3 +217,28 @@ def test_each_reading_is_judged_on_its_own_runs(monkeypatch: pytest.MonkeyPatch)
     assert by["default"]["verdict"] == "not tested" and by["default"]["n_degenerate"] == pr.replicates
     hour = by["pareto-1.5-3600:ias"]
     assert hour["varcap_mean"] == 100.0 and (hour["n_decisive"], hour["n_degenerate"]) == (pr.replicates, 0)
+
+
+def test_fig_6_5_wasted_share_counts_decisive_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from studies.thesis import ias
+
+    pr = repro.QUICK
+    sc = repro.ch6_scenarios(pr)
+
+    def wasted(k) -> float:  # IAS wastes more than FF on Zipf-1.8 only
+        if k[1] == "ff":
+            return 0.10
+        return 0.20 if k[0] == "zipf-1.8" else 0.05
+
+    runs: Runs = {
+        s.id: {"metrics": {"terminations": 9.0, "wasted_fraction": wasted(k)}} for k, s in sc.items()
+    }
+    monkeypatch.setattr(
+        ias, "ias_decision", lambda runs, f, i: "every job is 'big'" if "zipf-1.1" in i.workload else ""
+    )
+    h = next(x for x in repro.HEADLINES if x.id == "thesis-6.3-ias-wasted-lower-zipf")
+    monkeypatch.setattr(repro, "HEADLINES", [h])
+    row = repro.reproduction_rows(pr, runs).row(0, named=True)
+    assert row["varcap_mean"] == pytest.approx(100.0 * 6 / 7)  # Zipf-1.1 left out, Zipf-1.8 fails
+    assert (row["n_decisive"], row["n_degenerate"]) == (7 * pr.replicates, pr.replicates)
+    assert row["verdict"] == "out of band"
