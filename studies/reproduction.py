@@ -303,8 +303,8 @@ def _decided(
         by = {k: got.get(k, got.get("*", [])) for k in readings if k in got or "*" in got}
     elif h.per_replicate:
         by = {k: got for k, v in readings.items() if len(v) == len(got)}
-    else:
-        by = {"default": got}
+    else:  # shares over decisive units: every reading counts the same units
+        by = {k: got for k in readings}
     out = dict(readings)
     for k, reasons in by.items():
         if h.per_replicate and len(readings[k]) == len(reasons):

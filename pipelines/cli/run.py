@@ -299,7 +299,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             "SELECT * FROM out_reproduction WHERE profile = ? AND headline_id NOT LIKE '%@%'",
             params=[pr.name],
         ).pl()
-    t = Table(title=f"out_reproduction ({pr.name}): {int(df['within_band'].sum())}/{df.height} within band")
+    verdicts = [repro.verdict_text(r) for r in df.iter_rows(named=True)]
+    t = Table(
+        title=f"out_reproduction ({pr.name}): {verdicts.count('in band')}/{df.height} in band, "
+        f"{verdicts.count('not tested')} not tested (every run degenerate)"
+    )
     for c in ("headline", "paper", "varcap ± 95 % CI (n)", "band", "verdict", "decisive"):
         t.add_column(c, overflow="fold")
     for r in df.iter_rows(named=True):
