@@ -369,7 +369,7 @@ def reproduction_rows(
             ran = bool(np.isfinite(m))
             inside = bool(h.band[0] <= m <= h.band[1]) if ran else False
             row_flag = base_flag
-            n_vals = len(readings[reading])
+            n_vals = int(np.isfinite(np.asarray(readings[reading], dtype=float)).sum())
             single = with_method[reading][3] == "single replicate"
             if inside and h.null is not None:
                 side = np.sign(h.anchor_value - h.null)
