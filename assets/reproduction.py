@@ -153,6 +153,7 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
             "profile": pr.name,
             "headlines": main.height,
             "within_band": int(main["within_band"].sum()),
+            "not_tested": int((main["verdict"] == "not tested").sum()),
             "seconds": round(time.perf_counter() - t0, 2),
             "table": md_table(
                 main.select("headline_id", "anchor_value", "varcap_mean", "ci_low", "ci_high", "within_band")
