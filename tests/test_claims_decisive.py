@@ -125,7 +125,10 @@ def test_ias_decision_reasons() -> None:
     # H1 keeps the 5-hour job on the always-on machines; the rest end within one period: H2 protects them
     why, facts = problem_decision(dur, cores, H, threshold_cs=4 * H)
     assert "H2 protects every one" in why and facts["longest_variable_h"] == pytest.approx(0.5)
-    assert problem_decision(dur, cores, H, threshold_cs=0.0)[0].startswith("every job is 'big'")
+    assert problem_decision(dur, cores, H, threshold_cs=0.0)[0].startswith("every job is big under H1")
+    assert (
+        "no variable machine" in problem_decision(dur, cores, H, threshold_cs=4 * H, variable_machines=0)[0]
+    )
     assert problem_decision(dur, cores, H, threshold_cs=None)[0] == ""  # no H1: the 5-h job is judged
     assert problem_decision(dur, cores, 0.25 * H, threshold_cs=4 * H)[0] == ""  # 30 min > 15-min period
 

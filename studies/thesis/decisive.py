@@ -11,6 +11,9 @@ run where First-Fit terminates nothing has no kill to cut. A run is decisive whe
 * First-Fit terminates something;
 * some job is not "big" (H1 leaves it to the variable machines; every job when the policy has no H1);
 * some such job is longer than the change period IAS reads (H2 cannot protect it: H4 must judge it).
+
+The rule is the generalization rows' (:func:`studies.generalization.ias_decisive`), applied here to the
+policy variant each scenario runs (its own H1 threshold, or none for a variant without H1).
 """
 
 from __future__ import annotations
@@ -25,10 +28,18 @@ from studies.scenarios import Scenario
 
 
 def problem_decision(
-    duration_s: np.ndarray, cores: np.ndarray, period_s: float, threshold_cs: float | None
+    duration_s: np.ndarray,
+    cores: np.ndarray,
+    period_s: float,
+    threshold_cs: float | None,
+    variable_machines: int = 1,
 ) -> tuple[str, dict[str, float]]:
-    """The reason IAS faces no decision on a workload (``""`` when it does) and the facts behind it.
-    ``threshold_cs``: H1's big-job threshold in core-seconds (None: the policy has no H1, no job is big)."""
+    """The reason IAS faces no decision on a workload (``""`` when it does) and the facts behind it, by the
+    generalization rows' rule (:func:`studies.generalization.ias_decisive`, First-Fit's side left to
+    :func:`ias_decision`). ``threshold_cs``: H1's big-job threshold in core-seconds (None: the policy has no
+    H1, no job is big); ``variable_machines``: machines above H1's stable pool."""
+    from studies.generalization import IASFacts, ias_decisive
+
     dur, c = np.asarray(duration_s, float), np.asarray(cores, float)
     small = np.ones(dur.size, bool) if threshold_cs is None else dur * c < threshold_cs
     longest = float(dur[small].max()) if small.any() else 0.0
@@ -39,15 +50,14 @@ def problem_decision(
         "period_h": period_s / 3600.0,
         "jobs_over_period": float((dur[small] > period_s).sum()),
     }
-    if not small.any():
-        return "every job is 'big': H1 keeps all of them on the always-on machines", facts
-    if longest <= period_s:
-        return (
-            f"no job left to the variable machines outlives a change period (longest {longest / 3600:.2f} h "
-            f"≤ {period_s / 3600:.2f} h): H2 protects every one",
-            facts,
-        )
-    return "", facts
+    ok, why = ias_decisive(
+        IASFacts(int(small.sum()), int(variable_machines), int(facts["jobs_over_period"]), ff_terminations=1)
+    )
+    if ok:
+        return "", facts
+    if small.any() and longest <= period_s:
+        why += f" (longest {longest / 3600:.2f} h ≤ change period {period_s / 3600:.2f} h): H2 protects every one"
+    return why, facts
 
 
 @functools.lru_cache(maxsize=256)
@@ -72,11 +82,12 @@ def _scenario_decision(sc: Scenario, machines: int) -> tuple[str, tuple[tuple[st
     period = p.period_s if p.period_s > 0 else (cap.period_s or 3600.0)
     h1 = "h1" in getattr(pol, "heuristics", ())
     thresh: float | None = None
+    variable = machines
     if h1:
         stable, t = h1_split(problem, p)
         if not (p.no_floor == "drop-h1" and stable == 0):
-            thresh = t
-    why, facts = problem_decision(problem.duration_s, problem.cores, period, thresh)
+            thresh, variable = t, machines - stable
+    why, facts = problem_decision(problem.duration_s, problem.cores, period, thresh, variable)
     return why, tuple(facts.items())
 
 
