@@ -155,6 +155,12 @@ class Headline:
     notes: Callable[[Profile, Runs], str] | None = None
 
 
+#: ``reading_history`` of rows that gained null 0 after results had been seen
+NULL_HISTORY = (
+    "Null 0 added 2026-11-27, after results had been seen: every row whose paper claims a gain, a cut, a "
+    "loss or a decline must have its 95 % interval on the claimed side of no effect; the band is unchanged."
+)
+
 #: possible ranges of a replicate's value (:attr:`Headline.bounds`)
 CUT_BOUNDS = (-math.inf, 100.0)  # a percent reduction: at most 100 % (nothing left), any increase
 GAIN_BOUNDS = (-100.0, math.inf)  # a percent gain of a non-negative quantity: at least −100 %

@@ -7,6 +7,7 @@ import polars as pl
 
 from studies.claims import (
     CUT_BOUNDS,
+    NULL_HISTORY,
     Headline,
     MissingRuns,
     Profile,
@@ -179,6 +180,7 @@ HEADLINES: list[Headline] = [
         bounds=CUT_BOUNDS,
         null=0.0,  # a reduction
         degenerate=_capsched_preempts,
+        reading_history=NULL_HISTORY,
     ),
     Headline(
         "seed002-slacksched-p90-jct-reduction",
@@ -194,6 +196,7 @@ HEADLINES: list[Headline] = [
         bounds=CUT_BOUNDS,
         null=0.0,
         degenerate=_capsched_preempts,
+        reading_history=NULL_HISTORY,
     ),
 ]
 

@@ -9,6 +9,7 @@ import polars as pl
 
 from studies.claims import (
     CUT_BOUNDS,
+    NULL_HISTORY,
     R_BOUNDS,
     SHARE_BOUNDS,
     Headline,
@@ -205,6 +206,7 @@ HEADLINES: list[Headline] = [
         _explain_loss("azure"),
         bounds=CUT_BOUNDS,
         null=0.0,  # a loss: no loss does not show it
+        reading_history=NULL_HISTORY,
     ),
     Headline(
         "thesis-4.1-goodput-loss-borg-8h",
@@ -219,6 +221,7 @@ HEADLINES: list[Headline] = [
         _explain_loss("borg2011-native"),
         bounds=CUT_BOUNDS,
         null=0.0,
+        reading_history=NULL_HISTORY,
     ),
     Headline(
         "thesis-4.1-terminations-vs-intervals-r",

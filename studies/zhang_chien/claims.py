@@ -5,6 +5,7 @@ from __future__ import annotations
 from studies.claims import (
     CUT_BOUNDS,
     GAIN_BOUNDS,
+    NULL_HISTORY,
     Headline,
     Profile,
     Runs,
@@ -131,7 +132,9 @@ HEADLINES: list[Headline] = [
         _range_decline,
         bounds=CUT_BOUNDS,
         null=0.0,  # a decline
-        reading_history=_HISTORY_77C8A6B.format(lifo=" with LIFO", random=" with Random"),
+        reading_history=_HISTORY_77C8A6B.format(lifo=" with LIFO", random=" with Random")
+        + " "
+        + NULL_HISTORY,
     ),
 ]
 
