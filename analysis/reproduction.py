@@ -115,9 +115,11 @@ def table(df: pl.DataFrame) -> pl.DataFrame:
         pl.col("ci_high").round(3),
         pl.format("[{}, {}]", pl.col("band_low").round(3), pl.col("band_high").round(3)).alias("band"),
         "within_band",
+        *[c for c in ("verdict", "n_decisive", "n_degenerate") if c in df.columns],
         "flag",
         "replicates",
         "ci_method",
         "explanation",
         "reading_history",
+        *[c for c in ("notes",) if c in df.columns],
     )
