@@ -245,3 +245,16 @@ def test_fig_6_5_wasted_share_counts_decisive_workloads(monkeypatch: pytest.Monk
     assert row["varcap_mean"] == pytest.approx(100.0 * 6 / 7)  # Zipf-1.1 left out, Zipf-1.8 fails
     assert (row["n_decisive"], row["n_degenerate"]) == (7 * pr.replicates, pr.replicates)
     assert row["verdict"] == "out of band"
+
+
+def test_the_generic_default_instance_cannot_test_ias() -> None:
+    """The generic row's default instance (Pareto 1.5, 5-minute minimum) leaves no job longer than the
+    1-hour change period to the variable machines: IAS's 100 % cut there is by construction."""
+    from studies.thesis.decisive import scenario_decision
+
+    sc = repro.generic_scenarios(repro.QUICK)
+    s = sc[("pareto-1.5-300", "ias", 0)]
+    why, facts = scenario_decision(s, s.machines)
+    assert "H2 protects every one" in why and facts["longest_variable_h"] < facts["period_h"] == 1.0
+    s = sc[("pareto-1.5-3600", "ias", 0)]
+    assert scenario_decision(s, s.machines)[0] == ""

@@ -119,3 +119,57 @@ def scenario_decision(sc: Scenario, machines: int) -> tuple[str, dict[str, float
 
 #: the IAS settings the decision reads (H1's split and H2's period)
 _DECISION_SETTINGS = ("lb", "long_job_thresh", "period_s", "h1_threshold", "no_floor")
+
+
+def workload_table(profile: str) -> list[str]:
+    """Lines: for each IAS scenario set of ``profile`` (ch. 6 by workload and H1 reading, the generic
+    instances, the robustness grid), how many replicates IAS cannot be tested on by the workload alone
+    (First-Fit's side needs the runs) and the first reason. Workloads whose inputs are not exported are
+    named and skipped."""
+    from collections import Counter
+
+    from studies.claims import PROFILES, seeds
+    from studies.scenarios import sized_jobs
+    from studies.sweep import inputs_dir
+    from studies.thesis.scenarios import (
+        ch6_scenarios,
+        generic_scenarios,
+        robustness_cells,
+        robustness_scenarios,
+    )
+
+    pr = PROFILES[profile]
+
+    def why(s: Scenario) -> str:
+        return scenario_decision(s, s.machines or sized_jobs(s, inputs_dir())[0])[0]
+
+    out = []
+    sets = (
+        ("ch6", ch6_scenarios(pr), ("ias", "ias-p90", "ias-no-h1")),
+        ("generic", generic_scenarios(pr), ("ias",)),
+    )
+    for name, sc, keys in sets:
+        for wl in sorted({k[0] for k in sc}):
+            for key in keys:
+                if (wl, key, 0) not in sc:
+                    continue
+                try:
+                    rs = [why(sc[(wl, key, r)]) for r in seeds(pr)]
+                except FileNotFoundError as e:
+                    out.append(f"{name} {wl} {key}: skipped ({e})")
+                    break
+                bad = [w for w in rs if w]
+                out.append(
+                    f"{name} {wl} {key}: degenerate {len(bad)}/{len(rs)} {bad[0] if bad else ''}".rstrip()
+                )
+    rs_ = robustness_scenarios(pr)
+    c = Counter(bool(why(rs_[(*cell, "ias-a0.6", r)])) for cell in robustness_cells(pr) for r in seeds(pr))
+    out.append(f"robustness grid: {c[False]} decisive, {c[True]} degenerate cell runs (A = 0.6)")
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    for line in workload_table(sys.argv[1] if len(sys.argv) > 1 else "quick"):
+        print(line)
