@@ -46,7 +46,10 @@ def normalized(df: pl.DataFrame) -> pl.DataFrame:
         (pl.col("varcap_mean").is_not_null() & pl.col("varcap_mean").is_not_nan()).alias("ran"),
         pl.when(pl.col("within_band"))
         .then(pl.lit("in band"))
-        .when(flag.fill_null("").str.starts_with("degenerate"))
+        .when(
+            flag.fill_null("").str.starts_with("degenerate")
+            | flag.fill_null("").str.starts_with("not tested")
+        )
         .then(pl.lit("degenerate"))
         .otherwise(pl.lit("outside"))
         .alias("verdict"),
@@ -112,9 +115,11 @@ def table(df: pl.DataFrame) -> pl.DataFrame:
         pl.col("ci_high").round(3),
         pl.format("[{}, {}]", pl.col("band_low").round(3), pl.col("band_high").round(3)).alias("band"),
         "within_band",
+        *[c for c in ("verdict", "n_decisive", "n_degenerate") if c in df.columns],
         "flag",
         "replicates",
         "ci_method",
         "explanation",
         "reading_history",
+        *[c for c in ("notes",) if c in df.columns],
     )

@@ -21,11 +21,11 @@ from dagster_duckdb import DuckDBResource
 
 from assets.checks import md_table, table_checks
 from assets.raw import POOL
-from assets.schema import OUT_REPRODUCTION, OUT_STUDY_RESULTS
+from assets.schema import OUT_REPRODUCTION, OUT_REPRODUCTION_INSTANCES, OUT_STUDY_RESULTS
 from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
 from assets.warehouse import replace_table
+from studies import generalization_claims, sweep
 from studies import reproduction as repro
-from studies import sweep
 
 #: one partition per reproduction profile (``quick``: ``varcap run``; ``full``: ``varcap reproduce``)
 PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(list(repro.PROFILES))
@@ -153,6 +153,7 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
             "profile": pr.name,
             "headlines": main.height,
             "within_band": int(main["within_band"].sum()),
+            "not_tested": int((main["verdict"] == "not tested").sum()),
             "seconds": round(time.perf_counter() - t0, 2),
             "table": md_table(
                 main.select("headline_id", "anchor_value", "varcap_mean", "ci_low", "ci_high", "within_band")
@@ -161,8 +162,51 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     )
 
 
-reproduction_assets = [out_study_results, out_reproduction]
+@dg.asset(
+    group_name="reproduction",
+    pool=POOL,
+    kinds={"duckdb"},
+    partitions_def=PROFILE_PARTITIONS,
+    deps=["out_sim_inputs", *profile_study_deps(list(generalization_claims.STUDY_BUILDERS))],
+    code_version="1",
+    description="Per central claim and generated instance: both arms' results, decisive or why not, and "
+    "whether the claim holds (studies/generalization_claims.py); one partition per profile. The "
+    "out_reproduction rows ending in -generalization are the share of decisive instances that hold.",
+)
+def out_reproduction_instances(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource
+) -> dg.MaterializeResult:
+    pr = _profile(context)
+    df = generalization_claims.instance_table(pr, repro.load_profile_runs(pr))
+    with duckdb.get_connection() as conn:
+        exists = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction_instances'"
+        ).fetchall()[0][0]
+        other = (
+            conn.sql("SELECT * FROM out_reproduction_instances WHERE profile <> ?", params=[pr.name]).pl()
+            if exists
+            else None
+        )
+        table = (
+            df.vstack(other.select(df.columns).cast(df.schema))  # type: ignore[arg-type]
+            if other is not None and set(other.columns) == set(df.columns)
+            else df
+        )
+        replace_table(conn, OUT_REPRODUCTION_INSTANCES, table)
+    dec = df.filter(pl.col("decisive"))
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": df.height,
+            "profile": pr.name,
+            "decisive": dec.height,
+            "holds": int(dec["holds"].sum()) if dec.height else 0,
+        }
+    )
+
+
+reproduction_assets = [out_study_results, out_reproduction, out_reproduction_instances]
 reproduction_checks = [
     *table_checks(OUT_STUDY_RESULTS, out_study_results, prefixed=True),
     *table_checks(OUT_REPRODUCTION, out_reproduction, prefixed=True),
+    *table_checks(OUT_REPRODUCTION_INSTANCES, out_reproduction_instances, prefixed=True),
 ]

@@ -536,7 +536,13 @@ OUT_REPRODUCTION = TableSchema(
         Col("varcap_mean", "DOUBLE", "unit", "varcap's mean over replicates"),
         Col("ci_low", "DOUBLE", "unit", "95 % CI lower bound (method: ci_method)"),
         Col("ci_high", "DOUBLE", "unit", "95 % CI upper bound"),
-        Col("replicates", "BIGINT", "runs", "replicates behind the mean", False),
+        Col(
+            "replicates",
+            "BIGINT",
+            "runs",
+            "values behind the mean: decisive replicates (or, for a share, replicates with a decisive unit)",
+            False,
+        ),
         Col("band_low", "DOUBLE", "unit", "acceptance band, lower end", False),
         Col("band_high", "DOUBLE", "unit", "acceptance band, upper end", False),
         Col("within_band", "BOOLEAN", "-", "mean inside the band and no flag", False),
@@ -567,8 +573,9 @@ OUT_REPRODUCTION = TableSchema(
             "flag",
             "VARCHAR",
             "-",
-            "why a row whose mean lies in the band is still not in band: a degenerate comparison (no "
-            "terminations in either arm) or an interval that includes no effect where the paper claims one",
+            "why a row whose mean lies in the band is still not in band (an interval that includes no effect "
+            "where the paper claims one; one run, which has no interval) and the degenerate runs left out, "
+            "with their reasons ('not tested: …' when every run is degenerate)",
             False,
         ),
         Col(
@@ -579,10 +586,79 @@ OUT_REPRODUCTION = TableSchema(
             "empty: no change recorded",
             False,
         ),
+        Col(
+            "n_decisive",
+            "BIGINT",
+            "runs",
+            "runs where the policy under test faced the decision the claim is about (replicates, or "
+            "cell/instance runs of a share); the only ones the mean, interval and band test count",
+            False,
+        ),
+        Col("n_degenerate", "BIGINT", "runs", "runs left out as degenerate (reasons in flag)", False),
+        Col(
+            "verdict",
+            "VARCHAR",
+            "-",
+            "in band, out of band, effect not shown (mean in band, interval not clear of no effect), "
+            "not tested (every run degenerate) or not run",
+            False,
+        ),
+        Col(
+            "notes",
+            "VARCHAR",
+            "-",
+            "computed notes shown whatever the verdict (Table 6.2: the cut per 30-day month, its drift, "
+            "the steady-state window)",
+            False,
+        ),
     ),
     ("headline_id", "profile"),
 )
 ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
+
+OUT_REPRODUCTION_INSTANCES = TableSchema(
+    "out_reproduction_instances",
+    "The generalization rows' instances (`varcap reproduce`; studies/generalization_claims.py): per central "
+    "claim and generated instance (drawn from one master seed, no study built around it) both arms' results, "
+    "whether the pair is decisive (the policy faced the decision the claim is about) and whether the claim "
+    "holds there. The `-generalization` rows of out_reproduction are the share of decisive instances that hold.",
+    (
+        Col("claim", "VARCHAR", "-", "headline_id of the generalization row", False),
+        Col("instance", "VARCHAR", "-", "gen<master seed>-<index>", False),
+        Col("machines", "BIGINT", "machines", "platform size", False),
+        Col(
+            "changes_per_hour",
+            "DOUBLE",
+            "1/h",
+            "random walk's change rate (not used by the harvest model)",
+            False,
+        ),
+        Col("step", "DOUBLE", "fraction", "random walk's step (not used by the harvest model)", False),
+        Col("alpha", "DOUBLE", "-", "Pareto shape of the durations (not used by the harvest model)", False),
+        Col(
+            "min_duration_s", "DOUBLE", "s", "Pareto minimum duration (not used by the harvest model)", False
+        ),
+        Col("mix", "VARCHAR", "-", "core mix, light or heavy (not used by the harvest model)", False),
+        Col("load", "DOUBLE", "fraction", "offered load of the mean capacity", False),
+        Col("horizon_days", "DOUBLE", "days", "simulated horizon", False),
+        Col("baseline_terminations", "DOUBLE", "kills", "the baseline's terminations", False),
+        Col("policy_terminations", "DOUBLE", "kills", "the policy's terminations", False),
+        Col("termination_cut_pct", "DOUBLE", "%", "100 × (baseline − policy) / baseline; null if baseline 0"),
+        Col(
+            "goodput_pp", "DOUBLE", "pp", "policy − baseline goodput (goodput_partial for TargetASAP)", False
+        ),
+        Col(
+            "baseline_mean_jct_s", "DOUBLE", "s", "SlackSched: random matching's mean JCT (jobs done in both)"
+        ),
+        Col("policy_mean_jct_s", "DOUBLE", "s", "SlackSched: SlackSched's mean JCT (jobs done in both)"),
+        Col("decisive", "BOOLEAN", "-", "the policy faced the decision the claim is about", False),
+        Col("degenerate_reason", "VARCHAR", "-", "why not decisive (empty when decisive)", False),
+        Col("holds", "BOOLEAN", "-", "the claim holds on this instance (null when degenerate)"),
+        Col("profile", "VARCHAR", "-", "full or quick", False),
+    ),
+    ("claim", "instance", "profile"),
+)
+ALL_TABLES[OUT_REPRODUCTION_INSTANCES.name] = OUT_REPRODUCTION_INSTANCES
 
 # ------------------------------------------------------------------------------------- harmony (seed 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
@@ -717,7 +793,13 @@ GRID_FORECAST = TableSchema(
         Col("method", "VARCHAR", "-", "oracle, persist24, profile7d, sarimax, issued", False),
         Col("issued_at", TS, "UTC", "when the forecast was issued", False),
         Col("target_ts", TS, "UTC", "start of the interval forecast", False),
-        Col("horizon_h", "DOUBLE", "h", "target_ts − issued_at + interval length (1 = the interval starting now)", False),
+        Col(
+            "horizon_h",
+            "DOUBLE",
+            "h",
+            "target_ts − issued_at + interval length (1 = the interval starting now)",
+            False,
+        ),
         Col("value", "DOUBLE", "see unit", "forecast value", False),
         Col("unit", "VARCHAR", "-", "gCO2eq/kWh (lifecycle) or the upstream's unit", False),
     ),

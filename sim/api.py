@@ -5,12 +5,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from sim.capacity.trace import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.checkpoint import split_settings
 from sim.energy import CarbonSignal, carbon_accounting
-from sim.metrics import METRIC_NAMES, attempt_table, compute_metrics, job_table, run_over_time
+from sim.metrics import (
+    ATT_KILLED,
+    METRIC_NAMES,
+    EngineOutput,
+    attempt_table,
+    compute_metrics,
+    job_table,
+    run_over_time,
+)
 from sim.policies import Policy, get_policy, parse_params
 from sim.problem import Compiled, Platform, Problem, RunArtifacts, run_first_fit
 from sim.validate import check_inputs
@@ -29,6 +38,8 @@ class SimResult:
     jobs_after_horizon: int = 0  # submitted at/after the horizon: dropped with a warning (sim.validate)
     #: with ``record_timeseries``: the attempt log as a table (``sim.metrics.ATTEMPT_TABLE_COLUMNS``)
     attempts: pl.DataFrame | None = None
+    #: every killed attempt: ``job_id, start_s, kill_s, machine`` (when each termination happened)
+    kills: pl.DataFrame | None = None
 
 
 def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
@@ -160,5 +171,21 @@ def simulate(
         art.output.violations,
         art.output.events,
         after_horizon,
-        attempts,
+        attempts=attempts,
+        kills=kill_log(art.output, problem.job_id),
     )
+
+
+def kill_log(out: EngineOutput, job_id: pl.Series | np.ndarray) -> pl.DataFrame:
+    """Every killed attempt of ``out``: ``job_id, start_s, kill_s, machine``, in kill-time order."""
+    k = np.flatnonzero(np.asarray(out.att_outcome) == ATT_KILLED)
+    ids = np.asarray(job_id)[np.asarray(out.att_job, np.int64)[k]]
+    df = pl.DataFrame(
+        {
+            "job_id": ids,
+            "start_s": np.asarray(out.att_start_s, np.float64)[k],
+            "kill_s": np.asarray(out.att_end_s, np.float64)[k],
+            "machine": np.asarray(out.att_machine, np.int32)[k],
+        }
+    )
+    return df.sort("kill_s")

@@ -51,6 +51,11 @@ class Profile:
     #: 8 CPU min a run against 41–270 s for the default), so the full profile runs it where §6.3 prints IAS's
     #: goodput (Zipf-1.5, Azure) and the quick profile runs it on every workload
     ch6_literal_workloads: tuple[str, ...] | None = None
+    #: generalization rows (:mod:`studies.generalization_claims`): instances drawn from one master seed,
+    #: how many, and their horizon (days)
+    gen_master_seed: int = 0
+    gen_instances: int = 24
+    gen_days: float = 7.0
 
 
 FULL = Profile(
@@ -92,6 +97,8 @@ QUICK = Profile(
     rob_loads=(0.5, 0.9),
     rob_machines=20,
     rob_days=7.0,
+    gen_instances=4,
+    gen_days=2.0,
 )
 PROFILES = {"full": FULL, "quick": QUICK}
 
@@ -118,8 +125,14 @@ class Headline:
     ``bounds``: the possible range of one replicate's value (a cut ≤ 100 %, a Pearson r in [−1, 1]); the
     95 % interval never leaves it (:func:`studies.reproduction.mean_ci`). ``null``: where the paper claims
     an effect, the value of no effect; the row is in its band only if the interval excludes it.
-    ``degenerate(profile, runs)``: a reason (non-empty) when the default reading's comparison measures
-    nothing (e.g. no terminations in either arm); such a row is flagged, never in band.
+    ``degenerate(profile, runs)``: one reason per run the claim counts ("" for a *decisive* run, one where
+    the policy under test faced the decision the claim is about; else why not, e.g. no terminations in
+    either arm). With ``per_replicate`` (the default) the runs are the replicates, in seed order, and the
+    values of a degenerate replicate are left out of every reading; otherwise ``compute`` already counts
+    decisive runs only (a share over cells or instances) and the reasons only count them. A dict gives
+    each reading its own reasons (readings of other policies or workloads; ``"*"``: every reading not
+    named; a reading it does not name counts every run). Degenerate runs
+    never count toward the band; a row whose runs are all degenerate is "not tested".
     ``reading_history``: when and why the default reading changed, if it did."""
 
     id: str
@@ -135,9 +148,18 @@ class Headline:
     explain: Callable[[Profile, Runs], str] | None = field(default=None)
     bounds: tuple[float, float] = (-math.inf, math.inf)
     null: float | None = None
-    degenerate: Callable[[Profile, Runs], str] | None = None
+    degenerate: Callable[[Profile, Runs], list[str] | dict[str, list[str]]] | None = None
+    per_replicate: bool = True
     reading_history: str = ""
+    #: computed notes shown on the row whatever its verdict (e.g. the cut per month and its drift)
+    notes: Callable[[Profile, Runs], str] | None = None
 
+
+#: ``reading_history`` of rows that gained null 0 after results had been seen
+NULL_HISTORY = (
+    "Null 0 added 2026-11-27, after results had been seen: every row whose paper claims a gain, a cut, a "
+    "loss or a decline must have its 95 % interval on the claimed side of no effect; the band is unchanged."
+)
 
 #: possible ranges of a replicate's value (:attr:`Headline.bounds`)
 CUT_BOUNDS = (-math.inf, 100.0)  # a percent reduction: at most 100 % (nothing left), any increase
@@ -214,20 +236,44 @@ def spearman(x: list[float], y: list[float]) -> float:
 
 def no_terminations(
     pairs: Callable[[Profile], list[tuple[Scenario, Scenario]]],
-) -> Callable[[Profile, Runs], str]:
-    """A :attr:`Headline.degenerate` check: the replicates whose two arms (``pairs(profile)``, one pair per
-    replicate) both ran without a single termination — a comparison of two identical runs."""
+) -> Callable[[Profile, Runs], list[str]]:
+    """A :attr:`Headline.degenerate` check, one reason per replicate (``pairs(profile)``, one pair per
+    replicate): a replicate whose two arms both ran without a single termination compares two identical
+    runs."""
 
-    def check(pr: Profile, runs: Runs) -> str:
-        ps = pairs(pr)
-        idle = [
-            i
-            for i, (a, b) in enumerate(ps)
+    def check(pr: Profile, runs: Runs) -> list[str]:
+        return [
+            "no terminations in either arm"
             if metric(runs, a, "terminations") == 0 and metric(runs, b, "terminations") == 0
+            else ""
+            for a, b in pairs(pr)
         ]
-        if not idle:
-            return ""
-        return f"degenerate: no terminations in either arm in {len(idle)} of {len(ps)} replicates"
+
+    return check
+
+
+def baseline_terminates(
+    baseline: Callable[[Profile], list[Scenario]], what: str
+) -> Callable[[Profile, Runs], list[str]]:
+    """A :attr:`Headline.degenerate` check, one reason per replicate: the baseline's run (``baseline(profile)``,
+    one scenario per replicate) terminated nothing, so there was no kill for the policy under test to avoid
+    (``what`` names the baseline in the reason)."""
+
+    def check(pr: Profile, runs: Runs) -> list[str]:
+        return [
+            f"{what} terminates nothing: no kill to avoid" if metric(runs, b, "terminations") == 0 else ""
+            for b in baseline(pr)
+        ]
+
+    return check
+
+
+def either(*checks: Callable[[Profile, Runs], list[str]]) -> Callable[[Profile, Runs], list[str]]:
+    """Degenerate when any of ``checks`` says so (reasons joined), per replicate."""
+
+    def check(pr: Profile, runs: Runs) -> list[str]:
+        per = [c(pr, runs) for c in checks]
+        return ["; ".join(r for r in rs if r) for rs in zip(*per, strict=True)]
 
     return check
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import carbon, harmony, riskaware, slacksched, spot, thesis, zhang_chien
+from studies import carbon, generalization_claims, harmony, riskaware, slacksched, spot, thesis, zhang_chien
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
 from studies.riskaware.scenarios import ra_scenarios
 from studies.scenarios import Scenario
@@ -100,6 +100,7 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     **zhang_chien.STUDY_BUILDERS,
     **slacksched.STUDY_BUILDERS,
     **riskaware.STUDY_BUILDERS,
+    **generalization_claims.STUDY_BUILDERS,  # the central claims on generated instances
 }
 
 #: Studies of the chapters beyond the seeds (no headline reads them): like the reproduction studies, one
@@ -123,6 +124,7 @@ HEADLINES: list[Headline] = [
     *slacksched.HEADLINES,
     *zhang_chien.HEADLINES,
     *thesis.GENERIC_HEADLINES,
+    *generalization_claims.HEADLINES,
     *harmony.HEADLINES,
 ]
 
@@ -134,6 +136,7 @@ EXPLANATIONS: dict[str, str] = {
     **slacksched.EXPLANATIONS,
     **zhang_chien.EXPLANATIONS,
     **harmony.EXPLANATIONS,
+    **generalization_claims.EXPLANATIONS,
 }
 
 #: Per report chapter (notebook name), the paper's numbers its charts show next to varcap's, as the
@@ -180,6 +183,10 @@ COLUMNS = (
     "ci_method",
     "flag",
     "reading_history",
+    "n_decisive",
+    "n_degenerate",
+    "verdict",
+    "notes",
 )
 
 
@@ -263,11 +270,78 @@ def _explain(
     return " ".join(p for p in parts if p)
 
 
+Decided = dict[str, tuple[int, int, str]]  # reading -> (decisive runs, degenerate runs, why)
+
+
+def _summary(reasons: list[str], shares: bool) -> tuple[int, int, str]:
+    bad = [w for w in reasons if w]
+    counts: dict[str, int] = {}
+    for w in bad:
+        key = w.split(": ", 1)[1] if shares and ": " in w else w
+        counts[key] = counts.get(key, 0) + 1
+    why = "; ".join(f"{w} ({c})" for w, c in sorted(counts.items(), key=lambda x: -x[1])[:3])
+    return len(reasons) - len(bad), len(bad), why
+
+
+def _decided(
+    h: Headline, pr: Profile, runs: Runs, readings: dict[str, list[float]]
+) -> tuple[dict[str, list[float]], Decided]:
+    """``readings`` with the degenerate replicates' values left out (:attr:`Headline.degenerate`: one
+    list of reasons for every reading, or one per reading), and per reading the numbers of decisive and
+    degenerate runs with a note on the degenerate ones. A reading without reasons counts all its runs."""
+    counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
+    if h.degenerate is None:
+        return readings, counted
+    try:
+        got = h.degenerate(pr, runs)
+    except (MissingRuns, FileNotFoundError) as e:
+        return readings, {
+            **counted,
+            "default": (len(readings.get("default", [])), 0, f"decisiveness not checked: {e}"),
+        }
+    if isinstance(got, dict):  # "*": every reading not named
+        by = {k: got.get(k, got.get("*", [])) for k in readings if k in got or "*" in got}
+    elif h.per_replicate:
+        by = {k: got for k, v in readings.items() if len(v) == len(got)}
+    else:  # shares over decisive units: every reading counts the same units
+        by = {k: got for k in readings}
+    out = dict(readings)
+    for k, reasons in by.items():
+        if h.per_replicate and len(readings[k]) == len(reasons):
+            out[k] = [x for x, w in zip(readings[k], reasons, strict=True) if not w]
+        counted[k] = _summary(reasons, not h.per_replicate)
+    return out, counted
+
+
+def _notes(h: Headline, pr: Profile, runs: Runs) -> str:
+    if h.notes is None:
+        return ""
+    try:
+        return h.notes(pr, runs)
+    except (MissingRuns, FileNotFoundError) as e:
+        return f"(notes not computed: {e})"
+
+
+def _verdict(inside: bool, ran: bool, n_decisive: int, flag: str) -> str:
+    if not ran:
+        return "not tested" if flag.startswith("not tested") else "not run"
+    if inside:
+        return "in band"
+    if flag.startswith("the 95 % interval") or flag.startswith("one run"):
+        return "effect not shown"
+    return "out of band"
+
+
 def reproduction_rows(
     pr: Profile, runs: Runs, explanations: dict[str, str] | None = None, strict: bool = False
 ) -> pl.DataFrame:
     """One row per headline and reading (see :data:`COLUMNS`). A headline whose scenarios have not all run
-    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`)."""
+    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`).
+
+    Only decisive runs count (:attr:`Headline.degenerate`): the mean, interval and band test are over
+    them, ``n_decisive`` and ``n_degenerate`` count them, and a row whose runs are all degenerate is "not
+    tested" (no value). Where the paper claims an effect (:attr:`Headline.null`) the interval must lie on
+    the claimed side of no effect; one run has no interval, so it cannot show an effect."""
     explanations = explanations or EXPLANATIONS
     rows = []
     for h in HEADLINES:
@@ -278,27 +352,51 @@ def reproduction_rows(
             if strict:
                 raise
             readings, missing = {"default": []}, f"not run: {e}"
+        counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
+        if not missing:
+            readings, counted = _decided(h, pr, runs, readings)
         with_method = {k: mean_ci_method(v, h.bounds) for k, v in readings.items()}
         stats_by = {k: (m, lo, hi) for k, (m, lo, hi, _) in with_method.items()}
-        flag = ""
-        if not missing and h.degenerate is not None:
-            try:
-                flag = h.degenerate(pr, runs)
-            except MissingRuns as e:
-                flag = f"degeneracy not checked: {e}"
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
-            inside = bool(h.band[0] <= m <= h.band[1]) if np.isfinite(m) else False
-            row_flag = flag if i == 0 else ""
-            degenerate = row_flag.startswith("degenerate")
-            if inside and not degenerate and h.null is not None and lo <= h.null <= hi:
-                inside = False
-                row_flag = (
-                    f"the 95 % interval includes no effect ({h.null:g} {h.unit}): the paper's effect is not "
-                    "shown"
-                )
-            if degenerate:
-                inside = False
-            note = missing or (_explain(h, stats_by, explanations, pr, runs) if not inside and i == 0 else "")
+            n_dec, n_deg, why = counted[reading]
+            base_flag = ""
+            if n_deg and not n_dec:
+                base_flag = f"not tested: every one of the {n_deg} runs is degenerate — {why}"
+            elif n_deg:
+                base_flag = f"{n_deg} of {n_deg + n_dec} runs degenerate, left out — {why}"
+            elif why:
+                base_flag = why
+            ran = bool(np.isfinite(m))
+            inside = bool(h.band[0] <= m <= h.band[1]) if ran else False
+            row_flag = base_flag
+            n_vals = int(np.isfinite(np.asarray(readings[reading], dtype=float)).sum())
+            single = with_method[reading][3] == "single replicate"
+            if inside and h.null is not None:
+                side = np.sign(h.anchor_value - h.null)
+                if single:
+                    inside = False
+                    row_flag = "; ".join(
+                        x
+                        for x in ("one run: no interval, so the paper's effect cannot be shown", row_flag)
+                        if x
+                    )
+                elif (side > 0 and not lo > h.null) or (side < 0 and not hi < h.null):
+                    inside = False
+                    row_flag = "; ".join(
+                        x
+                        for x in (
+                            f"the 95 % interval includes no effect ({h.null:g} {h.unit}) or lies on its other "
+                            "side: the paper's effect is not shown",
+                            row_flag,
+                        )
+                        if x
+                    )
+            verdict = "not run" if missing else _verdict(inside, ran, n_dec, row_flag)
+            if not ran and not missing and (n_deg and not n_dec):
+                verdict = "not tested"
+            note = missing or (
+                _explain(h, stats_by, explanations, pr, runs) if not inside and i == 0 and ran else ""
+            )
             rows.append(
                 {
                     "headline_id": h.id if i == 0 else f"{h.id}@{reading}",
@@ -309,9 +407,9 @@ def reproduction_rows(
                     "anchor_text": h.anchor_text,
                     "unit": h.unit,
                     "varcap_mean": m,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "replicates": len(readings[reading]),
+                    "ci_low": float("nan") if single else lo,
+                    "ci_high": float("nan") if single else hi,
+                    "replicates": n_vals,
                     "band_low": h.band[0],
                     "band_high": h.band[1],
                     "within_band": inside,
@@ -320,6 +418,10 @@ def reproduction_rows(
                     "ci_method": with_method[reading][3],
                     "flag": row_flag,
                     "reading_history": h.reading_history if i == 0 else "",
+                    "n_decisive": n_dec,
+                    "n_degenerate": n_deg,
+                    "verdict": verdict,
+                    "notes": _notes(h, pr, runs) if i == 0 and not missing else "",
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL
@@ -370,17 +472,36 @@ def load_profile_runs(pr: Profile) -> Runs:
     return out
 
 
+def value_text(r: dict[str, Any]) -> str:
+    """An ``out_reproduction`` row's value as printed: ``mean [lo, hi] (n = k)``, ``mean (n = 1)`` without
+    an interval, "not tested" when every run is degenerate, else "not run"."""
+    m = r.get("varcap_mean")
+    if m is None or not np.isfinite(m):
+        return "not tested" if r.get("verdict") == "not tested" else "not run"
+    n = r.get("replicates")
+    lo, hi = r.get("ci_low"), r.get("ci_high")
+    ns = f" (n = {n})" if n is not None else ""
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return f"{m:.3g}{ns}"
+    return f"{m:.3g} [{lo:.3g}, {hi:.3g}]{ns}"
+
+
+def verdict_text(r: dict[str, Any]) -> str:
+    """An ``out_reproduction`` row's verdict (rows written before the ``verdict`` column: from
+    ``within_band``)."""
+    v = r.get("verdict")
+    if v:
+        return str(v)
+    return "in band" if r["within_band"] else "out of band"
+
+
 def markdown(df: pl.DataFrame) -> str:
     """``out_reproduction`` rows as a Markdown table (default readings; other readings in the text)."""
-    lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
+    lines = ["| headline | paper | varcap mean [95 % CI] (n) | band | verdict |", "|---|---|---|---|---|"]
     for r in df.filter(~pl.col("headline_id").str.contains("@")).iter_rows(named=True):
-        val = (
-            "not run"
-            if r["varcap_mean"] is None or not np.isfinite(r["varcap_mean"])
-            else (f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]")
-        )
+        v = verdict_text(r)
         lines.append(
-            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {val} | "
-            f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {'yes' if r['within_band'] else '**no**'} |"
+            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {value_text(r)} | "
+            f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {v if v == 'in band' else f'**{v}**'} |"
         )
     return "\n".join(lines)

@@ -240,6 +240,8 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     wall = time.perf_counter() - t0
     d.mkdir(parents=True, exist_ok=True)
     sha = write_parquet_atomic(r.jobs, d / "jobs.parquet")
+    if r.kills is not None:  # when each termination happened (per-month kill rates, steady state)
+        write_parquet_atomic(r.kills, d / "kills.parquet")
     row = {
         "scenario_id": sc.id,
         "params": sc.params(),
@@ -252,10 +254,16 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
         "jobs_path": str((d / "jobs.parquet").relative_to(home())) if d.is_relative_to(home()) else str(d),
         "jobs_sha256": sha,
         "jobs_bytes": (d / "jobs.parquet").stat().st_size,
+        **({"kills_path": _rel(d / "kills.parquet")} if r.kills is not None else {}),
         "finished_at": datetime.now(UTC).isoformat(),
     }
     write_json_atomic(row, d / "run.json", sort_keys=True)
     return {**row, "cache_hit": False}
+
+
+def _rel(p: Path) -> str:
+    """``p`` relative to the project home when inside it (as ``jobs_path`` is stored)."""
+    return str(p.relative_to(home())) if p.is_relative_to(home()) else str(p)
 
 
 def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:

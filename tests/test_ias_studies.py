@@ -80,8 +80,13 @@ def test_ias_robustness_grid(profile: str) -> None:
         assert set(pr.rob_alphas) == {1.1, 1.5, 2.0, 2.5} and set(pr.rob_loads) == {0.5, 0.7, 0.9}
 
 
-def test_robustness_headline_counts_the_cells_where_ias_holds_the_claim() -> None:
+def test_robustness_headline_counts_the_cells_where_ias_holds_the_claim(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from studies.thesis import robustness
     from studies.thesis.robustness import _robust, robustness_table
+
+    monkeypatch.setattr(robustness, "ias_decision", lambda runs, f, i: "")  # every cell decisive
     from studies.thesis.scenarios import robustness_cells, robustness_scenarios
 
     pr = PROFILES["quick"]

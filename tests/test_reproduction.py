@@ -32,6 +32,9 @@ def test_reproduction_studies_registered_with_replicates() -> None:
         for base in repro.STUDY_BUILDERS:
             name = repro.study_name(base, pr)
             assert name in STUDIES
+            if base == "repro-generalization":  # generated instances draw their own seeds
+                assert len(study(name)) == 5 * pr.gen_instances, name  # FF runs once for IAS and Target*
+                continue
             seeds = {s.seed for s in study(name)}
             assert seeds == set(range(pr.replicates)), name
     assert repro.FULL.replicates >= 5
@@ -289,8 +292,11 @@ def test_degenerate_rows_are_flagged_not_in_band(monkeypatch: pytest.MonkeyPatch
     g = {"fixed": 0.7, "random": 0.5, "lww": 0.5, "lfd": 0.5, "lifo": 0.5}
     idle = repro.reproduction_rows(repro.QUICK, _zc_runs(g, dict.fromkeys(g, 0.0)))
     row = idle.row(0, named=True)
-    assert row["varcap_mean"] == 0.0 and not row["within_band"]  # 0.0 lies on the band's low end
-    assert row["flag"].startswith("degenerate: no terminations in either arm in 3 of 3")
+    # every replicate degenerate: no value, "not tested" (0.0 would lie on the band's low end)
+    assert row["varcap_mean"] is None and not row["within_band"] and row["verdict"] == "not tested"
+    assert row["n_decisive"] == 0 and row["n_degenerate"] == 3
+    assert row["flag"].startswith("not tested: every one of the 3 runs is degenerate — no terminations")
+    assert "**not tested**" in repro.markdown(idle)
     assert "77c8a6b" in row["reading_history"] and "after" in row["reading_history"]
     # an effect claim: a mean in the band whose interval includes no effect does not pass
     runs = _zc_runs(g, dict.fromkeys(g, 5.0))
@@ -303,7 +309,8 @@ def test_degenerate_rows_are_flagged_not_in_band(monkeypatch: pytest.MonkeyPatch
     for r, v in zip(range(3), (0.60, 0.61, 0.62), strict=True):  # a clear gain: in band
         runs[sc[("pool-fail", "lww", r)].id]["metrics"] = {"goodput": v, "terminations": 5.0}
     row = repro.reproduction_rows(repro.QUICK, runs).row(0, named=True)
-    assert row["within_band"] and row["flag"] == ""
+    assert row["within_band"] and row["flag"] == "" and row["verdict"] == "in band"
+    assert (row["n_decisive"], row["n_degenerate"]) == (3, 0)
 
 
 def test_index_labels_quick_rows_a_smoke_test_and_flags_degenerate_rows() -> None:

@@ -300,25 +300,30 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # seed 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
-    if not _materialize(["out_reproduction"], console, partition_key=pr.name):
+    if not _materialize(["out_reproduction", "out_reproduction_instances"], console, partition_key=pr.name):
         return 1
     with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
         df = con.sql(
             "SELECT * FROM out_reproduction WHERE profile = ? AND headline_id NOT LIKE '%@%'",
             params=[pr.name],
         ).pl()
-    t = Table(title=f"out_reproduction ({pr.name}): {int(df['within_band'].sum())}/{df.height} within band")
-    for c in ("headline", "paper", "varcap ± 95 % CI", "band", "within"):
+    verdicts = [repro.verdict_text(r) for r in df.iter_rows(named=True)]
+    t = Table(
+        title=f"out_reproduction ({pr.name}): {verdicts.count('in band')}/{df.height} in band, "
+        f"{verdicts.count('not tested')} not tested (every run degenerate)"
+    )
+    for c in ("headline", "paper", "varcap ± 95 % CI (n)", "band", "verdict", "decisive"):
         t.add_column(c, overflow="fold")
     for r in df.iter_rows(named=True):
+        v = repro.verdict_text(r)
+        colour = {"in band": "green", "not tested": "yellow", "not run": "yellow"}.get(v, "red")
         t.add_row(
             r["headline_id"],
             f"{r['anchor_value']:g} {r['unit']}",
-            "not run"
-            if r["varcap_mean"] is None
-            else f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
+            repro.value_text(r),
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
-            "[green]yes[/]" if r["within_band"] else "[red]no[/]",
+            f"[{colour}]{v}[/]",
+            f"{r.get('n_decisive', '')}/{(r.get('n_decisive') or 0) + (r.get('n_degenerate') or 0)}",
         )
     console.print(t)
     if args.quick:

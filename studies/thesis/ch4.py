@@ -9,6 +9,7 @@ import polars as pl
 
 from studies.claims import (
     CUT_BOUNDS,
+    NULL_HISTORY,
     R_BOUNDS,
     SHARE_BOUNDS,
     Headline,
@@ -204,6 +205,8 @@ HEADLINES: list[Headline] = [
         _loss("azure"),
         _explain_loss("azure"),
         bounds=CUT_BOUNDS,
+        null=0.0,  # a loss: no loss does not show it
+        reading_history=NULL_HISTORY,
     ),
     Headline(
         "thesis-4.1-goodput-loss-borg-8h",
@@ -217,6 +220,8 @@ HEADLINES: list[Headline] = [
         _loss("borg2011-native"),
         _explain_loss("borg2011-native"),
         bounds=CUT_BOUNDS,
+        null=0.0,
+        reading_history=NULL_HISTORY,
     ),
     Headline(
         "thesis-4.1-terminations-vs-intervals-r",

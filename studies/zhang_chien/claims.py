@@ -5,6 +5,7 @@ from __future__ import annotations
 from studies.claims import (
     CUT_BOUNDS,
     GAIN_BOUNDS,
+    NULL_HISTORY,
     Headline,
     Profile,
     Runs,
@@ -130,7 +131,10 @@ HEADLINES: list[Headline] = [
         "repro-zhang-chien",
         _range_decline,
         bounds=CUT_BOUNDS,
-        reading_history=_HISTORY_77C8A6B.format(lifo=" with LIFO", random=" with Random"),
+        null=0.0,  # a decline
+        reading_history=_HISTORY_77C8A6B.format(lifo=" with LIFO", random=" with Random")
+        + " "
+        + NULL_HISTORY,
     ),
 ]
 
