@@ -45,13 +45,15 @@ def module_cached(name: str) -> bool:
     stale at once)."""
     import importlib
 
+    from sim.engine._jit import cache_index
+
     mod = importlib.import_module(name)
     for v in vars(mod).values():
         f = getattr(getattr(v, "_cache", None), "_cache_file", None)
         if f is None or getattr(v, "__module__", None) != name:
             continue
         try:
-            if f._load_index():
+            if cache_index(v):
                 return True
         except (AttributeError, OSError, EOFError, ValueError):
             continue
@@ -67,9 +69,10 @@ def kernel_cached() -> bool | None:
     """True if numba's on-disk cache holds the engine kernel compiled from the current source, False if
     not, None if this numba version does not let us tell (then :func:`ensure_warm` warms to be safe)."""
     from sim.engine import _kernel
+    from sim.engine._jit import cache_index
 
     try:
-        return bool(_kernel._cache._cache_file._load_index())
+        return bool(cache_index(_kernel))
     except (AttributeError, OSError, EOFError, ValueError):
         return None
 
