@@ -16,21 +16,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-# every policy whose engine path the warm-up exercises (one kernel signature serves them all today;
-# simulating each also loads their modules, so a policy that adds a compiled path is warmed too); the
-# Target* hooks are numba functions of their own (sim.policies.target): left out, the first Target* run
-# after `varcap warm` compiled them (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than
-# target-asap run after it; issue #30). SlackSched's (sim.harvest.passes) need a modelled history, which a 4-job
-# warm-up does not build: they compile on first use (a few seconds)
-WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
-WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.harvest.loop; issue #30)
-WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.harvest.loop: the same function, drawing nodes)
-WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.harvest.loop; issue #29)
+# every policy whose engine path the warm-up exercises: those whose registry entry says ``warm``
+# (:func:`warm_policies`; one kernel signature serves them all today; simulating each also loads their
+# modules, so a policy that adds a compiled path is warmed too). The Target* hooks are numba functions of
+# their own (sim.policies.target): left out, the first Target* run after `varcap warm` compiled them
+# (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than target-asap run after it).
+# SlackSched's passes (sim.harvest.passes) need a modelled history, which a 4-job warm-up does not build:
+# they compile on first use (a few seconds)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s; issue #30)
 CHECK_POLICIES = ("ff",)
+
+
+def warm_policies() -> tuple[str, ...]:
+    """The policies ``varcap warm`` runs: every registered policy whose entry says ``warm``."""
+    from sim.policies import entries
+
+    return tuple(name for name, e in entries() if e.warm)
+
+
+def __getattr__(name: str) -> object:
+    if name == "WARM_POLICIES":  # computed on use: it imports every policy module
+        return warm_policies()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
@@ -77,15 +87,16 @@ def kernel_cached() -> bool | None:
         return None
 
 
-def warm(policies: tuple[str, ...] = WARM_POLICIES) -> float:
-    """Run a tiny simulation with every policy in ``policies`` (compiling and caching the kernel if
-    needed); return the seconds it took."""
+def warm(policies: tuple[str, ...] | None = None) -> float:
+    """Run a tiny simulation with every policy in ``policies`` (default: :func:`warm_policies`), compiling
+    and caching the kernel if needed; return the seconds it took."""
     import polars as pl
 
     from sim.api import simulate
     from sim.capacity.generators import random_walk
     from sim.engine import use_engine
 
+    policies = warm_policies() if policies is None else policies
     t0 = time.perf_counter()
     jobs = pl.DataFrame(
         {

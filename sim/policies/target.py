@@ -1393,11 +1393,30 @@ class Target(Dispatched):
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.description, self.label = _FACTS[name]
+        self.warm = name == "target-asap"  # its compiled loop serves all three variants
 
     def declare(self, problem: Problem, params: TargetParams, seed: int) -> _TargetHooks:
         require_machines_alive(problem, self.name)
         return _TargetHooks(problem, params, self.name)
 
 
+#: each variant's one-line description and chart label
+_FACTS = {
+    "target-stretch": (
+        "risk-aware plan per machine: a job on its risk target if it starts now or stretches ≤ S⁺, else the "
+        "earliest start within D⁺",
+        "TargetStretch",
+    ),
+    "target-asap": (
+        "risk-aware plan per machine: start now on the target or the closest machine within D⁺, else plan by "
+        "stretch",
+        "TargetASAP",
+    ),
+    "packed-target-asap": (
+        "target-asap with the target rounded to a pack of `pack` machines",
+        "PackedTargetASAP",
+    ),
+}
 for _name in VARIANTS:
     register(Target(_name))
