@@ -138,7 +138,13 @@ def _member(family: PolicyEntry, name: str) -> PolicyEntry:
     base = family.policy is not None and pol.name == family.policy.name
     warm = family.warm and base  # `varcap warm` runs the family's base policy only
     label = family.label if base else pol.name.upper()
-    return dataclasses.replace(family, policy=pol, label=label, warm=warm, resolve=None, examples=())
+    description = family.description
+    if not base and family.policy is not None:  # ias-h1+h3: "IAS with H1+H3 only (see ias)"
+        part = pol.name.removeprefix(f"{family.policy.name}-").upper()
+        description = f"{family.label} with {part} only (see {family.policy.name})"
+    return dataclasses.replace(
+        family, policy=pol, description=description, label=label, warm=warm, resolve=None, examples=()
+    )
 
 
 def available() -> list[str]:
