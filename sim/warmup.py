@@ -37,16 +37,21 @@ def warm_policies() -> tuple[str, ...]:
     return tuple(name for name, e in entries() if e.warm)
 
 
+def hook_modules() -> dict[str, str]:
+    """Modules of numba functions of their own (outside the engine kernel) → the warm policy whose warm-up
+    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`)."""
+    from sim.policies import entries
+
+    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules}
+
+
 def __getattr__(name: str) -> object:
-    if name == "WARM_POLICIES":  # computed on use: it imports every policy module
+    # computed on use: they import every policy module
+    if name == "WARM_POLICIES":
         return warm_policies()
+    if name == "HOOK_MODULES":
+        return hook_modules()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-#: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
-#: them (:func:`cold_hooks`)
-HOOK_MODULES = {"sim.policies.target": "target-asap"}
-HOOK_MODULES["sim.harvest.loop"] = "slacksched-nodelay"  # issue #30
 
 
 def module_cached(name: str) -> bool:
@@ -71,8 +76,8 @@ def module_cached(name: str) -> bool:
 
 
 def cold_hooks() -> tuple[str, ...]:
-    """The policies of :data:`HOOK_MODULES` whose module's numba functions are not cached."""
-    return tuple(p for m, p in HOOK_MODULES.items() if not module_cached(m))
+    """The policies of :func:`hook_modules` whose module's numba functions are not cached."""
+    return tuple(p for m, p in hook_modules().items() if not module_cached(m))
 
 
 def kernel_cached() -> bool | None:

@@ -44,6 +44,10 @@ def test_warm_list_is_read_from_the_entries() -> None:
     assert {"ff", "ias", "target-asap", "slacksched-nodelay", "capsched"} <= set(warm)
     assert "ias-h1" not in warm and "target-stretch" not in warm  # a family's base, one Target* variant
     assert set(CHECK_POLICIES) <= set(warm)
+    from sim.warmup import hook_modules
+
+    hooks = hook_modules()
+    assert hooks == {"sim.policies.target": "target-asap", "sim.harvest.loop": "slacksched-nodelay"}
 
 
 def test_family_members_resolve_and_bad_names_fail() -> None:

@@ -6,7 +6,7 @@ A policy is a class with ``name``, a ``Params`` dataclass (parsed from ``--set k
 by the shared event loop); :func:`sim.api.run_policy` runs the declaration. ``run(problem, params, seed)``
 is that dispatch for one policy. Its facts are class attributes, which ``register`` copies into the
 policy's :class:`PolicyEntry`: ``description`` (one line), ``label`` (charts), ``inputs`` (what a run
-reads besides the jobs and the capacity), ``warm`` (whether ``varcap warm`` compiles its path) and
+reads besides the jobs and the capacity), ``warm`` (whether ``varcap warm`` runs it), ``compiled_modules`` (its own numba modules that run compiles) and
 ``auto_defaults`` (what a sentinel default stands for). Adding a policy is one module in this package that
 calls ``register``: the modules are found on disk; ``get_policy`` imports only the named policy's module
 (``ias-h1`` → ``ias``) before it imports them all.
@@ -46,6 +46,7 @@ class Dispatched:
     label: str = ""
     inputs: tuple[str, ...] = ()
     warm: bool = False
+    compiled_modules: tuple[str, ...] = ()
     auto_defaults: dict[str, str] = {}  # noqa: RUF012 (read only)
 
     def run(self, problem: Any, params: Any, seed: int) -> Any:
@@ -67,6 +68,8 @@ class PolicyEntry:
     inputs: tuple[str, ...] = ()
     #: ``varcap warm`` runs it (its compiled path is cached up front)
     warm: bool = False
+    #: modules of numba functions of its own (outside the engine kernel) that its warm-up run compiles
+    compiled_modules: tuple[str, ...] = ()
     #: parameter → what its sentinel default means (``lb=-1`` is "the trace's minimum alive / machines")
     auto_defaults: dict[str, str] = field(default_factory=dict)
     #: a family's name parser (``ias-h1+h3``): the member policy, or None if the name is not one
@@ -85,6 +88,7 @@ def _entry(policy: Any, **extra: Any) -> PolicyEntry:
         label=getattr(policy, "label", "") or policy.name,
         inputs=tuple(getattr(policy, "inputs", ())),
         warm=bool(getattr(policy, "warm", False)),
+        compiled_modules=tuple(getattr(policy, "compiled_modules", ())),
         auto_defaults=dict(getattr(policy, "auto_defaults", {})),
         **extra,
     )

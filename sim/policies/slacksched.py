@@ -120,6 +120,8 @@ class SlackSched(Dispatched):
 
     def __init__(self, name: str, delay: bool) -> None:
         self.name, self.delay = name, delay
+        # its warm-up compiles the harvest loop (harvest_run: one signature for every harvest policy)
+        self.compiled_modules = () if delay else ("sim.harvest.loop",)
         if delay:
             self.description = (
                 "SlackSched: each task to the node of least worst-case expected completion time (eq. 2), "

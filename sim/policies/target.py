@@ -1395,6 +1395,7 @@ class Target(Dispatched):
         self.name = name
         self.description, self.label = _FACTS[name]
         self.warm = name == "target-asap"  # its compiled loop serves all three variants
+        self.compiled_modules = ("sim.policies.target",) if self.warm else ()
 
     def declare(self, problem: Problem, params: TargetParams, seed: int) -> _TargetHooks:
         require_machines_alive(problem, self.name)
