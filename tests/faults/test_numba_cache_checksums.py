@@ -124,7 +124,7 @@ import numpy as np, polars as pl
 from sim.api import simulate
 from sim.capacity.generators import random_walk
 from sim.engine import use_engine
-jobs = pl.DataFrame({"submit_s": [0.0, 60.0, 600.0, 1800.0], "duration_s": [900.0, 300.0, 4000.0, 120.0],
+jobs = pl.DataFrame({"job_id": [0, 1, 2, 3], "submit_s": [0.0, 60.0, 600.0, 1800.0], "duration_s": [900.0, 300.0, 4000.0, 120.0],
                      "cores": [1.0, 2.0, 4.0, 1.0]})
 cap = random_walk(4, 7200.0, seed=0, changes_per_hour=4.0, step=0.25)
 outs = []
