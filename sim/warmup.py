@@ -16,16 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-# every policy whose engine path the warm-up exercises (one kernel signature serves them all today;
-# simulating each also loads their modules, so a policy that adds a compiled path is warmed too); the
-# Target* hooks are numba functions of their own (sim.policies.target): left out, the first Target* run
-# after `varcap warm` compiled them (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than
-# target-asap run after it; issue #30). SlackSched's (sim.harvest.passes) need a modelled history, which a 4-job
-# warm-up does not build: they compile on first use (a few seconds)
-WARM_POLICIES = ("ff", "ias", "oracle", "target-asap")
-WARM_POLICIES += ("slacksched-nodelay",)  # its compiled loop (sim.harvest.loop; issue #30)
-WARM_POLICIES += ("capsched",)  # its pass of that loop (sim.harvest.loop: the same function, drawing nodes)
-WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.harvest.loop; issue #29)
+# every policy whose engine path the warm-up exercises: those whose registry entry says ``warm``
+# (:func:`warm_policies`; one kernel signature serves them all today; simulating each also loads their
+# modules, so a policy that adds a compiled path is warmed too). The Target* hooks are numba functions of
+# their own (sim.policies.target): left out, the first Target* run after `varcap warm` compiled them
+# (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than target-asap run after it).
+# SlackSched's passes (sim.harvest.passes) need a modelled history, which a 4-job warm-up does not build:
+# they compile on first use (a few seconds)
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
@@ -33,10 +30,28 @@ WARM_POLICIES += ("slacksched",)  # waiting SlackSched's pass of that loop (sim.
 CHECK_POLICIES = ("ff",)
 
 
-#: modules of numba functions of their own (outside the engine kernel) and a policy whose warm-up compiles
-#: them (:func:`cold_hooks`)
-HOOK_MODULES = {"sim.policies.target": "target-asap"}
-HOOK_MODULES["sim.harvest.loop"] = "slacksched-nodelay"  # issue #30
+def warm_policies() -> tuple[str, ...]:
+    """The policies ``varcap warm`` runs: every registered policy whose entry says ``warm``."""
+    from sim.policies import entries
+
+    return tuple(name for name, e in entries() if e.warm)
+
+
+def hook_modules() -> dict[str, str]:
+    """Modules of numba functions of their own (outside the engine kernel) → the warm policy whose warm-up
+    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`)."""
+    from sim.policies import entries
+
+    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules}
+
+
+def __getattr__(name: str) -> object:
+    # computed on use: they import every policy module
+    if name == "WARM_POLICIES":
+        return warm_policies()
+    if name == "HOOK_MODULES":
+        return hook_modules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def module_cached(name: str) -> bool:
@@ -45,13 +60,15 @@ def module_cached(name: str) -> bool:
     stale at once)."""
     import importlib
 
+    from sim.engine._jit import cache_index
+
     mod = importlib.import_module(name)
     for v in vars(mod).values():
         f = getattr(getattr(v, "_cache", None), "_cache_file", None)
         if f is None or getattr(v, "__module__", None) != name:
             continue
         try:
-            if f._load_index():
+            if cache_index(v):
                 return True
         except (AttributeError, OSError, EOFError, ValueError):
             continue
@@ -59,30 +76,32 @@ def module_cached(name: str) -> bool:
 
 
 def cold_hooks() -> tuple[str, ...]:
-    """The policies of :data:`HOOK_MODULES` whose module's numba functions are not cached."""
-    return tuple(p for m, p in HOOK_MODULES.items() if not module_cached(m))
+    """The policies of :func:`hook_modules` whose module's numba functions are not cached."""
+    return tuple(p for m, p in hook_modules().items() if not module_cached(m))
 
 
 def kernel_cached() -> bool | None:
     """True if numba's on-disk cache holds the engine kernel compiled from the current source, False if
     not, None if this numba version does not let us tell (then :func:`ensure_warm` warms to be safe)."""
     from sim.engine import _kernel
+    from sim.engine._jit import cache_index
 
     try:
-        return bool(_kernel._cache._cache_file._load_index())
+        return bool(cache_index(_kernel))
     except (AttributeError, OSError, EOFError, ValueError):
         return None
 
 
-def warm(policies: tuple[str, ...] = WARM_POLICIES) -> float:
-    """Run a tiny simulation with every policy in ``policies`` (compiling and caching the kernel if
-    needed); return the seconds it took."""
+def warm(policies: tuple[str, ...] | None = None) -> float:
+    """Run a tiny simulation with every policy in ``policies`` (default: :func:`warm_policies`), compiling
+    and caching the kernel if needed; return the seconds it took."""
     import polars as pl
 
     from sim.api import simulate
     from sim.capacity.generators import random_walk
     from sim.engine import use_engine
 
+    policies = warm_policies() if policies is None else policies
     t0 = time.perf_counter()
     jobs = pl.DataFrame(
         {

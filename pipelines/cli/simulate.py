@@ -282,28 +282,34 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_policies(args: argparse.Namespace) -> int:
-    """List the registered policies with their parameters (``--set key=value``) and defaults."""
+    """List the registered policies with what they do, what they read, their parameters (``--set
+    key=value``) and defaults (a sentinel default shown with what it stands for)."""
     import dataclasses
 
     from rich.console import Console
     from rich.table import Table
 
-    from sim.policies import available, get_policy
+    from sim.policies import entries
 
     t = Table(title="policies (varcap simulate --policy NAME --set key=value)")
-    for c in ("policy", "parameters (default)"):
+    for c in ("policy", "what it does (reads)", "parameters (default)"):
         t.add_column(c, overflow="fold")
-    for name in available():
-        pol = get_policy(name)
-        fields = dataclasses.fields(pol.Params)
-        t.add_row(name, ", ".join(f"{f.name}={_default(f)}" for f in fields) or "-")
-    Console(width=max(Console().width, 120)).print(t)
+    for name, e in entries():
+        assert e.policy is not None
+        fields = dataclasses.fields(e.policy.Params)
+        reads = f" (reads: {', '.join(e.inputs)})" if e.inputs else ""
+        warm = " [compiled by varcap warm]" if e.warm else ""
+        params = ", ".join(f"{f.name}={_default(f, e.auto_defaults)}" for f in fields) or "-"
+        t.add_row(name, f"{e.description}{reads}{warm}", params)
+    Console(width=max(Console().width, 160)).print(t)
     return 0
 
 
-def _default(f) -> str:
+def _default(f, auto: dict[str, str] | None = None) -> str:
     import dataclasses
 
+    if auto and f.name in auto:
+        return f"auto ({auto[f.name]})"
     if f.default is not dataclasses.MISSING:
         return "auto" if f.default is None else str(f.default)
     if f.default_factory is not dataclasses.MISSING:

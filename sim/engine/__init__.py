@@ -24,9 +24,9 @@ block in O(log Q). A pass therefore costs O((placements + 1) log) instead of a q
 after an instant that freed nothing only looks at the jobs appended in that instant (nothing older can
 fit, since free capacity only shrank).
 
-Modules: ``trees`` (machine/queue segment trees, completion heap), ``queue`` (queue classes and
-compaction), ``log`` (attempt log), ``admission`` (admission predicates, the :data:`RULES` a predicate
-declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
+Modules: ``kit`` (the compiled-loop kit: event heap, pairwise sum, attempt-log append), ``trees``
+(machine/queue segment trees), ``queue`` (queue classes and compaction), ``log`` (attempt log), ``admission``
+(admission predicates, the :data:`RULES` a predicate declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
 compilation). Two ways to run the same code: compiled (numba, ``cache=True``) or interpreted (the plain
 functions, for small instances: no numba import, no cache load). :func:`run_kernel` picks by size
 (:func:`choose_engine`); both give identical results (``tests/test_engine_python.py``).

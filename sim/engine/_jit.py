@@ -7,26 +7,31 @@ compiled ones, so the compiled kernel calls compiled phase functions while the m
 functions (:func:`plain`): the very same code run by the interpreter, the engine of small instances.
 
 numba's on-disk cache checks only the source file of the function it loads, not the files of the functions
-it calls; :func:`compiled` therefore keeps a hash of every engine source beside numba's cache files and
-deletes the engine's cache files when it changes.
+it calls; :func:`stamp_cache` (the one cache stamp of every compiled loop) keeps a hash of every source
+compiled in beside numba's cache files and deletes them when it changes. numba also loads a cache file's
+machine code unchecked (a damaged one aborts the process): every compiled function is made by
+:func:`cached_njit`, whose cache files carry checksums checked before numba loads them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 ENGINE_DIR = Path(__file__).resolve().parent
-MODULES = ("trees", "queue", "log", "admission", "kernel")
+MODULES = ("kit", "trees", "queue", "log", "admission", "kernel")
 _PLAIN: dict[str, Callable[..., Any]] = {}
 _INLINE: set[str] = set()
 _COMPILED: dict[str, Any] = {}
+_NUMBA_SUFFIXES = (".nbi", ".nbc")
+_SUM = ".sha256"  # the checksum beside a cache file
 
 
 def kernel_fn(fn: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
@@ -59,54 +64,84 @@ def _load_modules() -> list[Any]:
 
 def sources_hash() -> str:
     """sha256 over the engine's source files (what a compiled kernel was built from)."""
+    return _files_hash(ENGINE_DIR / f"{m}.py" for m in MODULES)
+
+
+def _files_hash(paths: Iterable[Path]) -> str:
     h = hashlib.sha256()
-    for m in MODULES:
-        h.update((ENGINE_DIR / f"{m}.py").read_bytes())
+    for p in paths:
+        h.update(p.read_bytes())
     return h.hexdigest()
 
 
-def cache_dirs() -> list[Path]:
-    """Where numba keeps the engine's cache files: under ``$NUMBA_CACHE_DIR`` if set (numba then uses only
-    that), else beside the sources."""
+def cache_dir(src_dir: Path) -> Path:
+    """Where numba keeps the cache files of the functions defined in ``src_dir``: under
+    ``$NUMBA_CACHE_DIR`` if set (numba then uses only that), else ``src_dir/__pycache__``."""
     env = os.environ.get("NUMBA_CACHE_DIR")
     if env:
         # numba's own sub-directory name for a source directory (numba.core.caching._CacheLocator)
-        sub = f"{ENGINE_DIR.name}_{hashlib.sha1(str(ENGINE_DIR).encode()).hexdigest()}"  # noqa: S324
-        return [Path(env) / sub]
-    return [ENGINE_DIR / "__pycache__"]
+        sub = f"{src_dir.name}_{hashlib.sha1(str(src_dir).encode()).hexdigest()}"  # noqa: S324
+        return Path(env) / sub
+    return src_dir / "__pycache__"
 
 
-def _delete_cache_files(d: Path) -> int:
-    """Delete the engine's numba cache files in ``d``; return how many."""
+def cache_dirs() -> list[Path]:
+    """Where numba keeps the engine's cache files (:func:`cache_dir` of the engine's sources)."""
+    return [cache_dir(ENGINE_DIR)]
+
+
+def _is_cache_file(f: Path, stems: Collection[str]) -> bool:
+    """Whether ``f`` is a numba cache file (index ``.nbi``, data ``.nbc``) of a module in ``stems``, or the
+    checksum written beside one."""
+    if f.name.split(".")[0] not in stems:
+        return False
+    return f.suffix in _NUMBA_SUFFIXES or (f.suffix == _SUM and Path(f.stem).suffix in _NUMBA_SUFFIXES)
+
+
+def _delete_cache_files(d: Path, stems: Collection[str] = MODULES) -> int:
+    """Delete the numba cache files (and their checksums) of the modules ``stems`` in ``d``; return how many."""
     n = 0
     if d.is_dir():
         for f in d.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] in MODULES:
+            if _is_cache_file(f, stems):
                 f.unlink(missing_ok=True)
                 n += 1
     return n
 
 
-def _invalidate_stale_cache() -> None:
-    """Delete the engine's numba cache files if any engine source changed since they were written, and
-    stamp the cache directory with the sources' hash before numba writes into it.
+def stamp_cache(d: Path, stems: Collection[str], digest: str, name: str) -> None:
+    """The cache stamp of every compiled loop: delete the numba cache files of the modules ``stems`` in
+    cache directory ``d`` unless its stamp ``varcap_<name>.sha256`` holds ``digest`` (the hash of every
+    source compiled into them: numba's own check reads only the file a function is defined in), then stamp.
 
     The stamp is written even when the directory does not exist yet (it is created): numba creates it
     when it first saves, so a stamp written only into an existing directory was skipped in a fresh
     checkout whenever Python writes no bytecode (``PYTHONDONTWRITEBYTECODE=1``, ``python -B``: no
-    ``__pycache__`` before numba's), and the next process deleted the freshly compiled engine as stale."""
+    ``__pycache__`` before numba's), and the next process deleted the freshly compiled code as stale."""
+    stamp = d / f"varcap_{name}.sha256"
+    with contextlib.suppress(OSError):
+        if stamp.read_text() == digest:
+            return
+    _delete_cache_files(d, stems)
+    with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
+        d.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest)
+
+
+def stamp_loop_cache(module_file: str, name: str, *extra: Path) -> None:
+    """:func:`stamp_cache` for a compiled loop defined in ``module_file`` outside the engine: its cache
+    holds the engine functions it calls (the kit, the trees) compiled in, so its digest covers the
+    module, ``extra`` sources and every engine source."""
+    here = Path(module_file).resolve()
+    digest = _files_hash([here, *extra, *(ENGINE_DIR / f"{m}.py" for m in MODULES)])
+    stamp_cache(cache_dir(here.parent), (here.stem,), digest, name)
+
+
+def _invalidate_stale_cache() -> None:
+    """The engine's :func:`stamp_cache` (before numba writes into its cache directories)."""
     digest = sources_hash()
     for d in cache_dirs():
-        stamp = d / "varcap_engine.sha256"
-        try:
-            if stamp.read_text() == digest:
-                continue
-        except OSError:
-            pass
-        _delete_cache_files(d)
-        with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
-            d.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(digest)
+        stamp_cache(d, MODULES, digest, "engine")
 
 
 def discard_cache() -> int:
@@ -116,13 +151,127 @@ def discard_cache() -> int:
     return sum(_delete_cache_files(d) for d in cache_dirs())
 
 
+# ------------------------------------------------------------------------------- checked cache files
+# numba loads a cache file's machine code without checking it: a damaged ``.nbc`` aborts the process in an
+# LLVM assertion (SIGABRT) before any Python code can repair it. Every compiled function of the simulator is
+# made by :func:`cached_njit`, whose cache writes a sha256 beside each file numba saves (``<file>.sha256``)
+# and, before numba loads a function's files, checks them: a file without its checksum or not matching it
+# is deleted (an index with all its data files), numba compiles that function again and saves it afresh,
+# and one line on stderr says so.
+_VERIFIED: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) of files checked in this process
+_TOLD: list[bool] = []
+_CHECKED_CACHE: list[type] = []
+
+
+def _sha256(f: Path) -> str:
+    return hashlib.sha256(f.read_bytes()).hexdigest()
+
+
+def _stat_key(f: Path) -> tuple[int, int]:
+    st = f.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _record(f: Path) -> None:
+    """Write ``f``'s checksum beside it (atomically), remembered as checked."""
+    with contextlib.suppress(OSError):
+        tmp = f.with_name(f"{f.name}{_SUM}.tmp.{os.getpid()}")
+        tmp.write_text(_sha256(f))
+        os.replace(tmp, f.with_name(f.name + _SUM))
+        _VERIFIED[str(f)] = _stat_key(f)
+
+
+def _intact(f: Path) -> bool:
+    """Whether ``f`` matches the checksum beside it (checked once a process while unchanged)."""
+    try:
+        key = _stat_key(f)
+        if _VERIFIED.get(str(f)) == key:
+            return True
+        ok = f.with_name(f.name + _SUM).read_text() == _sha256(f)
+    except OSError:
+        return False
+    if ok:
+        _VERIFIED[str(f)] = key
+    return ok
+
+
+def _check_function_files(index: Path) -> None:
+    """Delete a function's numba cache files (index ``index`` and its ``.nbc`` data files) that do not
+    match their checksums: all of them if the index does not."""
+    if not index.exists():
+        return
+    base = index.name[: -len(".nbi")]
+    data = sorted(index.parent.glob(f"{glob.escape(base)}.*.nbc"))
+    bad = [index, *data] if not _intact(index) else [f for f in data if not _intact(f)]
+    for f in bad:
+        for g in (f, f.with_name(f.name + _SUM)):
+            with contextlib.suppress(OSError):
+                g.unlink()
+        _VERIFIED.pop(str(f), None)
+    if bad and not _TOLD:
+        _TOLD.append(True)
+        print(
+            f"varcap: numba cache file {bad[0].name} in {index.parent} does not match its checksum (damaged, "
+            "or written without one); deleted, compiling again",
+            file=sys.stderr,
+        )
+
+
+def _checked_cache_class() -> type:
+    """numba's per-function cache with the checks above (made once numba is imported)."""
+    if _CHECKED_CACHE:
+        return _CHECKED_CACHE[0]
+    from numba.core.caching import FunctionCache
+
+    class CheckedCache(FunctionCache):  # type: ignore[misc]
+        """numba's function cache that checks its files before loading them and records what it saves."""
+
+        def load_overload(self, sig: Any, target_context: Any) -> Any:
+            _check_function_files(Path(self._cache_file._index_path))
+            return super().load_overload(sig, target_context)
+
+        def save_overload(self, sig: Any, data: Any) -> None:
+            super().save_overload(sig, data)
+            index = Path(self._cache_file._index_path)
+            if not index.exists():
+                return
+            with contextlib.suppress(Exception):
+                name = self._cache_file._load_index().get(self._index_key(sig, data.codegen))
+                if name is not None:
+                    _record(index.parent / name)
+            _record(index)
+
+    _CHECKED_CACHE.append(CheckedCache)
+    return CheckedCache
+
+
+def cache_index(disp: Any) -> dict[Any, str]:
+    """The entries of numba's on-disk cache index for dispatcher ``disp`` compiled from its current source
+    (signature → data file), its files checked first (above); AttributeError if numba keeps no such index."""
+    cache_file = disp._cache._cache_file
+    _check_function_files(Path(cache_file._index_path))
+    return cache_file._load_index()
+
+
+def cached_njit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
+    """``numba.njit(cache=True, **opts)`` with checked cache files (above): how every compiled function of
+    the simulator is made. Imports numba."""
+
+    def make(f: Callable[..., Any]) -> Any:
+        from numba import njit
+
+        disp = njit(cache=True, **opts)(f)
+        disp._cache = _checked_cache_class()(disp.py_func)
+        return disp
+
+    return make if fn is None else make(fn)
+
+
 def compiled() -> dict[str, Any]:
     """name → numba dispatcher of every engine function (imports numba and rebinds the modules' globals on
     first use)."""
     if _COMPILED:
         return _COMPILED
-    from numba import njit
-
     mods = _load_modules()
     _invalidate_stale_cache()
     # each compiled function gets a copy of its module's namespace in which the engine functions are the
@@ -134,7 +283,7 @@ def compiled() -> dict[str, Any]:
             fn.__code__, spaces[fn.__module__], fn.__name__, fn.__defaults__, fn.__closure__
         )
         twin.__qualname__, twin.__module__, twin.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
-        disp[name] = njit(cache=True, inline="always" if name in _INLINE else "never")(twin)
+        disp[name] = cached_njit(twin, inline="always" if name in _INLINE else "never")
     by_fn = {id(fn): disp[name] for name, fn in _PLAIN.items()}
     for space in spaces.values():
         for k, v in list(space.items()):

@@ -33,6 +33,7 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
+from sim.engine.kit import heap_pop, heap_push, heap_room
 from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
 from sim.engine.queue import (
     CLS_H2,
@@ -47,7 +48,7 @@ from sim.engine.queue import (
     _qx_new,
     _qx_set,
 )
-from sim.engine.trees import _heap_pop, _heap_push, _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
+from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
 
 INF = np.inf
@@ -76,7 +77,7 @@ def _unlink(j, m, head, nxt, prv):
 
 @kernel_fn(inline=True)
 def _complete(
-    t, ht, hj, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd, work, ckd,
+    t, ht, hx, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd, work, ckd,
     ck, use_ck,
 ):  # fmt: skip
     """Phase 1: jobs ending at t complete and free their cores. ``duration``: the attempts' wall lengths
@@ -86,7 +87,8 @@ def _complete(
     alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
     freed = False
     while hn > 0 and ht[0] == t:
-        tt, j, hn = _heap_pop(ht, hj, hn)
+        tt, j = ht[0], hx[0, 0]
+        hn = heap_pop(ht, hx, hn)
         if status[j] != RUNNING or start[j] + duration[j] != tt:
             continue  # stale entry of a terminated attempt
         m = on_machine[j]
@@ -374,7 +376,7 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     (possibly grown) heap arrays, heap size, attempt log and its length."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
     alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
-    ht, hj = heap
+    ht, hx = heap
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
     _qx_set(qxs[0], j, INF, -1)
@@ -393,16 +395,11 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     if head[m] >= 0:
         prv[head[m]] = j
     head[m] = j
-    if hn >= ht.shape[0]:
-        ht2 = np.empty(2 * ht.shape[0])
-        hj2 = np.empty(2 * ht.shape[0], np.int64)
-        ht2[:hn] = ht[:hn]
-        hj2[:hn] = hj[:hn]
-        ht, hj = ht2, hj2
-    hn = _heap_push(ht, hj, hn, t + duration[j], j)
+    ht, hx = heap_room(ht, hx, hn)
+    hn = heap_push(ht, hx, hn, t + duration[j], j, 0, 0, 0)
     alog, an = _log_open(alog, an, cur_att, j, m, t, horizon)
     acc[A_USED_CORES] += cores[j]
-    return (ht, hj), hn, alog, an
+    return (ht, hx), hn, alog, an
 
 
 @kernel_fn
@@ -660,7 +657,7 @@ def _kernel(
     qx_on = pred != PRED_NONE and not full_rescan
     qxs = (_qx_new(jcls, cores, qx_on, CLS_H2), _qx_new(jcls, cores, qx_on, CLS_H4))
     # completion heap (one live entry per running job, stale entries skipped)
-    heap = (np.empty(n + 16), np.empty(n + 16, np.int64))
+    heap = (np.empty(n + 16), np.empty((n + 16, 1), np.int64))
     hn = 0
     acc = np.zeros(N_ACC)
     cnt = np.zeros(2, np.int64)

@@ -1,7 +1,8 @@
-"""Index structures of the engine: the machine max-tree, the queue min-tree and the completion heap.
+"""Index structures of the engine: the machine max-tree and the queue min-tree (the completion heap is the
+kit's, :mod:`sim.engine.kit`).
 
-Segment trees are flat arrays of ``2 * size`` (leaves at ``size + i``, ``size`` a power of two); the
-heap orders ``(time, job)`` pairs. All functions are engine functions (compiled with the kernel).
+Segment trees are flat arrays of ``2 * size`` (leaves at ``size + i``, ``size`` a power of two). All
+functions are engine functions (compiled with the kernel).
 """
 
 from __future__ import annotations
@@ -158,45 +159,3 @@ def _qt_first_le(tree, size, lo, x):
     while k < size:
         k = 2 * k if tree[2 * k] <= x else 2 * k + 1
     return k - size
-
-
-# ------------------------------------------------------------------------------------ completion heap
-@kernel_fn
-def _heap_push(ht, hj, n, t, j):
-    i = n
-    ht[i] = t
-    hj[i] = j
-    while i > 0:
-        p = (i - 1) >> 1
-        if ht[p] > ht[i] or (ht[p] == ht[i] and hj[p] > hj[i]):
-            ht[p], ht[i] = ht[i], ht[p]
-            hj[p], hj[i] = hj[i], hj[p]
-            i = p
-        else:
-            break
-    return n + 1
-
-
-@kernel_fn
-def _heap_pop(ht, hj, n):
-    t = ht[0]
-    j = hj[0]
-    n -= 1
-    ht[0] = ht[n]
-    hj[0] = hj[n]
-    i = 0
-    while True:
-        left = 2 * i + 1
-        if left >= n:
-            break
-        r = left + 1
-        m = left
-        if r < n and (ht[r] < ht[left] or (ht[r] == ht[left] and hj[r] < hj[left])):
-            m = r
-        if ht[m] < ht[i] or (ht[m] == ht[i] and hj[m] < hj[i]):
-            ht[m], ht[i] = ht[i], ht[m]
-            hj[m], hj[i] = hj[i], hj[m]
-            i = m
-        else:
-            break
-    return t, j, n

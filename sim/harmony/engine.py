@@ -30,49 +30,24 @@ between events.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
 
 INF = np.inf
+heap_push, heap_pop = compiled()["heap_push"], compiled()["heap_pop"]  # the compiled-loop kit's event heap
+stamp_loop_cache(__file__, "harmony")  # this module's cache files go when it or an engine source changes
 
 
-@njit(cache=True)
-def _push(ht, hc, hn, t, c):
-    i = hn[0]
-    if i >= ht.shape[0]:
+@cached_njit
+def _push(ht, hx, hn, t, c):
+    """Push event ``(t, c)`` onto the kit's heap (:mod:`sim.engine.kit`) of ``hn[0]`` entries; the arrays are
+    sized by the caller (one completion and one relabel a task at most)."""
+    if hn[0] >= ht.shape[0]:
         raise RuntimeError("event heap full")
-    hn[0] += 1
-    while i > 0:
-        p = (i - 1) // 2
-        if ht[p] < t or (ht[p] == t and hc[p] <= c):
-            break
-        ht[i], hc[i] = ht[p], hc[p]
-        i = p
-    ht[i], hc[i] = t, c
+    hn[0] = heap_push(ht, hx, hn[0], t, c, 0, 0, 0)
 
 
-@njit(cache=True)
-def _pop(ht, hc, hn):
-    t0, c0 = ht[0], hc[0]
-    hn[0] -= 1
-    n = hn[0]
-    t, c = ht[n], hc[n]
-    i = 0
-    while True:
-        a = 2 * i + 1
-        if a >= n:
-            break
-        b = a + 1
-        if b < n and (ht[b] < ht[a] or (ht[b] == ht[a] and hc[b] < hc[a])):
-            a = b
-        if t < ht[a] or (t == ht[a] and c <= hc[a]):
-            break
-        ht[i], hc[i] = ht[a], hc[a]
-        i = a
-    ht[i], hc[i] = t, c
-    return t0, c0
-
-
-@njit(cache=True)
+@cached_njit
 def _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
     if state[i] != 1:
         return False
@@ -81,7 +56,7 @@ def _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
     return not (mode == 2 and occ[i, 2 * q[j]] >= slots[i, 2 * q[j]])
 
 
-@njit(cache=True)
+@cached_njit
 def _scan(
     j,
     mode,
@@ -141,7 +116,7 @@ def _scan(
     return -1
 
 
-@njit(cache=True)
+@cached_njit
 def _block_update(i, pos, act_idx, used, mcap, bfree):
     """Recompute the free-capacity upper bound of machine i's block after a placement."""
     b = pos[i] >> 5
@@ -154,7 +129,7 @@ def _block_update(i, pos, act_idx, used, mcap, bfree):
     bfree[b, 0], bfree[b, 1] = f0, f1
 
 
-@njit(cache=True)
+@cached_njit
 def _place(
     j,
     i,
@@ -175,7 +150,7 @@ def _place(
     start,
     mach,
     ht,
-    hc,
+    hx,
     hn,
 ):
     start[j] = t
@@ -190,12 +165,12 @@ def _place(
     slotc[j] = 2 * q[j]
     if mode == 2:
         occ[i, 2 * q[j]] += 1
-    _push(ht, hc, hn, t + dur[j], 2 * j)
+    _push(ht, hx, hn, t + dur[j], 2 * j)
     if dur[j] > thr[q[j]]:
-        _push(ht, hc, hn, t + thr[q[j]], 2 * j + 1)
+        _push(ht, hx, hn, t + thr[q[j]], 2 * j + 1)
 
 
-@njit(cache=True)
+@cached_njit
 def run_until(
     t_end,
     mode,
@@ -234,7 +209,7 @@ def run_until(
     aptr,
     tnow,
     ht,
-    hc,
+    hx,
     hn,
     full_pass,
 ):
@@ -305,7 +280,7 @@ def run_until(
                 start,
                 mach,
                 ht,
-                hc,
+                hx,
                 hn,
             )
             _block_update(i, pos, act_idx, used, mcap, bfree)
@@ -333,7 +308,8 @@ def run_until(
                 acc_used[m, 1] += tused[m, 1] * dt
             tnow[0] = te
         if th <= ta:
-            _, code = _pop(ht, hc, hn)
+            code = hx[0, 0]
+            hn[0] = heap_pop(ht, hx, hn[0])
             j = code // 2
             i = mach[j]
             if code % 2 == 1:  # relabel short -> long; under CBS the task's container changes class with it
@@ -382,7 +358,7 @@ def run_until(
         tnow[0] = t_end
 
 
-@njit(cache=True)
+@cached_njit
 def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
     """Set the number of on machines per type (see module docstring); returns power-ons per type."""
     M = target_on.shape[0]
@@ -429,7 +405,7 @@ def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
     return ons
 
 
-@njit(cache=True)
+@cached_njit
 def active_lists(state, type_start, type_end):
     """Indices of active machines grouped by type (ascending) with per-type [start, end) offsets."""
     M = type_start.shape[0]
@@ -447,7 +423,7 @@ def active_lists(state, type_start, type_end):
     return idx[:k], s, e
 
 
-@njit(cache=True)
+@cached_njit
 def place_containers(first, target, csize, class_order, mcap, state, occ, slots, type_start, type_end):
     """CBS §7.3.2 / Algorithm 1: keep occupied containers, drop free ones, then first-fit the containers
     still missing onto the active type-m machines in two rounds — up to ``first[m, k]`` (⌊x/(2|R|)⌋, the

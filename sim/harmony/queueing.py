@@ -18,10 +18,11 @@ import heapq
 import math
 
 import numpy as np
-from numba import njit
+
+from sim.engine._jit import cached_njit
 
 
-@njit(cache=True)
+@cached_njit
 def erlang_c(n: int, a: float) -> float:
     """Probability of waiting in M/M/n with offered load ``a = λ/μ`` (1 if a ≥ n)."""
     if a <= 0.0:
@@ -43,7 +44,7 @@ def mgn_wait(lam: float, mu: float, n: int, cv2: float) -> float:
     return erlang_c(n, a) / (1.0 - rho) * (1.0 + cv2) / 2.0 / (n * mu)
 
 
-@njit(cache=True)
+@cached_njit
 def containers_for_delay(lam: float, mu: float, cv2: float, target_s: float, n_max: int) -> int:
     """Smallest N with ρ < 1 and eq. (1) delay ≤ ``target_s`` (0 if λ = 0; capped at ``n_max``)."""
     if lam <= 0.0 or mu <= 0.0:

@@ -240,7 +240,7 @@ def simulate_harmony(
     tnow = np.zeros(1)
     hsize = int(min(2 * n + 16, 8_000_000))
     ht = np.empty(hsize)
-    hc = np.empty(hsize, np.int64)
+    hx = np.empty((hsize, 1), np.int64)
     hn = np.zeros(1, np.int64)
     xw = np.zeros((Q, M))
     mode = _MODE[cfg.scheme]
@@ -339,7 +339,7 @@ def simulate_harmony(
             aptr,
             tnow,
             ht,
-            hc,
+            hx,
             hn,
             True,
         )

@@ -18,16 +18,12 @@ It serves what those policies use without the Acquirer, checkpointing or ``full_
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
-from sim.engine._jit import compiled
+from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
 from sim.harvest.passes import _eq1, cost_scan, cost_scan_fast, max_free, search_table
 
 if TYPE_CHECKING:
@@ -36,30 +32,15 @@ if TYPE_CHECKING:
 
 _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
+heap_room, heap_push, heap_pop = compiled()["heap_room"], compiled()["heap_push"], compiled()["heap_pop"]
+np_sum, log_new, log_open = compiled()["np_sum"], compiled()["log_new"], compiled()["log_open"]
 HERE = Path(__file__).resolve()
-#: the sources of the functions :func:`harvest_run` calls (numba's cache checks only this file's)
-SOURCES = (HERE, HERE.parent / "passes.py", HERE.parents[1] / "engine" / "trees.py")
 
 
 def _invalidate_stale_cache() -> None:
-    """Delete this module's numba cache files if a source it compiles in changed since they were written
-    (:data:`SOURCES`; as :func:`sim.engine._jit._invalidate_stale_cache` does for the engine), and stamp."""
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES)).hexdigest()
-    env = os.environ.get("NUMBA_CACHE_DIR")
-    d = HERE.parent / "__pycache__"
-    if env:  # numba's sub-directory for a source directory (numba.core.caching._CacheLocator)
-        d = Path(env) / f"{d.parent.name}_{hashlib.sha1(str(d.parent).encode()).hexdigest()}"  # noqa: S324
-    stamp = d / "varcap_hloop.sha256"
-    with contextlib.suppress(OSError):
-        if stamp.read_text() == digest:
-            return
-    if d.is_dir():
-        for f in d.iterdir():
-            if f.suffix in (".nbi", ".nbc") and f.name.split(".")[0] == HERE.stem:
-                f.unlink(missing_ok=True)
-    with contextlib.suppress(OSError):  # a read-only tree: numba caches elsewhere, nothing to stamp
-        d.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(digest)
+    """The compiled-loop cache stamp (:func:`sim.engine._jit.stamp_loop_cache`) of this module: its cache
+    files go when it, ``passes.py`` or an engine source changes."""
+    stamp_loop_cache(__file__, "hloop", HERE.parent / "passes.py")
 
 
 _invalidate_stale_cache()
@@ -74,128 +55,9 @@ ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 GROW, SHRINK = 0, 1
 END, CAPACITY, ARRIVAL = 0, 1, 4
 NODELAY, CAPSCHED, WAITING = 0, 1, 2  # the schedule pass harvest_run makes
-PW_BLOCKSIZE = 128  # numpy's pairwise-summation block
 
 
-@njit(cache=True)
-def _block_sum(a, lo, n):
-    """numpy's ``pairwise_sum`` of ``a[lo : lo + n]`` for ``n ≤ 128``: sequential below 8, else 8 accumulators."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise(a, lo, n):
-    """numpy's ``pairwise_sum`` of ``a[lo : lo + n]`` (blocks of ≤ 128, halves above, rounded to multiples
-    of 8), without recursion (numba's cache does not hold recursive functions safely): a post-order walk
-    with explicit stacks, adding each split's two halves as numpy does."""
-    if n <= PW_BLOCKSIZE:
-        return _block_sum(a, lo, n)
-    f_lo = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_st = np.empty(128, np.int64)
-    vals = np.empty(128)
-    nf, nv = 1, 0
-    f_lo[0], f_n[0], f_st[0] = lo, n, 0
-    while nf:
-        nf -= 1
-        flo, fn, st = f_lo[nf], f_n[nf], f_st[nf]
-        if fn <= PW_BLOCKSIZE:
-            vals[nv] = _block_sum(a, flo, fn)
-            nv += 1
-        elif st == 1:
-            nv -= 1
-            vals[nv - 1] = vals[nv - 1] + vals[nv]
-        else:
-            n2 = fn // 2
-            n2 -= n2 % 8
-            f_lo[nf], f_n[nf], f_st[nf] = flo, fn, 1
-            f_lo[nf + 1], f_n[nf + 1], f_st[nf + 1] = flo + n2, fn - n2, 0
-            f_lo[nf + 2], f_n[nf + 2], f_st[nf + 2] = flo, n2, 0
-            nf += 3
-    return vals[0]
-
-
-@njit(cache=True)
-def np_sum(a):
-    """``float(a.sum())`` of a contiguous float64 vector, bit for bit (numpy's pairwise sum of all of it)."""
-    return _pairwise(a, 0, a.size)
-
-
-@njit(cache=True)
-def _less(ht, hj, ha, i, k):
-    """Heap order of entries ``i`` and ``k``: ``(time, job, attempt)``, the Python loop's tuple order."""
-    if ht[i] != ht[k]:
-        return ht[i] < ht[k]
-    if hj[i] != hj[k]:
-        return hj[i] < hj[k]
-    return ha[i] < ha[k]
-
-
-@njit(cache=True)
-def _swap(ht, hj, ha, i, k):
-    ht[i], ht[k] = ht[k], ht[i]
-    hj[i], hj[k] = hj[k], hj[i]
-    ha[i], ha[k] = ha[k], ha[i]
-
-
-@njit(cache=True)
-def _heap_push(ht, hj, ha, hn, t, j, a):
-    """Push ``(t, j, a)`` at ``hn`` (room checked by the caller) and sift it up."""
-    ht[hn], hj[hn], ha[hn] = t, j, a
-    i = hn
-    while i > 0:
-        par = (i - 1) >> 1
-        if _less(ht, hj, ha, i, par):
-            _swap(ht, hj, ha, i, par)
-            i = par
-        else:
-            break
-
-
-@njit(cache=True)
-def _heap_pop(ht, hj, ha, hn):
-    """Remove the front of a heap of ``hn`` entries (its values read by the caller first)."""
-    last = hn - 1
-    ht[0], hj[0], ha[0] = ht[last], hj[last], ha[last]
-    n = last
-    i = 0
-    while True:
-        lft = 2 * i + 1
-        if lft >= n:
-            break
-        k = lft
-        if lft + 1 < n and _less(ht, hj, ha, lft + 1, lft):
-            k = lft + 1
-        if _less(ht, hj, ha, k, i):
-            _swap(ht, hj, ha, k, i)
-            i = k
-        else:
-            break
-
-
-@njit(cache=True)
+@cached_njit
 def _enqueue(qtree, qjob, qsize, qtail, j, c):
     """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end):
     returns the (maybe new) ``qtree, qjob, qsize`` and the new tail."""
@@ -224,7 +86,7 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
     return qtree, qjob, qsize, qtail + 1
 
 
-@njit(cache=True)
+@cached_njit
 def _model(hist_t, hist_x, nh, head, t, window_s):
     """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples`: the new window head, the samples observed in
     ``(t − window_s, t]`` sorted, and their prefix sums (index 0 = 0)."""
@@ -243,7 +105,7 @@ def _model(hist_t, hist_x, nh, head, t, window_s):
     return head, xs, cum
 
 
-@njit(cache=True)
+@cached_njit
 def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
           modelled, t, free, elapsed, ps):  # fmt: skip
     """:func:`sim.harvest.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
@@ -286,7 +148,7 @@ def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_cha
     return -1, -1
 
 
-@njit(cache=True)
+@cached_njit
 def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
     """``capsched``'s pass (:meth:`sim.harvest.cluster.Cluster._placement_scan` with its placement): from queue
     position ``p`` on, the first queued job needing at most ``top`` cores with a node taking jobs that has
@@ -308,7 +170,7 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
     return -1, -1
 
 
-@njit(cache=True)
+@cached_njit
 def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
     """:meth:`sim.harvest.cluster.Cluster._row_insert`: job ``j`` (end ``e``, ``c`` cores) into node ``m``'s sorted
     row after the equal ends (the rows doubled when full); returns the (maybe new) rows."""
@@ -327,7 +189,7 @@ def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
     return re2, rc2, rj2
 
 
-@njit(cache=True)
+@cached_njit
 def _row_delete(re2, rc2, rj2, rn2, m, j):
     """:meth:`sim.harvest.cluster.Cluster._row_delete`: job ``j`` out of node ``m``'s sorted row."""
     k = rn2[m]
@@ -340,7 +202,7 @@ def _row_delete(re2, rc2, rj2, rn2, m, j):
     rn2[m] = k - 1
 
 
-@njit(cache=True, nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
+@cached_njit(nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
@@ -356,10 +218,8 @@ def harvest_run(
     M = cap.size
     nct = tr_t.size
     # event heap (ENDs only: the Cluster plans no starts)
-    hcap = 1024
-    ht = np.empty(hcap)
-    hj = np.empty(hcap, np.int64)
-    ha = np.empty(hcap, np.int64)
+    ht = np.empty(1024)
+    hx = np.empty((1024, 2), np.int64)  # (job, attempt)
     hn = 0
     # queue
     qsize = 1024
@@ -373,12 +233,7 @@ def harvest_run(
     nrun = np.zeros(M, np.int64)
     npos = np.zeros(n, np.int64)
     # attempt log
-    lcap = max(1024, n + n // 4)
-    log_job = np.empty(lcap, np.int32)
-    log_start = np.empty(lcap)
-    log_end = np.empty(lcap)
-    log_out = np.empty(lcap, np.int8)
-    log_m = np.empty(lcap, np.int32)
+    log_job, log_start, log_end, log_out, log_m = log_new(n)
     nlog = 0
     # capacity step function
     ccap = 1024
@@ -504,28 +359,13 @@ def harvest_run(
                         first[j] = now
                     att[j] += 1
                     machine[j] = m
-                    if nlog == log_job.size:
-                        k2 = 2 * nlog
-                        log_job = np.concatenate((log_job, np.empty(k2 - nlog, np.int32)))
-                        log_start = np.concatenate((log_start, np.empty(k2 - nlog)))
-                        log_end = np.concatenate((log_end, np.empty(k2 - nlog)))
-                        log_out = np.concatenate((log_out, np.empty(k2 - nlog, np.int8)))
-                        log_m = np.concatenate((log_m, np.empty(k2 - nlog, np.int32)))
-                    log_job[nlog] = j
-                    log_start[nlog] = now
-                    log_end[nlog] = horizon
-                    log_out[nlog] = ATT_RUNNING
-                    log_m[nlog] = m
-                    cur_att[j] = nlog
-                    nlog += 1
+                    log_job, log_start, log_end, log_out, log_m, nlog = log_open(
+                        log_job, log_start, log_end, log_out, log_m, nlog, cur_att, j, m, now, horizon
+                    )
                     busy += c
                     e = now + duration[j]
-                    if hn == ht.size:
-                        ht = np.concatenate((ht, np.empty(hn)))
-                        hj = np.concatenate((hj, np.empty(hn, np.int64)))
-                        ha = np.concatenate((ha, np.empty(hn, np.int64)))
-                    _heap_push(ht, hj, ha, hn, e, j, att[j])
-                    hn += 1
+                    ht, hx = heap_room(ht, hx, hn)
+                    hn = heap_push(ht, hx, hn, e, j, att[j], 0, 0)
                     if nrun[m] == njobs.shape[1]:
                         grown = np.zeros((M, 2 * njobs.shape[1]), np.int64)
                         grown[:, : njobs.shape[1]] = njobs
@@ -661,10 +501,9 @@ def harvest_run(
                 qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v])
                 qlen += 1
         else:
-            j = hj[0]
-            a = ha[0]
-            _heap_pop(ht, hj, ha, hn)
-            hn -= 1
+            j = hx[0, 0]
+            a = hx[0, 1]
+            hn = heap_pop(ht, hx, hn)
             if status[j] != RUNNING or a != att[j]:
                 continue
             # Loop.complete

@@ -6,14 +6,13 @@ numba; each function makes exactly the choices of its Python placement (``tests/
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from sim.engine._jit import compiled
+from sim.engine._jit import cached_njit, compiled
 
 _qt_first_le = compiled()["_qt_first_le"]
 
 
-@njit(cache=True)
+@cached_njit
 def _eq1_counts(cum, n, lo, hi, e, d, ps_m):
     """Eq. 1's arithmetic from the counts of samples ``≤ e`` (``lo``) and ``≤ e + d`` (``hi``) of ``n``: the one
     body of :func:`_eq1` and :func:`_eq1f`, which differ only in how they count."""
@@ -25,7 +24,7 @@ def _eq1_counts(cum, n, lo, hi, e, d, ps_m):
     return p, w
 
 
-@njit(cache=True)
+@cached_njit
 def _eq1(xs, cum, e, d, ps_m):
     """Eq. 1 for a node of elapsed time ``e`` and a job of duration ``d``: completion probability ``p`` and
     expected waste ``w`` (``d/2`` if no sample falls in ``(e, e + d]``), from sorted samples ``xs`` (non-empty)
@@ -37,7 +36,7 @@ def _eq1(xs, cum, e, d, ps_m):
     return _eq1_counts(cum, n, lo, hi, e, d, ps_m)
 
 
-@njit(cache=True)
+@cached_njit
 def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
     """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
     probability is highest (first on ties), −1 if none has room; the same arithmetic as
@@ -54,7 +53,7 @@ def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
     return best
 
 
-@njit(cache=True)
+@cached_njit
 def max_free(cap, used, accept):
     """The most free cores of a node, −1 for nodes taking no jobs: ``Cluster.free().max()``, the same value."""
     top = -np.inf
@@ -65,7 +64,7 @@ def max_free(cap, used, accept):
     return top
 
 
-@njit(cache=True)
+@cached_njit
 def nodelay_scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
                  modelled, t):  # fmt: skip
     """``slacksched-nodelay``'s schedule pass, compiled: from queue position ``p`` on, the first queued job
@@ -95,7 +94,7 @@ def nodelay_scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, l
     return -1, -1
 
 
-@njit(cache=True)
+@cached_njit
 def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
     """Eq. 2 for one node (finite waiting ``a``, elapsed ``e``): :func:`expected_completion`'s arithmetic."""
     if not modelled:
@@ -104,7 +103,7 @@ def _node_cost(a, d, e, ps_m, e0, xs, cum, modelled):
     return a + pc * d + (1.0 - pc) * (w + e0)
 
 
-@njit(cache=True)
+@cached_njit
 def _avail(m, c, free_m, t, ends, cores, count, claim_end, claim_cores, nclaim):
     """:meth:`sim.harvest.cluster.Cluster.next_avail` for a node without room now (``free_m`` < ``c``, claims
     deducted) and large enough: its running jobs' ends and this pass's claims merged by end (running
@@ -126,7 +125,7 @@ def _avail(m, c, free_m, t, ends, cores, count, claim_end, claim_cores, nclaim):
     return np.inf
 
 
-@njit(cache=True)
+@cached_njit
 def _top_free(free, claimed, reserve):
     top = -np.inf
     for m in range(free.size):
@@ -136,7 +135,7 @@ def _top_free(free, claimed, reserve):
     return top
 
 
-@njit(cache=True)
+@cached_njit
 def _best_node(
     c, d, free, cap, elapsed, ps, ps_grow, xs, cum, modelled, ends, run_cores, count, claimed, claim_end,
     claim_cores, nclaim, reserve, t,
@@ -181,7 +180,7 @@ def _best_node(
     return best, best_cost, best_a
 
 
-@njit(cache=True)
+@cached_njit
 def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
     """Per node: free cores (−1 where it takes no jobs: :meth:`sim.harvest.cluster.Cluster.free`), time since its
     last change, and P(next change is a shrink) from the bigram row ``ps2`` of its last direction."""
@@ -194,7 +193,7 @@ def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
     return free, elapsed, ps
 
 
-@njit(cache=True)
+@cached_njit
 def _add_claim(
     claim_end: np.ndarray,
     claim_cores: np.ndarray,
@@ -221,7 +220,7 @@ def _add_claim(
     return True
 
 
-@njit(cache=True)
+@cached_njit
 def cost_scan(
     tree,
     size,
@@ -278,7 +277,7 @@ def cost_scan(
         p += 1
 
 
-@njit(cache=True)
+@cached_njit
 def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
     """:func:`sim.harvest.cluster.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores),
     compiled: the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the
@@ -311,7 +310,7 @@ def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_
 # lower bound of their wait, so the search stops at the first whose bound exceeds the best cost so far.
 
 
-@njit(cache=True)
+@cached_njit
 def _bucket(x, x0, inv_h, nb):
     """Bucket of ``x`` (monotone non-decreasing in ``x``, clipped to ``[0, nb − 1]``)."""
     v = (x - x0) * inv_h
@@ -322,7 +321,7 @@ def _bucket(x, x0, inv_h, nb):
     return int(v)
 
 
-@njit(cache=True)
+@cached_njit
 def search_table(xs):
     """Bucket index of sorted ``xs``: ``(start, x0, inv_h)`` with ``start[k]`` the first sample whose
     bucket is ≥ ``k`` (``start[nb] = n``). Every sample before ``start[bucket(x)]`` is < ``x`` and every one
@@ -346,7 +345,7 @@ def search_table(xs):
     return start, x0, inv_h
 
 
-@njit(cache=True)
+@cached_njit
 def count_le(xs, x, start, x0, inv_h):
     """``np.searchsorted(xs, x, side="right")`` through the bucket index of :func:`search_table`."""
     b = _bucket(x, x0, inv_h, start.size - 1)
@@ -362,7 +361,7 @@ def count_le(xs, x, start, x0, inv_h):
     return lo
 
 
-@njit(cache=True)
+@cached_njit
 def _eq1f(xs, cum, e, d, ps_m, start, x0, inv_h):
     """:func:`_eq1` with the counts from the bucket index: the same values, the same arithmetic."""
     n = xs.size
@@ -371,7 +370,7 @@ def _eq1f(xs, cum, e, d, ps_m, start, x0, inv_h):
     return _eq1_counts(cum, n, lo, hi, e, d, ps_m)
 
 
-@njit(cache=True)
+@cached_njit
 def _node_cost_f(a, d, e, ps_m, e0, xs, cum, modelled, start, x0, inv_h):
     """:func:`_node_cost` through :func:`_eq1f`."""
     if not modelled:
@@ -380,7 +379,7 @@ def _node_cost_f(a, d, e, ps_m, e0, xs, cum, modelled, start, x0, inv_h):
     return a + pc * d + (1.0 - pc) * (w + e0)
 
 
-@njit(cache=True)
+@cached_njit
 def _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen):
     """Node ``m``'s running ends and claims merged by end (running first on ties) into ``mend[m]``, the
     cores cumulated in that order into ``macc[m]``: the sequence and the sums of :func:`_avail`'s walk."""
@@ -401,7 +400,7 @@ def _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, 
     mlen[m] = r
 
 
-@njit(cache=True)
+@cached_njit
 def _merged_avail(m, c, free_m, t, mend, macc, mlen):
     """:func:`_avail` from the merged row: the first end whose cumulated cores reach ``c − free_m − 1e-9``
     (the cumulated cores never decrease), ``inf`` if none."""
@@ -418,7 +417,7 @@ def _merged_avail(m, c, free_m, t, mend, macc, mlen):
     return mend[m, lo] - t
 
 
-@njit(cache=True)
+@cached_njit
 def _best_node_fast(
     c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count,
     claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
@@ -466,7 +465,7 @@ def _best_node_fast(
     return best, best_cost, best_a
 
 
-@njit(cache=True)
+@cached_njit
 def _wait_order(free, ends, count, claim_end, nclaim):
     """Nodes that take jobs sorted by ``key`` (their first running or claimed end, ``inf`` if none), and
     ``key``."""
@@ -488,7 +487,7 @@ def _wait_order(free, ends, count, claim_end, nclaim):
     return sel[:k].copy(), key
 
 
-@njit(cache=True)
+@cached_njit
 def cost_scan_fast(
     tree, size, p, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, ps_grow, xs, cum,
     start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t,
@@ -524,7 +523,7 @@ def cost_scan_fast(
         p += 1
 
 
-@njit(cache=True)
+@cached_njit
 def heartbeat_scan(
     dtree, dsize, drank_job, dgroup, qpos, cores, duration, cap, used, accept, last_change, last_dir, ps2,
     ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores,

@@ -1,18 +1,28 @@
-"""Scheduling policies, one module each, behind a name registry.
+"""Scheduling policies, one module each, on the one name registry (:class:`sim.registry.Registry`).
 
 A policy is a class with ``name``, a ``Params`` dataclass (parsed from ``--set key=value``) and
 ``declare(problem, params, seed)``, which returns either compiled admission rules
 (:class:`sim.problem.Compiled`, run by the First-Fit engine) or Python hooks (:class:`sim.engine.loop.Hooks`, run
 by the shared event loop); :func:`sim.api.run_policy` runs the declaration. ``run(problem, params, seed)``
-is that dispatch for one policy. ``register`` adds a policy; ``get_policy`` looks one up.
+is that dispatch for one policy. Its facts are class attributes, which ``register`` copies into the
+policy's :class:`PolicyEntry`: ``description`` (one line), ``label`` (charts), ``inputs`` (what a run
+reads besides the jobs and the capacity), ``warm`` (whether ``varcap warm`` runs it), ``compiled_modules`` (its own numba modules that run compiles) and
+``auto_defaults`` (what a sentinel default stands for). Adding a policy is one module in this package that
+calls ``register``: the modules are found on disk; ``get_policy`` imports only the named policy's module
+(``ias-h1`` → ``ias``) before it imports them all.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from sim.registry import Registry
 
 
 class Policy(Protocol):
@@ -28,9 +38,16 @@ class Policy(Protocol):
 
 
 class Dispatched:
-    """Mixin: ``run`` = the dispatcher of :mod:`sim.api` on this policy's declaration."""
+    """Mixin: ``run`` = the dispatcher of :mod:`sim.api` on this policy's declaration, and the facts a
+    policy that says nothing has (no description, its name as label, no inputs, not warmed)."""
 
     warm_imports: tuple[str, ...] = ()
+    description: str = ""
+    label: str = ""
+    inputs: tuple[str, ...] = ()
+    warm: bool = False
+    compiled_modules: tuple[str, ...] = ()
+    auto_defaults: dict[str, str] = {}  # noqa: RUF012 (read only)
 
     def run(self, problem: Any, params: Any, seed: int) -> Any:
         from sim.api import run_policy
@@ -38,51 +55,128 @@ class Dispatched:
         return run_policy(self, problem, params, seed)
 
 
-_REGISTRY: dict[str, Policy] = {}
-_FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
-_MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "slacksched_heartbeat", "target", "capsched")
-_MODULES += ("defer",)  # issue #27
-_MODULES += ("ias_forecast",)  # issue #27: ias-forecast
+@dataclass(frozen=True)
+class PolicyEntry:
+    """A registered policy (or family of policies) with its facts."""
+
+    #: the policy (None for a family: :attr:`resolve` builds its members)
+    policy: Policy | None
+    description: str
+    #: the name charts show
+    label: str
+    #: what a run reads besides the jobs and the capacity trace (e.g. a carbon-intensity signal)
+    inputs: tuple[str, ...] = ()
+    #: ``varcap warm`` runs it (its compiled path is cached up front)
+    warm: bool = False
+    #: modules of numba functions of its own (outside the engine kernel) that its warm-up run compiles
+    compiled_modules: tuple[str, ...] = ()
+    #: parameter → what its sentinel default means (``lb=-1`` is "the trace's minimum alive / machines")
+    auto_defaults: dict[str, str] = field(default_factory=dict)
+    #: a family's name parser (``ias-h1+h3``): the member policy, or None if the name is not one
+    resolve: Callable[[str], Policy | None] | None = None
+    #: a family's names to list
+    examples: tuple[str, ...] = ()
+
+
+REGISTRY: Registry[PolicyEntry] = Registry("policy")
+
+
+def _entry(policy: Any, **extra: Any) -> PolicyEntry:
+    return PolicyEntry(
+        policy=policy,
+        description=getattr(policy, "description", ""),
+        label=getattr(policy, "label", "") or policy.name,
+        inputs=tuple(getattr(policy, "inputs", ())),
+        warm=bool(getattr(policy, "warm", False)),
+        compiled_modules=tuple(getattr(policy, "compiled_modules", ())),
+        auto_defaults=dict(getattr(policy, "auto_defaults", {})),
+        **extra,
+    )
 
 
 def register(policy: Policy) -> Policy:
-    """Register a policy instance under its ``name`` (error on a duplicate)."""
-    if policy.name in _REGISTRY:
-        raise ValueError(f"policy {policy.name!r} registered twice")
-    _REGISTRY[policy.name] = policy
+    """Register a policy instance under its ``name``, its facts read from its attributes (ValueError on a
+    duplicate name)."""
+    REGISTRY.register(policy.name, _entry(policy))
     return policy
 
 
-def register_family(prefix: str, resolve: Callable[[str], Policy | None], examples: list[str]) -> None:
-    """Register a family of policies whose names are parsed by ``resolve`` (e.g. ``ias-h1+h3``)."""
-    _FAMILIES[prefix] = (resolve, examples)
+def register_family(
+    prefix: str, resolve: Callable[[str], Policy | None], examples: list[str], base: Policy | None = None
+) -> None:
+    """Register a family of policies whose names ``prefix`` or ``prefix-…`` are parsed by ``resolve`` (e.g.
+    ``ias-h1+h3``); its facts are ``base``'s (default: ``resolve(prefix)``)."""
+    e = _entry(base or resolve(prefix), resolve=resolve, examples=tuple(examples))
+    REGISTRY.register(prefix, e)
+    REGISTRY.register(f"{prefix}-<members>", e)
+
+
+@functools.cache
+def modules() -> tuple[str, ...]:
+    """The policy modules of this package (every non-private module: a policy or a family each)."""
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 
 
 def _load() -> None:
-    for m in _MODULES:
-        importlib.import_module(f"sim.policies.{m}")
+    for m in modules():
+        importlib.import_module(f"{__name__}.{m}")
+
+
+def entries() -> list[tuple[str, PolicyEntry]]:
+    """Every registered policy by name (a family by each of its example names), sorted by name."""
+    _load()
+    out: dict[str, PolicyEntry] = {}
+    for name, e in REGISTRY.items():
+        if e.resolve is None:
+            out[name] = e
+            continue
+        for ex in e.examples:
+            out[ex] = _member(e, ex)
+    return sorted(out.items())
+
+
+def _member(family: PolicyEntry, name: str) -> PolicyEntry:
+    pol = family.resolve(name) if family.resolve else None
+    if pol is None:
+        raise KeyError(f"unknown policy {name!r}; known: {', '.join(available())}")
+    base = family.policy is not None and pol.name == family.policy.name
+    warm = family.warm and base  # `varcap warm` runs the family's base policy only
+    label = family.label if base else pol.name.upper()
+    description = family.description
+    if not base and family.policy is not None:  # ias-h1+h3: "IAS with H1+H3 only (see ias)"
+        part = pol.name.removeprefix(f"{family.policy.name}-").upper()
+        description = f"{family.label} with {part} only (see {family.policy.name})"
+    return dataclasses.replace(
+        family, policy=pol, description=description, label=label, warm=warm, resolve=None, examples=()
+    )
 
 
 def available() -> list[str]:
-    _load()
-    return sorted([*_REGISTRY, *(e for _, ex in _FAMILIES.values() for e in ex)])
+    """Every policy name ``varcap policies`` lists (a family by its examples), sorted."""
+    return [name for name, _ in entries()]
+
+
+def entry(name: str) -> PolicyEntry:
+    """The registry entry of policy ``name`` (a family's member: the family's facts with its policy).
+    KeyError listing the known names."""
+    # the policy's own module first (``target-asap`` → target, ``ias-h1`` → ias): importing every one loads numba
+    for own in dict.fromkeys((name.replace("-", "_"), name.split("-")[0])):
+        if own in modules():
+            importlib.import_module(f"{__name__}.{own}")
+    if name not in REGISTRY.names():
+        _load()
+    try:
+        _, e, _ = REGISTRY.resolve(name)
+    except ValueError:
+        raise KeyError(f"unknown policy {name!r}; known: {', '.join(available())}") from None
+    return _member(e, name) if e.resolve is not None else e
 
 
 def get_policy(name: str) -> Policy:
     """The policy registered as ``name``. Raises KeyError listing the known names."""
-    own = name.replace("-", "_")  # a policy's own module first: importing every one loads numba
-    if name not in _REGISTRY and own in _MODULES:
-        importlib.import_module(f"sim.policies.{own}")
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    _load()
-    if name in _REGISTRY:
-        return _REGISTRY[name]
-    for resolve, _ in _FAMILIES.values():
-        pol = resolve(name)
-        if pol is not None:
-            return pol
-    raise KeyError(f"unknown policy {name!r}; known: {', '.join(available())}")
+    pol = entry(name).policy
+    assert pol is not None
+    return pol
 
 
 def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:

@@ -28,6 +28,11 @@ class CapSchedParams(ClusterOptions):
 
 class CapacityScheduler(Dispatched):
     name = "capsched"
+    description = (
+        "YARN's CapacityScheduler as a random matching: a node drawn uniformly among those with room"
+    )
+    label = "CapacityScheduler"
+    warm = True
     Params = CapSchedParams
 
     def placement(self, seed: int, rng: np.random.Generator | None = None):

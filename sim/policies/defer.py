@@ -63,6 +63,9 @@ def release_times(problem: Problem, params: DeferParams) -> np.ndarray:
 
 class Defer(Dispatched):
     name = "defer"
+    description = "carbon-aware deferral: each job held to its forecast-cleanest start before submit + slack × duration, then First-Fit"
+    label = "Defer"
+    inputs = ("the grid's carbon-intensity signal (--set grid, signal)",)
     Params = DeferParams
     warm_imports = ("statsmodels.tsa.statespace.sarimax",)
 

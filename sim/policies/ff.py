@@ -39,6 +39,9 @@ class FFParams(ClusterOptions):
 
 class FirstFit(Dispatched):
     name = "ff"
+    description = "First-Fit: each job on the lowest-index alive machine with room; --set termination picks who goes at a drop"
+    label = "FirstFit"
+    warm = True
     Params = FFParams
 
     def declare(self, problem: Problem, params: FFParams, seed: int) -> Compiled | Cluster:

@@ -16,6 +16,8 @@ class Params:
 
 class FirstFitUnaware(Dispatched):
     name = "ff-unaware"
+    description = "First-Fit placement; a capacity drop turns off a random alive machine (seeded)"
+    label = "FirstFitUnaware"
     Params = Params
 
     def declare(self, problem: Problem, params: Params, seed: int) -> Compiled:

@@ -156,6 +156,17 @@ def trailing_models(
 class IAS(Dispatched):
     Params = IASParams
     warm_imports = FIT_MODULES  # it fits survival models
+    description = (
+        "Interval-Aware Scheduler (H1 + H2 + H4; any of H1–H4 by name): big jobs on stable machines, starts "
+        "aligned to capacity changes, and admitted by the machine interval's survival odds"
+    )
+    label = "IAS"
+    warm = True
+    auto_defaults = {  # noqa: RUF012 (read only)
+        "lb": "the trace's minimum machines alive / machines",
+        "long_job_thresh": "by h1_threshold: fit = long jobs fill the stable machines, p90 = P90 of duration × cores",
+        "period_s": "the trace's change period, else 3600",
+    }
 
     def __init__(self, name: str, heuristics: tuple[str, ...]) -> None:
         self.name = name

@@ -214,6 +214,10 @@ def forecast_models(
 
 class IASForecast(Dispatched):
     name = "ias-forecast"
+    description = "IAS with machine-interval ends predicted from an as-of forecast of the grid signal (carbon-budget capacity)"
+    label = "IAS-forecast"
+    inputs = ("the grid's signal behind a carbon-budget capacity",)
+    auto_defaults = IAS.auto_defaults
     Params = IASForecastParams
     warm_imports = IAS.warm_imports + ("statsmodels.tsa.statespace.sarimax",)
 

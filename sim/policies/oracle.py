@@ -35,6 +35,11 @@ def interval_ends_csr(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
 
 class Oracle(Dispatched):
     name = "oracle"
+    description = (
+        "First-Fit that knows the future capacity: a job starts only where its machine outlasts it (LIFO)"
+    )
+    label = "Oracle"
+    warm = True
     Params = OracleParams
 
     def declare(self, problem: Problem, params: OracleParams, seed: int) -> Compiled | Cluster:

@@ -116,8 +116,21 @@ FAST_MIN_QUEUE = 16
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
+    warm = True  # its compiled loop (sim.harvest.loop)
+
     def __init__(self, name: str, delay: bool) -> None:
         self.name, self.delay = name, delay
+        # its warm-up compiles the harvest loop (harvest_run: one signature for every harvest policy)
+        self.compiled_modules = () if delay else ("sim.harvest.loop",)
+        if delay:
+            self.description = (
+                "SlackSched: each task to the node of least worst-case expected completion time (eq. 2), "
+                "waiting while that node has no room"
+            )
+            self.label = "SlackSched"
+        else:
+            self.description = "SlackSched without waiting: the least-cost node among those with room now"
+            self.label = "SlackSched-NoDelay"
 
     def placement(self, params: SlackSchedParams):
         def place(cl: Cluster, j: int, t: float) -> int:

@@ -60,6 +60,8 @@ class HeartbeatParams(SlackSchedParams):
 
 class Heartbeat(Dispatched):
     name = "slacksched-heartbeat"
+    description = "SlackSched as YARN runs it (Algorithm 3): the heartbeating node if the task's completion probability clears the threshold"
+    label = "SlackSched (Algorithm 3)"
     Params = HeartbeatParams
 
     def python_scan(self, params: HeartbeatParams):

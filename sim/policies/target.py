@@ -63,12 +63,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
 from sim.engine.loop import START, Loop
 from sim.metrics import RUNNING, EngineOutput
 from sim.policies import Dispatched, register
 from sim.problem import Problem, require_machines_alive
+
+# the compiled-loop kit (sim.engine.kit): event heap, pairwise sum, attempt log; this module's cache files go
+# when it or an engine source changes (numba's own check reads only this file)
+_KIT = compiled()
+stamp_loop_cache(__file__, "target")
+heap_room, heap_push, heap_pop, heap_make = (
+    _KIT[f] for f in ("heap_room", "heap_push", "heap_pop", "heap_make")
+)
+pairwise_sum, log_new, log_open = _KIT["pairwise_sum"], _KIT["log_new"], _KIT["log_open"]
 
 VARIANTS = {"target-stretch": 0, "target-asap": 1, "packed-target-asap": 2}
 
@@ -89,7 +98,7 @@ class TargetParams:
 # ``pn`` how many job starts/ends sit there and ``pk`` how many of them are ends. Rows grow one by one
 # (``_Profiles``), so a machine with thousands of planned jobs does not widen the others' rows. The compiled
 # functions take the pool as one tuple ``P``; callers keep two free breakpoints per job they may add.
-@njit(cache=True)
+@cached_njit
 def _bp_insert(P, m, i, x):
     """Insert breakpoint ``x`` at index ``i`` of machine ``m`` (usage continues from the one before)."""
     pt, pu, pn, pk, plen, poff, pcap = P
@@ -107,7 +116,7 @@ def _bp_insert(P, m, i, x):
     plen[m] = n + 1
 
 
-@njit(cache=True)
+@cached_njit
 def _bp_delete(P, m, i):
     pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
@@ -120,7 +129,7 @@ def _bp_delete(P, m, i):
     plen[m] = n - 1
 
 
-@njit(cache=True)
+@cached_njit
 def _profile_add(P, m, s, e, c):
     """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
     pt, pu, pn, pk, plen, poff, pcap = P
@@ -138,7 +147,7 @@ def _profile_add(P, m, s, e, c):
         pu[y] += c
 
 
-@njit(cache=True)
+@cached_njit
 def _profile_remove(P, m, s, e, c):
     pt, pu, pn, pk, plen, poff, pcap = P
     o = poff[m]
@@ -155,7 +164,7 @@ def _profile_remove(P, m, s, e, c):
         _bp_delete(P, m, i)
 
 
-@njit(cache=True)
+@cached_njit
 def _window_end(t_, u_, n, y, s, w, c, lim):
     """The first breakpoint from ``y`` that ends the window ``[s, s + w)`` for a job of ``c`` cores: ``n``
     or one at or after ``s + w`` (the job fits), else the overfull breakpoint inside the window."""
@@ -165,7 +174,7 @@ def _window_end(t_, u_, n, y, s, w, c, lim):
     return z
 
 
-@njit(cache=True)
+@cached_njit
 def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
@@ -195,7 +204,7 @@ def earliest_start(m, t, w, c, cap, P):
         y += 1
 
 
-@njit(cache=True)
+@cached_njit
 def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
@@ -204,7 +213,7 @@ def starts_now(m, t, w, c, cap, P):
     return _starts_now_at(m, t, w, c, cap, P, np.searchsorted(P[0][o : o + P[4][m]], t, side="right") - 1)
 
 
-@njit(cache=True)
+@cached_njit
 def _starts_now_at(m, t, w, c, cap, P, i):
     """:func:`starts_now` given ``i``, the last breakpoint ≤ t (−1 if none)."""
     n = P[4][m]
@@ -224,7 +233,7 @@ def _starts_now_at(m, t, w, c, cap, P, i):
     return earliest_start(m, t, w, c, cap, P) <= t
 
 
-@njit(cache=True)
+@cached_njit
 def _scan(m, t, w, c, cap, P, a):
     """:func:`earliest_start` from t (``a`` < 0), or knowing that every candidate before breakpoint ``a``
     fails: the scan then resumes at the first end from ``a``. Returns (start, index of its end or −1 for t,
@@ -358,7 +367,7 @@ def plan_starts_now(plan: list[tuple[float, float, float]], t: float, w: float, 
     return bool(starts_now(0, t, w, c, cap, _plan_profile(plan, t)))
 
 
-@njit(cache=True)
+@cached_njit
 def _link(m, j, head, tail, nxt, prv):
     prv[j] = tail[m]
     nxt[j] = -1
@@ -369,7 +378,7 @@ def _link(m, j, head, tail, nxt, prv):
     tail[m] = j
 
 
-@njit(cache=True)
+@cached_njit
 def _unlink(m, j, head, tail, nxt, prv):
     a = prv[j]
     b = nxt[j]
@@ -385,61 +394,7 @@ def _unlink(m, j, head, tail, nxt, prv):
     nxt[j] = -1
 
 
-@njit(cache=True)
-def _block_sum(a, lo, n):
-    if n < 8:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r = a[lo : lo + 8].copy()
-    i = 8
-    while i < n - (n % 8):
-        for k in range(8):
-            r[k] += a[lo + i + k]
-        i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True)
-def _pairwise_sum(a, lo, n):
-    """numpy's pairwise summation (so the mean utilization is bit-identical to ``np.mean``), without
-    recursion: frames ``(lo, n, stage)`` on an explicit stack, partial sums on another."""
-    f_lo = np.empty(128, np.int64)
-    f_n = np.empty(128, np.int64)
-    f_st = np.empty(128, np.int64)
-    vals = np.empty(128)
-    sp, vp = 0, 0
-    f_lo[0], f_n[0], f_st[0] = lo, n, 0
-    sp = 1
-    while sp:
-        sp -= 1
-        x, m, stage = f_lo[sp], f_n[sp], f_st[sp]
-        if m <= 128:
-            vals[vp] = _block_sum(a, x, m)
-            vp += 1
-            continue
-        n2 = m // 2
-        n2 -= n2 % 8
-        if stage == 0:  # then evaluate the left half
-            f_lo[sp], f_n[sp], f_st[sp] = x, m, 1
-            f_lo[sp + 1], f_n[sp + 1], f_st[sp + 1] = x, n2, 0
-            sp += 2
-        elif stage == 1:  # then the right half
-            f_lo[sp], f_n[sp], f_st[sp] = x, m, 2
-            f_lo[sp + 1], f_n[sp + 1], f_st[sp + 1] = x + n2, m - n2, 0
-            sp += 2
-        else:
-            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
-            vp -= 1
-    return vals[0]
-
-
-@njit(cache=True)
+@cached_njit
 def _utilization(m_use, alive, npend, head, nxt, cores, cap, ubusy, udirty):
     """Mean over machines ``[0, min(M_use, alive))`` of 1 (a planned job waits) or busy cores / cores
     (a machine's sum is kept in ``ubusy`` until its plan changes, ``udirty``)."""
@@ -460,10 +415,10 @@ def _utilization(m_use, alive, npend, head, nxt, cores, cap, ubusy, udirty):
                 ubusy[m] = s
                 udirty[m] = False
             us[m] = ubusy[m] / cap
-    return _pairwise_sum(us, 0, n) / n
+    return pairwise_sum(us, 0, n) / n
 
 
-@njit(cache=True)
+@cached_njit
 def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     k = int(t // ref_s)
     a, b = kptr[k, 0], kptr[k, 1]
@@ -476,13 +431,13 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     return 1.0 - cum[cptr[k] + shorter] / total
 
 
-@njit(cache=True)
+@cached_njit
 def _near_size(ist):
     """Room for the near machines of one assignment: 2 D⁺ + 1 plus a pack."""
     return 2 * ist[1] + 1 + max(ist[2], 0)
 
 
-@njit(cache=True)
+@cached_njit
 def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
     """Machine ``m0``'s earliest start for a job of ``cj`` cores and ``wj`` seconds; with ``use_h`` (one
     re-allocation) the scan resumes at the best of m0's hints and leaves one (see :func:`_assign`)."""
@@ -520,7 +475,7 @@ def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
 
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
-@njit(cache=True)
+@cached_njit
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv, hint, hn, nowi, use_h, near, starts,
@@ -650,7 +605,7 @@ def _assign(
     return m
 
 
-@njit(cache=True)
+@cached_njit
 def _unplan(
     j, pending, head, tail, nxt, prv, ps, w, c, mach, version, npend, P, udirty
 ):  # fmt: skip
@@ -664,7 +619,7 @@ def _unplan(
     version[j] += 1
 
 
-@njit(cache=True)
+@cached_njit
 def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
     """Grow or shrink ``M_use`` by the utilization of the usable machines."""
     m_use, alive, m_minus = ist[3], ist[4], ist[5]
@@ -676,7 +631,7 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
     ist[3] = max(min(m_use, max(alive, 1)), 1)
 
 
-@njit(cache=True)
+@cached_njit
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
@@ -694,7 +649,7 @@ def _on_arrival(
     return m
 
 
-@njit(cache=True)
+@cached_njit
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
@@ -706,7 +661,7 @@ def _on_end(
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
 
 
-@njit(cache=True)
+@cached_njit
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
     version, npend, P, ubusy, udirty, catk, catv,
@@ -755,7 +710,7 @@ def _unplan_pending(
     return np.unique(todo), todo[:cnt].copy(), old_m, old_s, old_v
 
 
-@njit(cache=True)
+@cached_njit
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
     npend, P, ubusy, udirty, catk, catv,
@@ -779,7 +734,7 @@ def _assign_from(
     return i
 
 
-@njit(cache=True)
+@cached_njit
 def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     """After a re-allocation: a job planned again at its old machine and start (``old_*[k]`` for job
     ``old_j[k]``) gets its old version back (its START event stays valid); returns the others, in ``todo``
@@ -801,7 +756,7 @@ def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     return out[:k]
 
 
-@njit(cache=True)
+@cached_njit
 def _min_pending(m, status, head, nxt, ps):
     """Machine ``m``'s planned-but-not-started job with the smallest (start, job), −1 if none."""
     best = -1
@@ -813,7 +768,7 @@ def _min_pending(m, status, head, nxt, ps):
     return best
 
 
-@njit(cache=True)
+@cached_njit
 def _heads_to_push(status, head, nxt, ps, version, evv):
     """Per machine, its first pending job if it has no valid START event yet (marked as pushed)."""
     out = np.empty(head.size, np.int64)
@@ -827,7 +782,7 @@ def _heads_to_push(status, head, nxt, ps, version, evv):
     return out[:k]
 
 
-@njit(cache=True)
+@cached_njit
 def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, P, udirty):
     """Unplan every job on machines ``[lo, hi)`` (turned off); returns them machine by machine in insertion
     order. Their plans empty, so the step functions are cleared at once, not breakpoint by breakpoint."""
@@ -845,7 +800,7 @@ def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, P
     return out
 
 
-@njit(cache=True)
+@cached_njit
 def _machine_jobs(lo, hi, head, nxt):
     """Jobs planned on machines ``[lo, hi)``, machine by machine in insertion order."""
     n = 0
@@ -874,81 +829,13 @@ def _machine_jobs(lo, hi, head, nxt):
 # operations above called as the hooks call them (``tests/test_tloop.py``: every EngineOutput field equal).
 # Codes of sim.metrics and sim.engine.loop as literals (numba reads module globals as constants).
 _QUEUED, _COMPLETED = 0, 2
-_ATT_COMPLETED, _ATT_KILLED, _ATT_RUNNING = 0, 1, 2
+_ATT_COMPLETED, _ATT_KILLED = 0, 1
 _END, _CAPACITY, _ARRIVAL = 0, 1, 4
 #: run the compiled loop where it applies (tests set it False to run the Python loop on the same input)
 COMPILED_LOOP = True
 
 
-@njit(cache=True)
-def _less(ht, hx, i, k):
-    """Heap order of entries ``i`` and ``k``: ``(time, kind, tie, job, tag)``, the Python loop's tuples."""
-    if ht[i] != ht[k]:
-        return ht[i] < ht[k]
-    for x in range(4):
-        if hx[i, x] != hx[k, x]:
-            return hx[i, x] < hx[k, x]
-    return False
-
-
-@njit(cache=True)
-def _swap(ht, hx, i, k):
-    ht[i], ht[k] = ht[k], ht[i]
-    for x in range(4):
-        hx[i, x], hx[k, x] = hx[k, x], hx[i, x]
-
-
-@njit(cache=True)
-def _sift_down(ht, hx, i, n):
-    while True:
-        lft = 2 * i + 1
-        if lft >= n:
-            return
-        k = lft
-        if lft + 1 < n and _less(ht, hx, lft + 1, lft):
-            k = lft + 1
-        if _less(ht, hx, k, i):
-            _swap(ht, hx, k, i)
-            i = k
-        else:
-            return
-
-
-@njit(cache=True)
-def _push(ht, hx, hn, t, kind, tie, j, tag):
-    """Push ``(t, kind, tie, j, tag)`` onto a heap of ``hn`` entries; returns the (maybe grown) arrays."""
-    if hn == ht.size:
-        ht2 = np.empty(2 * hn + 16)
-        hx2 = np.empty((2 * hn + 16, 4), np.int64)
-        ht2[:hn] = ht[:hn]
-        hx2[:hn] = hx[:hn]
-        ht, hx = ht2, hx2
-    ht[hn] = t
-    hx[hn, 0] = kind
-    hx[hn, 1] = tie
-    hx[hn, 2] = j
-    hx[hn, 3] = tag
-    i = hn
-    while i > 0:
-        par = (i - 1) >> 1
-        if _less(ht, hx, i, par):
-            _swap(ht, hx, i, par)
-            i = par
-        else:
-            break
-    return ht, hx
-
-
-@njit(cache=True)
-def _pop(ht, hx, hn):
-    """Remove the front of a heap of ``hn`` entries (its values read by the caller first)."""
-    last = hn - 1
-    ht[0] = ht[last]
-    hx[0] = hx[last]
-    _sift_down(ht, hx, 0, last)
-
-
-@njit(cache=True)
+@cached_njit
 def _drop_stale(ht, hx, hn, status, att, version):
     """:meth:`sim.engine.loop.Loop.drop_stale`: keep ``_END``s of running attempts and ``START``s whose tag is the
     job's version, then heapify; returns the new size. (Keys are unique up to equal entries, so the order
@@ -965,12 +852,11 @@ def _drop_stale(ht, hx, hn, status, att, version):
             ht[k] = ht[i]
             hx[k] = hx[i]
             k += 1
-    for i in range(k // 2 - 1, -1, -1):
-        _sift_down(ht, hx, i, k)
+    heap_make(ht, hx, k)
     return k
 
 
-@njit(cache=True)
+@cached_njit
 def _move(m, plen, poff, pcap, dt, du, dn, dk, st, su, sn, sk, so, off, cap):
     """:meth:`sim.policies.target._Profiles._move`: machine ``m``'s row from offset ``so`` of the source
     arrays to ``off`` of the destination, with room ``cap``."""
@@ -984,7 +870,7 @@ def _move(m, plen, poff, pcap, dt, du, dn, dk, st, su, sn, sk, so, off, cap):
     pcap[m] = cap
 
 
-@njit(cache=True)
+@cached_njit
 def _fit(pt, pu, pn, pk, plen, poff, pcap, pend):
     """:meth:`sim.policies.target._Profiles.fit` with ``need`` 2, to the same layout: returns the (maybe
     replaced) arrays and the pool's new end."""
@@ -1022,7 +908,7 @@ def _fit(pt, pu, pn, pk, plen, poff, pcap, pend):
     return nt, nu, nn, nk, total
 
 
-@njit(cache=True, nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
+@cached_njit(nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
 def target_run(
     horizon, ct, cap_n, grow_above, stale_slack, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail,
     nxt, prv, ps, mach, version, npend, pt, pu, pn, pk, plen, poff, pcap, pend, ubusy, udirty, catk, catv,
@@ -1046,12 +932,7 @@ def target_run(
     wbuf[: waiting.size] = waiting
     nw = waiting.size
     # attempt log
-    lcap = max(1024, n + n // 4)
-    log_job = np.empty(lcap, np.int32)
-    log_start = np.empty(lcap)
-    log_end = np.empty(lcap)
-    log_out = np.empty(lcap, np.int8)
-    log_m = np.empty(lcap, np.int32)
+    log_job, log_start, log_end, log_out, log_m = log_new(n)
     nlog = 0
     # capacity step function
     cap_t = np.empty(1024)
@@ -1106,8 +987,8 @@ def target_run(
             if m >= 0:
                 v = version[j]
                 evv[j] = v
-                ht, hx = _push(ht, hx, hn, ps[j], START, j, j, v)
-                hn += 1
+                ht, hx = heap_room(ht, hx, hn)
+                hn = heap_push(ht, hx, hn, ps[j], START, j, j, v)
                 if plen[m] + 2 > pcap[m]:
                     pt, pu, pn, pk, pend = _fit(pt, pu, pn, pk, plen, poff, pcap, pend)
             else:
@@ -1209,8 +1090,8 @@ def target_run(
                 _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version)
                 moved = _heads_to_push(status, head, nxt, ps, version, evv)
                 for jj in moved:
-                    ht, hx = _push(ht, hx, hn, ps[jj], START, jj, jj, version[jj])
-                    hn += 1
+                    ht, hx = heap_room(ht, hx, hn)
+                    hn = heap_push(ht, hx, hn, ps[jj], START, jj, jj, version[jj])
                 live = nrun
                 for m in range(npend.size):
                     live += npend[m]
@@ -1220,8 +1101,7 @@ def target_run(
             kind = hx[0, 0]
             j = hx[0, 2]
             tag = hx[0, 3]
-            _pop(ht, hx, hn)
-            hn -= 1
+            hn = heap_pop(ht, hx, hn)
             if kind == _END:
                 if status[j] != RUNNING or tag != att[j]:
                     continue
@@ -1251,31 +1131,20 @@ def target_run(
                     first[j] = t
                 att[j] += 1
                 machine[j] = m
-                if nlog == log_job.size:
-                    k2 = 2 * nlog
-                    log_job = np.concatenate((log_job, np.empty(k2 - nlog, np.int32)))
-                    log_start = np.concatenate((log_start, np.empty(k2 - nlog)))
-                    log_end = np.concatenate((log_end, np.empty(k2 - nlog)))
-                    log_out = np.concatenate((log_out, np.empty(k2 - nlog, np.int8)))
-                    log_m = np.concatenate((log_m, np.empty(k2 - nlog, np.int32)))
-                log_job[nlog] = j
-                log_start[nlog] = t
-                log_end[nlog] = horizon
-                log_out[nlog] = _ATT_RUNNING
-                log_m[nlog] = m
-                cur_att[j] = nlog
-                nlog += 1
+                log_job, log_start, log_end, log_out, log_m, nlog = log_open(
+                    log_job, log_start, log_end, log_out, log_m, nlog, cur_att, j, m, t, horizon
+                )
                 busy += c[j]
                 nrun += 1
-                ht, hx = _push(ht, hx, hn, t + w[j], _END, seq, j, att[j])
-                hn += 1
+                ht, hx = heap_room(ht, hx, hn)
+                hn = heap_push(ht, hx, hn, t + w[j], _END, seq, j, att[j])
                 seq += 1
                 q = _min_pending(m, status, head, nxt, ps)
                 if q >= 0 and evv[q] != version[q]:
                     v = version[q]
                     evv[q] = v
-                    ht, hx = _push(ht, hx, hn, ps[q], START, q, q, v)
-                    hn += 1
+                    ht, hx = heap_room(ht, hx, hn)
+                    hn = heap_push(ht, hx, hn, ps[q], START, q, q, v)
     available_cs += alive_cores * (horizon - t_prev)
     used_cs += busy * (horizon - t_prev)
     acc[0], acc[1], acc[2], acc[3], acc[4] = completed_cs, wasted_cs, available_cs, used_cs, aborted
@@ -1524,11 +1393,31 @@ class Target(Dispatched):
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.description, self.label = _FACTS[name]
+        self.warm = name == "target-asap"  # its compiled loop serves all three variants
+        self.compiled_modules = ("sim.policies.target",) if self.warm else ()
 
     def declare(self, problem: Problem, params: TargetParams, seed: int) -> _TargetHooks:
         require_machines_alive(problem, self.name)
         return _TargetHooks(problem, params, self.name)
 
 
+#: each variant's one-line description and chart label
+_FACTS = {
+    "target-stretch": (
+        "risk-aware plan per machine: a job on its risk target if it starts now or stretches ≤ S⁺, else the "
+        "earliest start within D⁺",
+        "TargetStretch",
+    ),
+    "target-asap": (
+        "risk-aware plan per machine: start now on the target or the closest machine within D⁺, else plan by "
+        "stretch",
+        "TargetASAP",
+    ),
+    "packed-target-asap": (
+        "target-asap with the target rounded to a pack of `pack` machines",
+        "PackedTargetASAP",
+    ),
+}
 for _name in VARIANTS:
     register(Target(_name))

@@ -8,6 +8,7 @@ whether an entry exists. Each test works on a copy of the engine's cache under i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -22,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _corrupt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the engine's (warm) cache under ``tmp_path`` with the kernel's machine code damaged."""
+    """A copy of the engine's (warm) cache under ``tmp_path`` with the kernel's machine code damaged (and
+    checksummed as it is)."""
     src = _jit.ENGINE_DIR / "__pycache__"
     files = [f for f in src.glob("*.nb*") if f.name.split(".")[0] in _jit.MODULES]
     if not any(f.name.startswith("kernel._kernel-") and f.suffix == ".nbc" for f in files):
@@ -37,6 +39,10 @@ def _corrupt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         b = bytearray(f.read_bytes())
         b[len(b) // 4 : 3 * len(b) // 4] = b"\0" * (3 * len(b) // 4 - len(b) // 4)
         f.write_bytes(bytes(b))
+        # its checksum rewritten to match: a file that passes the check before loading and still fails to
+        # load (written by another LLVM, say) is what the repair below is for (a mismatch is caught earlier:
+        # tests/faults/test_numba_cache_checksums.py)
+        f.with_name(f.name + ".sha256").write_text(hashlib.sha256(bytes(b)).hexdigest())
     return tmp_path / "numba"
 
 
