@@ -70,6 +70,8 @@ def test_a_trace_without_a_period_is_refused_unless_given(tmp_path: Path) -> Non
     assert r.jobs["first_start_s"][0] == 2000.0  # ends after the 2000 s boundary: held to it
     # a constant trace: no change to align to, the job starts at once
     const = _csv(tmp_path, [0.0], [4])
-    assert simulate(_one_job(1500.0, 1200.0), const, 4, 24.0, 7200.0, "ias").jobs["first_start_s"][0] == 1500.0
+    assert (
+        simulate(_one_job(1500.0, 1200.0), const, 4, 24.0, 7200.0, "ias").jobs["first_start_s"][0] == 1500.0
+    )
     # without H2 no period is needed
     assert simulate(_one_job(0.0, 600.0), cap, 4, 24.0, 7200.0, "ias-h4").jobs["first_start_s"][0] == 0.0
