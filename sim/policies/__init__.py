@@ -43,6 +43,7 @@ _FAMILIES: dict[str, tuple[Callable[[str], Policy | None], list[str]]] = {}
 _MODULES = ("ff", "ff_unaware", "ias", "oracle", "slacksched", "slacksched_heartbeat", "target", "capsched")
 _MODULES += ("defer",)  # issue #27
 _MODULES += ("ias_forecast",)  # issue #27: ias-forecast
+_MODULES += ("ias_general",)  # varcap's extension of IAS
 
 
 def register(policy: Policy) -> Policy:
