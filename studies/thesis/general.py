@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if a.table62:
         t = table62(a.table62, a.days, keys=keys)
     else:
-        n, days = (3, 0.5) if a.quick else (a.n, a.days)
+        n, days = (3, 0.25) if a.quick else (a.n, a.days)
         t = generalization_table(a.seed, n, days, keys)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=70, float_precision=2):
         print(t.drop("degenerate_reason", "ff_cpu_s", "small_jobs", "outliving_jobs"))
