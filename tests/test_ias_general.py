@@ -13,6 +13,8 @@ from sim.capacity.trace import CapacityTrace
 from sim.policies import get_policy, parse_params
 from sim.policies.ias_general import MIN_EVENTS, machine_models
 from sim.problem import Platform, Problem
+from tests.test_ias_index import _runs, _same
+from tests.test_ias_index import instances as index_instances
 from tests.test_sim_engine import frame, scenarios
 
 H = 3600.0
@@ -105,3 +107,41 @@ def test_invariants_hold_for_every_variant(sc, variant, seed) -> None:
     assert int(out.terminations.sum()) == out.n_terminations
     again = pol.run(problem, params, seed).output
     assert np.array_equal(out.first_start_s, again.first_start_s)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sc=index_instances())
+def test_pruned_passes_decide_as_the_full_rescan(sc) -> None:
+    """Per-machine bands (an always-on band that admits everything among them): frontier on, off and the
+    naive full rescan start the same jobs at the same times, in both engines."""
+    from sim.engine import use_engine
+
+    with use_engine("python"):
+        py = _runs(*sc, "ias-general")
+    _same(py)
+    _same([py[0], _runs(*sc, "ias-general")[0]])  # compiled as the Python engine
+
+
+def test_pruned_passes_decide_as_the_full_rescan_with_own_bands() -> None:
+    """The same, compiled, on an instance where most variable machines have their own survival band."""
+    from sim.engine import use_engine
+
+    rng = np.random.default_rng(5)
+    machines, horizon, n = 12, 4000, 1200
+    jobs = [
+        (int(s), int(d), float(c))
+        for s, d, c in zip(
+            np.sort(rng.integers(0, horizon, n)),
+            rng.integers(1, 120, n),
+            rng.choice([0.5, 1.0, 2.0, 4.0], n),
+            strict=True,
+        )
+    ]
+    cap = {int(t): int(rng.integers(3, machines + 1)) for t in range(0, horizon, 8)}
+    trace = CapacityTrace(
+        np.array(sorted(cap), float), np.array([cap[t] for t in sorted(cap)]), machines, 4000.0
+    )
+    _, band = machine_models(extract_intervals(trace), machines, 3, True, 4000.0)
+    assert len(set(band[3:].tolist()) - {1}) >= 5  # per-machine bands are in play
+    with use_engine("compiled"):
+        _same(_runs(machines, horizon, jobs, cap, "ias-general"))
