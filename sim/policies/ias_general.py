@@ -24,12 +24,16 @@ runs of :mod:`studies.thesis.general`):
   informative — at least :data:`MIN_EVENTS` observed interval ends, so the Kaplan–Meier estimate near ½
   has a standard error of at most 0.1 (√(½·½/25)) — and from the variable machines' pooled curve
   otherwise. Under LIFO a machine's index fixes how often it turns off, which one pooled curve blurs.
-* ``h2=off`` (default; ``on`` reverts to H2 for jobs no longer than the change period): the survival
-  test already sees the change boundaries (intervals end only there, so a short job that crosses none is
-  admitted), and H2 held short jobs off always-on machines, where no change can hurt them.
+* ``h2=variable`` (default; ``off`` and ``on`` revert): H2 (seed 000 §6.1.1, Algorithm 2) for jobs no
+  longer than the change period, on the variable machines only: there such a job starts only if it ends
+  before the next change (or at a change), on top of the survival test. Where the per-boundary hazard is
+  below ½, the survival test alone admits a short job that crosses a change (First-Fit's kills of short
+  jobs stay), while waiting at most one period makes it safe. IAS's H2 (``on``) also holds short jobs off
+  the always-on machines, where no change can hurt them, which moves long jobs onto variable machines.
 
 Like ``ias``'s default (``history=full``), the survival curves are fitted on the whole capacity trace (the
-thesis' profiling assumption). H2's period, when on, is :func:`sim.policies.ias.h2_period`'s.
+thesis' profiling assumption). H2's period is :func:`sim.policies.ias.h2_period`'s: a trace read from a file
+needs one (inferred, or ``period_s``) unless ``h2=off``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import polars as pl
 
 from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.engine import H2_FLAG, H4_FLAG, PRED_IAS, Admission
+from sim.engine.admission import H2_BANDED_FLAG
 from sim.policies import Dispatched, register
 from sim.policies.ias import IASParams, h1_split, h2_period
 from sim.problem import Compiled, Problem, require_machines_alive
@@ -55,8 +60,8 @@ class IASGeneralParams:
     risk: str = "median"  # median: S(u+d)/S(u) ≥ ½ | fixed: ≥ 1 − aggressiveness (IAS's H4)
     aggressiveness: float = 0.6  # read by risk=fixed only
     survival: str = "machine"  # machine (own curve where informative) | pooled (variable machines)
-    h2: str = "off"  # off | on (H2 for jobs no longer than the change period)
-    period_s: float = -1.0  # H2's period when h2=on (< 0: the trace's, or inferred)
+    h2: str = "variable"  # variable (H2 on the variable machines) | on (on every machine) | off
+    period_s: float = -1.0  # H2's period (< 0: the trace's, or inferred)
     termination: str = "lifo"
 
     def __post_init__(self) -> None:
@@ -64,7 +69,7 @@ class IASGeneralParams:
             "placement": ("any", "h1"),
             "risk": ("median", "fixed"),
             "survival": ("machine", "pooled"),
-            "h2": ("off", "on"),
+            "h2": ("variable", "on", "off"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -106,7 +111,7 @@ class IASGeneral(Dispatched):
 
     def admission(self, problem: Problem, p: IASGeneralParams) -> Admission:
         """The compiled admission rules of ``ias-general`` with ``p`` (ValueError as ``ias``'s H2 period
-        for a trace without one when ``h2=on``)."""
+        for a trace without one unless ``h2=off``)."""
         require_machines_alive(problem, self.name)
         trace = problem.capacity
         n, machines = len(problem.submit_s), problem.platform.machines
@@ -124,10 +129,10 @@ class IASGeneral(Dispatched):
             judged = ~big
         flags = np.where(judged, H4_FLAG, 0).astype(np.int8)
         period = None
-        if p.h2 == "on":
+        if p.h2 != "off":
             period = h2_period(trace, p.period_s)
             if period is not None:
-                flags[judged] |= H2_FLAG
+                flags[judged] |= H2_FLAG if p.h2 == "on" else H2_BANDED_FLAG
         iv = extract_intervals(trace)
         if iv.height == 0:
             models, band = [_never_on()], np.zeros(machines, np.int64)

@@ -37,6 +37,7 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "ias-general:risk=fixed(A=0.6)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.6"}),
     "ias-general:risk=fixed(A=0.1)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.1"}),
     "ias-general:survival=pooled": ("ias-general", {"survival": "pooled"}),
+    "ias-general:h2=off": ("ias-general", {"h2": "off"}),
     "ias-general:h2=on": ("ias-general", {"h2": "on"}),
 }
 MAIN = ("ias", "ias-general")
