@@ -24,6 +24,10 @@ INF = np.inf
 PRED_NONE, PRED_IAS, PRED_ORACLE = 0, 1, 2
 H2_FLAG, H3_FLAG, H4_FLAG = 1, 2, 4
 H4_LITERAL_FLAG = 8  # H4 as Algorithm 5 prints it: admit iff S(u+d)/S(u) < a_thresh (pruned as class U)
+# H2 as a further condition on the machines of a survival band other than 0 (ias-general: band 0 holds the
+# always-on machines, where no change can end a job); the job's other rules (H4) still decide, so the H4
+# class's pruning bound stays a necessary condition
+H2_BANDED_FLAG = 16
 BOUND_NONE, BOUND_SURVIVAL, BOUND_INTERVAL_END = 0, 1, 2
 
 
@@ -110,6 +114,10 @@ def _admit(pred, j, m, t, duration, adm):
     if (f & H2_FLAG) != 0 and d <= period:
         phase = t - _period_index(t, period) * period
         return (period - phase) > d or phase == 0.0
+    if (f & H2_BANDED_FLAG) != 0 and d <= period and band[m] != 0:
+        phase = t - _period_index(t, period) * period
+        if not ((period - phase) > d or phase == 0.0):
+            return False
     e = 0
     if epoch_s > 0:
         e = int(t // epoch_s)

@@ -17,6 +17,7 @@ import numpy as np
 from sim.engine._jit import kernel_fn
 from sim.engine.admission import (
     BOUND_NONE,
+    H2_BANDED_FLAG,
     H2_FLAG,
     PRED_NONE,
     W_BOUNDARY,
@@ -597,7 +598,7 @@ def _kernel(
     up_since = adm[4]
     any_h2 = False
     for jj in range(n):
-        if (jflag[jj] & H2_FLAG) != 0:
+        if (jflag[jj] & (H2_FLAG | H2_BANDED_FLAG)) != 0:  # both wake at period boundaries
             any_h2 = True
             break
     # wake-up state of timed rules (see admission._wakeups)

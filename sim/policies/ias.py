@@ -11,7 +11,11 @@ combination by name: ``ias-h1``, ``ias-h2``, ``ias-h3``, ``ias-h4``, ``ias-h1+h3
   :func:`fit_threshold`; derived from the workload and ``lb``, nothing to tune. ``p90``: the workload's P90 of
   ``duration × cores`` ("a workload-based … percentile"; varcap ≤ 0.2's only reading).
 * H2 (capacity-change aligned): a job no longer than the change period starts only if it ends strictly
-  before the next period boundary, or exactly at a boundary.
+  before the next period boundary, or exactly at a boundary. The period is ``period_s`` if given, else the
+  trace's own (a generated trace's); a trace read from a file has none and IAS infers it by
+  :func:`change_period_s` (the greatest common divisor of the change times, at least a minute), refusing a
+  trace without one unless ``period_s`` is given (a trace that never changes needs none: H2 holds nothing) (varcap ≤ 0.3 aligned such a trace to the
+  hour, whatever its changes).
 * H3 (mean remaining): a job longer than the workload's P90 duration starts on a machine only if the mean
   remaining time of the machine's interval, given its uptime, is at least the duration.
 * H4 (conditional probability), read by ``h4_reading``: ``text`` (default): start only if
@@ -51,6 +55,7 @@ import numpy as np
 import polars as pl
 
 from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
+from sim.capacity.trace import CapacityTrace
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
 from sim.engine.admission import H4_LITERAL_FLAG
 from sim.policies import Dispatched, register_family
@@ -64,7 +69,7 @@ class IASParams:
     aggressiveness: float = 0.6
     lb: float = -1.0  # stable fraction of machines; < 0: the trace's minimum machines alive / machines
     long_job_thresh: float = -1.0  # core-seconds; < 0: workload P90 of duration × cores
-    period_s: float = -1.0  # < 0: the trace's change period (else 3600)
+    period_s: float = -1.0  # < 0: the trace's change period (inferred for a file trace: change_period_s)
     history: str = "full"  # full | trailing
     window_h: float = 168.0
     refit_h: float = 24.0
@@ -109,6 +114,41 @@ def fit_threshold(
     if not fits.any():
         return float(k[0])
     return float(k[np.flatnonzero(fits)[-1]])
+
+
+def change_period_s(time_s: np.ndarray, machines_alive: np.ndarray, min_period_s: float = 60.0) -> float:
+    """The change period of a machines-alive trace without a stated one: the greatest common divisor of the
+    times (whole seconds) at which the value changes, so every change falls on a period boundary (a
+    period whose value repeats is no change and does not break the grid). ValueError when the trace never
+    changes, changes off whole seconds, or on no grid of at least ``min_period_s`` (irregular changes)."""
+    t = np.asarray(time_s, np.float64)
+    alive = np.asarray(machines_alive)
+    ch = t[np.r_[False, alive[1:] != alive[:-1]]]
+    if ch.size == 0:
+        raise ValueError(
+            "capacity trace never changes: IAS cannot infer its change period for H2; give period_s"
+        )
+    whole = np.round(ch)
+    period = float(np.gcd.reduce(whole.astype(np.int64)))
+    if np.abs(ch - whole).max() > 1e-6 or period < min_period_s:
+        raise ValueError(
+            f"capacity trace has no change period (its changes lie on no grid of whole seconds of at least "
+            f"{min_period_s:g} s): IAS cannot align H2; give period_s"
+        )
+    return period
+
+
+def h2_period(trace: CapacityTrace, period_s: float = -1.0) -> float | None:
+    """H2's change period: ``period_s`` if > 0, the trace's own, else inferred (:func:`change_period_s`);
+    None for a trace that never changes (H2 then holds nothing). ValueError as :func:`change_period_s`."""
+    if period_s > 0:
+        return float(period_s)
+    if trace.period_s:
+        return float(trace.period_s)
+    alive = np.asarray(trace.machines_alive)
+    if not (alive[1:] != alive[:-1]).any():
+        return None
+    return change_period_s(trace.time_s, alive)
 
 
 def h1_split(problem: Problem, p: IASParams) -> tuple[int, float]:
@@ -177,7 +217,11 @@ class IAS(Dispatched):
         trace = problem.capacity
         n, machines = len(problem.submit_s), problem.platform.machines
         dur, cores = problem.duration_s, problem.cores
-        period = p.period_s if p.period_s > 0 else (trace.period_s or 3600.0)
+        h2 = "h2" in self.heuristics
+        period = h2_period(trace, p.period_s) if h2 else None
+        if period is None:  # no H2, or a trace that never changes (H2 has no change to align to)
+            h2 = False
+            period = p.period_s if p.period_s > 0 else (trace.period_s or 3600.0)  # paces literal re-tries
         lo = np.zeros(n, np.int64)
         hi = np.full(n, machines, np.int64)
         flags = np.zeros(n, np.int8)
@@ -191,7 +235,7 @@ class IAS(Dispatched):
             hi[big] = stable
             lo[~big] = stable
             small = ~big
-        if "h2" in self.heuristics:
+        if h2:
             flags[small] |= H2_FLAG
         if "h3" in self.heuristics:
             flags[small] |= H3_FLAG

@@ -1,0 +1,159 @@
+"""``ias-general``: varcap's extension of the Interval-Aware Scheduler — not the thesis' algorithm.
+
+It keeps IAS's intent (seed 000 §6: use what is known about machine intervals to avoid starting work that
+will be killed) and drops the parts of Algorithms 1, 2 and 5 that make IAS lose that intent off the
+thesis' platform. Each choice removes a cause, and each has a setting that reverts it alone (the isolating
+runs of :mod:`studies.thesis.general`):
+
+* ``placement=any`` (default; ``h1`` reverts): no strict partition. Every job may run on every machine;
+  the engine's pass goes through the queue front to back and puts each job on the lowest-index machine
+  that admits it, so the always-on machines (the lowest indices under LIFO) are tried first and the
+  earliest waiting job gets a freed always-on machine first. A short job uses an idle always-on machine
+  when no job ahead of it in the queue can (§6.1.1's prose: "schedule as many big jobs as possible on the
+  … stable resources"; Algorithm 1 also bars small jobs from them), and no job is barred from the
+  variable machines, so there is no ``fit`` cliff (offered work at most the always-on pool made every job
+  "big" and left the variable capacity idle). ``h1`` is IAS's partition with its threshold and ``lb``.
+* ``risk=median`` (default; ``fixed`` reverts to H4's ``p_survive ≥ 1 − A`` with ``aggressiveness``): a
+  job starts on a machine only if its length is at most the median residual life of the machine's
+  current interval given its uptime, i.e. the interval more likely outlives the job than not
+  (``S(u + d) / S(u) ≥ ½``). This judges every job, on every machine, by its own length against that
+  machine's interval; there is no aggressiveness to choose. An always-on machine's interval never ends,
+  so it admits every job.
+* ``survival=machine`` (default; ``pooled`` reverts to one curve over the variable machines, as IAS's
+  ``survival_pool=variable``): each machine's survival curve comes from its own intervals where they are
+  informative — at least :data:`MIN_EVENTS` observed interval ends, so the Kaplan–Meier estimate near ½
+  has a standard error of at most 0.1 (√(½·½/25)) — and from the variable machines' pooled curve
+  otherwise. Under LIFO a machine's index fixes how often it turns off, which one pooled curve blurs.
+* ``h2=variable`` (default; ``off`` and ``on`` revert): H2 (seed 000 §6.1.1, Algorithm 2) for jobs no
+  longer than the change period, on the variable machines only: there such a job starts only if it ends
+  before the next change (or at a change), on top of the survival test. Where the per-boundary hazard is
+  below ½, the survival test alone admits a short job that crosses a change (First-Fit's kills of short
+  jobs stay), while waiting at most one period makes it safe. IAS's H2 (``on``) also holds short jobs off
+  the always-on machines, where no change can hurt them, which moves long jobs onto variable machines.
+
+Like ``ias``'s default (``history=full``), the survival curves are fitted on the whole capacity trace (the
+thesis' profiling assumption). H2's period is :func:`sim.policies.ias.h2_period`'s: a trace read from a file
+needs one (inferred, or ``period_s``) unless ``h2=off``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
+from sim.engine import H2_FLAG, H4_FLAG, PRED_IAS, Admission
+from sim.engine.admission import H2_BANDED_FLAG
+from sim.policies import Dispatched, register
+from sim.policies.ias import IASParams, h1_split, h2_period
+from sim.problem import Compiled, Problem, require_machines_alive
+
+MIN_EVENTS = 25  # observed interval ends for a machine's own survival curve (S.E. ≤ 0.1 near S = ½)
+MEDIAN = 0.5
+
+
+@dataclass(frozen=True)
+class IASGeneralParams:
+    placement: str = "any"  # any | h1 (IAS's strict partition)
+    risk: str = "median"  # median: S(u+d)/S(u) ≥ ½ | fixed: ≥ 1 − aggressiveness (IAS's H4)
+    aggressiveness: float = 0.6  # read by risk=fixed only
+    survival: str = "machine"  # machine (own curve where informative) | pooled (variable machines)
+    h2: str = "variable"  # variable (H2 on the variable machines) | on (on every machine) | off
+    period_s: float = -1.0  # H2's period (< 0: the trace's, or inferred)
+    termination: str = "lifo"
+
+    def __post_init__(self) -> None:
+        choices = {
+            "placement": ("any", "h1"),
+            "risk": ("median", "fixed"),
+            "survival": ("machine", "pooled"),
+            "h2": ("variable", "on", "off"),
+        }
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r})")
+        if not 0.0 <= self.aggressiveness <= 1.0:
+            raise ValueError("aggressiveness must lie in [0, 1]")
+
+
+def _never_on() -> IntervalModel:
+    return IntervalModel(np.array([0.0]), np.array([0.0]), 0, 0.0)
+
+
+def machine_models(
+    intervals: pl.DataFrame, machines: int, stable: int, per_machine: bool, horizon_s: float
+) -> tuple[list[IntervalModel], np.ndarray]:
+    """Survival models and the band (model index) of each machine: band 0 the always-on machines (their
+    one interval never ends: every job survives), band 1 the variable machines' pooled curve, then one
+    band per variable machine with at least :data:`MIN_EVENTS` observed interval ends (``per_machine``)."""
+    always_on = IntervalModel(np.array([]), np.array([]), 0, float(horizon_s))
+    variable = intervals.filter(pl.col("machine") >= stable)
+    pooled = (
+        IntervalModel.from_intervals(variable, include_left_censored=True) if variable.height else _never_on()
+    )
+    models = [always_on, pooled]
+    band = np.where(np.arange(machines) < stable, 0, 1).astype(np.int64)
+    if per_machine and variable.height:
+        ends = variable.filter(~pl.col("right_censored")).group_by("machine").len()
+        for m in sorted(ends.filter(pl.col("len") >= MIN_EVENTS)["machine"].to_list()):
+            own = variable.filter(pl.col("machine") == m)
+            band[m] = len(models)
+            models.append(IntervalModel.from_intervals(own, include_left_censored=True))
+    return models, band
+
+
+class IASGeneral(Dispatched):
+    name = "ias-general"
+    Params = IASGeneralParams
+    warm_imports = FIT_MODULES
+
+    def admission(self, problem: Problem, p: IASGeneralParams) -> Admission:
+        """The compiled admission rules of ``ias-general`` with ``p`` (ValueError as ``ias``'s H2 period
+        for a trace without one unless ``h2=off``)."""
+        require_machines_alive(problem, self.name)
+        trace = problem.capacity
+        n, machines = len(problem.submit_s), problem.platform.machines
+        dur, cores = problem.duration_s, problem.cores
+        stable = int(trace.machines_alive.min())  # always on under LIFO: never above the trace's minimum
+        lo = np.zeros(n, np.int64)
+        hi = np.full(n, machines, np.int64)
+        judged = np.ones(n, dtype=bool)
+        if p.placement == "h1":
+            ias = IASParams(aggressiveness=p.aggressiveness)
+            stable_h1, thresh = h1_split(problem, ias)
+            big = dur * cores >= thresh
+            hi[big] = stable_h1
+            lo[~big] = stable_h1
+            judged = ~big
+        flags = np.where(judged, H4_FLAG, 0).astype(np.int8)
+        period = None
+        if p.h2 != "off":
+            period = h2_period(trace, p.period_s)
+            if period is not None:
+                flags[judged] |= H2_FLAG if p.h2 == "on" else H2_BANDED_FLAG
+        iv = extract_intervals(trace)
+        if iv.height == 0:
+            models, band = [_never_on()], np.zeros(machines, np.int64)
+        else:
+            models, band = machine_models(iv, machines, stable, p.survival == "machine", trace.horizon_s)
+        theta = MEDIAN if p.risk == "median" else 1.0 - p.aggressiveness
+        return Admission(
+            PRED_IAS,
+            lo,
+            hi,
+            flags,
+            period if period is not None else 3600.0,
+            theta,
+            float(np.percentile(dur, 90)) if n else 0.0,
+            [models],
+            0.0,
+            band_of_machine=band,
+        )
+
+    def declare(self, problem: Problem, params: IASGeneralParams, seed: int) -> Compiled:
+        return Compiled(params.termination, self.admission(problem, params))
+
+
+register(IASGeneral())
