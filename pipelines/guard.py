@@ -35,6 +35,24 @@ class WarehouseBusy(RuntimeError):
     """The warehouse is locked by a writer for longer than we wait."""
 
 
+def disk_full(e: BaseException) -> bool:
+    """Whether ``e`` (or an exception it was raised from) says the disk is full: ``ENOSPC``/``EDQUOT`` or
+    the text of it in a DuckDB error."""
+    import errno
+
+    seen = 0
+    cur: BaseException | None = e
+    while cur is not None and seen < 10:
+        if isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        text = str(cur).lower()
+        if "no space left on device" in text or "disk quota exceeded" in text:
+            return True
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return False
+
+
 def user_error(e: BaseException) -> tuple[int, str]:
     """``(exit code, one-line message)`` for an exception that reached ``main``: 2 for bad input or usage,
     1 for anything else (an environment problem or a bug)."""
@@ -42,6 +60,9 @@ def user_error(e: BaseException) -> tuple[int, str]:
 
     first = (str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)).strip().splitlines()
     msg = first[0] if first else type(e).__name__
+    if disk_full(e):
+        where = getattr(e, "filename", None)
+        return 1, f"disk full{f' writing {where}' if where else ''}: free some space and run again ({msg})"
     if isinstance(e, WarehouseBusy):
         return 1, msg
     if isinstance(e, duckdb.CatalogException):

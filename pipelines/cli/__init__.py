@@ -31,6 +31,7 @@ from pipelines.cli.run import (
     simulate_quick,
 )
 from pipelines.cli.simulate import (
+    DEFAULT_SIMULATE_TIMEOUT_S,
     capacity_file,
     check_policy_args,
     cmd_policies,
@@ -147,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--window-start-s", type=float, default=0.0, help="measurement window start (warm-up)")
     s.add_argument(
         "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
+    )
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_SIMULATE_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the run after SECONDS of wall time, writing nothing (default {DEFAULT_SIMULATE_TIMEOUT_S:g})",
     )
     s.add_argument("--jobs-out", help="write the per-job table (csv or parquet)")
     s.add_argument("--out", help="write the metric dict as JSON")

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity.kinds import KINDS, REQUIRED, BuildArgs, get_kind
+from sim.bounds import check_all
+from sim.capacity.kinds import KINDS, REQUIRED, BuildArgs, expected_points, get_kind
 from sim.capacity.kinds import MEAN_CAPACITY as MEAN_CAPACITY  # defined once, there
 
 HOUR = 3600.0
@@ -225,6 +226,8 @@ class CapacitySpec:
         missing = [k for k, p in known.items() if p.default is REQUIRED and k not in self.params]
         if missing:
             raise ValueError(f"capacity kind {kind!r} needs {', '.join(missing)}")
+        bounds = {k: p.bound for k, p in known.items() if p.bound is not None}
+        check_all(self.params, bounds, f"capacity kind {kind!r}")  # ValueError naming the setting
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "params", dict(self.params))
 
@@ -309,8 +312,10 @@ class CapacitySpec:
         ``pool`` machines and ``risk_aware_walk`` ``m_avg + m_ra``, whatever ``machines`` says). Signal
         kinds take ``signal`` (hourly values, repeated to cover the horizon, which is cut to whole hours;
         else ``signal_of(self)``) and ``label`` (default: the ``grid`` parameter). Raises ValueError for a
-        missing signal."""
+        missing signal, or — before allocating anything — for a trace of more points than
+        :data:`sim.capacity.generators.MAX_TRACE_POINTS`."""
         entry = get_kind(self.kind)
+        check_points(self, machines, horizon_s)
         if entry.signal is not None:
             if signal is None and signal_of is not None:
                 signal = signal_of(self)
@@ -320,6 +325,20 @@ class CapacitySpec:
             reps = int(np.ceil(horizon_s / (len(vals) * HOUR)))
             signal = np.tile(vals, reps)[: int(horizon_s // HOUR)]
         return entry.build(self, BuildArgs(machines, horizon_s, cores, signal, label, signal_of))
+
+
+def check_points(spec: CapacitySpec, machines: int, horizon_s: float) -> None:
+    """ValueError (one line: the kind, the points, their memory, the limit) if ``spec``'s trace would have
+    more than :data:`~sim.capacity.generators.MAX_TRACE_POINTS` points over ``horizon_s``."""
+    from sim.capacity.generators import MAX_TRACE_POINTS
+
+    n = expected_points(spec, machines, horizon_s)
+    if n > MAX_TRACE_POINTS:
+        raise ValueError(
+            f"capacity kind {spec.kind!r} over a {horizon_s:g} s horizon has ~{n:,.0f} capacity points "
+            f"(~{n * 24 / 2**30:,.1f} GiB); at most {MAX_TRACE_POINTS:,} are supported: shorten the horizon"
+            + (" or lower changes_per_hour" if "changes_per_hour" in get_kind(spec.kind).params else "")
+        )
 
 
 # ------------------------------------------------------------------------------------ hourly signals

@@ -43,6 +43,7 @@ from functools import cached_property
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.capacity.intervals import IntervalModel
 from sim.forecast import METHODS, forecast_matrix
 from sim.policies import Dispatched, register
@@ -52,6 +53,11 @@ from sim.problem import Compiled, Problem, require_machines_alive
 HOUR = 3600.0
 
 
+@bounded(
+    horizon_h=Bound(2, 24, "hours"),
+    confidence=Bound(0.0, 1.0),
+    conf_window_h=Bound(0.0, 1e6, "hours", lo_open=True),
+)
 @dataclass(frozen=True)
 class IASForecastParams(IASParams):
     method: str = "persist24"
