@@ -161,6 +161,8 @@ def failure_lines(events: Iterable[Any]) -> list[str]:
             while err.cause is not None and "dagster" in (err.cls_name or "").lower():
                 err = err.cause
             msg = (err.message or "").strip().splitlines()[0] if err.message else ev.message
+            if err.cls_name:  # Dagster writes "module.path.ClassName: text": the text alone
+                msg = re.sub(rf"^(\w+\.)*{re.escape(err.cls_name)}: ", "", msg or "")
         msg = re.sub(r"^[\w.]*(Error|Exception|Failure): ", "", msg or ev.message)
         out.append(msg if msg.startswith(f"{ev.step_key}: ") else f"{ev.step_key}: {msg}")
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -72,7 +73,7 @@ class Bound:
         """ValueError ``[owner: ]name=value is out of range: name must be <range>`` unless valid; a value
         that is not a number (a bool included) is refused the same way."""
         where = f"{owner}: " if owner else ""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):  # numpy numbers are Real
             raise ValueError(f"{where}{name}={value!r} is not a number; {name} must be {self.describe()}")
         if not self.ok(float(value)):
             raise ValueError(f"{where}{name}={value!r} is out of range; {name} must be {self.describe()}")
@@ -94,7 +95,7 @@ def check_steps(
     where = f"{owner}: " if owner else ""
     for name, b in bounds.items():
         v = values.get(name)
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not (b.step_s or b.per_s):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not (b.step_s or b.per_s):
             continue
         n = b.steps(float(v), horizon_s)
         if n > b.max_steps:
@@ -162,6 +163,23 @@ def bounded(**bounds: Bound) -> Callable[[type[T]], type[T]]:
                     parent.__post_init__()
 
         cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        __post_init__._bounded = True  # type: ignore[attr-defined]
+
+        def __init_subclass__(sub: type, **kw: Any) -> None:  # noqa: N807
+            # a subclass' own __post_init__ (FFParams' termination check) need not call this one: the
+            # bounds are checked before it all the same
+            super(cls, sub).__init_subclass__(**kw)  # type: ignore[misc]
+            mine = sub.__dict__.get("__post_init__")
+            if mine is not None and not getattr(mine, "_bounded", False):
+
+                def checked(self: Any) -> None:
+                    check_all(dataclasses.asdict(self), bounds_of(type(self)))
+                    mine(self)
+
+                checked._bounded = True  # type: ignore[attr-defined]
+                sub.__post_init__ = checked  # type: ignore[attr-defined]
+
+        cls.__init_subclass__ = classmethod(__init_subclass__)  # type: ignore[assignment]
         if not called:
             init = cls.__init__
 

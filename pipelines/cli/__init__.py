@@ -220,6 +220,19 @@ def _terminable_children() -> None:
         signal.signal(signal.SIGTERM, _handler)
 
 
+def _quiet_teardown() -> None:
+    """Send what this process writes to stderr from now on to /dev/null: after Ctrl-C the interpreter's
+    teardown makes extension modules (DuckDB's nanobind) report every object still alive, dozens of lines
+    after the one ``varcap: interrupted``."""
+    sys.stderr.flush()
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
     input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
@@ -238,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
         print("varcap: interrupted", file=sys.stderr)
+        _quiet_teardown()
         return 130
     except SystemExit as e:  # a command's own one-line refusal: the same prefix and exit code as bad input
         if isinstance(e.code, str):

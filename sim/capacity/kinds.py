@@ -253,7 +253,7 @@ _BUDGET = {
     "floor": Param(float, 0.0, "least fraction alive", _FRACTION),
 }
 #: a change rate: about ``horizon × rate`` capacity points (sim.estimate counts them)
-_RATE = Bound(0.0, 3600.0, "per hour", lo_open=True, per_s=1 / 3600.0, what="capacity changes")
+_RATE = Bound(0.0, 1e9, "per hour", lo_open=True, per_s=1 / 3600.0, what="capacity changes")
 
 register(
     CapacityKind(
@@ -311,7 +311,7 @@ register(
             "pool": Param(int, REQUIRED, "harvest VMs", Bound(1, 1e7, "VMs")),
             "max_cores": Param(int, 48, "cores of a full VM", Bound(2, 1e6, "cores")),
             "stability_spread": Param(
-                float, 0.0, "spread of the VMs' change rates", Bound(0.0, 10.0, "(log-sd)")
+                float, 0.0, "spread of the VMs' change rates", Bound(0.0, 2.0, "(log-sd)")
             ),
             "seed": Param(int, 0, "random seed", _SEED),
         },

@@ -45,6 +45,7 @@ refit time), so no future information leaks; before the first refit there is no 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,7 +64,7 @@ ALL_H = ("h1", "h2", "h3", "h4")
 @bounded(
     aggressiveness=Bound(0.0, 1.0),
     lb=Bound(0.0, 1.0, "of the machines", auto="the trace's least fraction of machines alive"),
-    long_job_thresh=Bound(0.0, 1e15, "core-seconds", auto="the workload's threshold (h1_threshold)"),
+    long_job_thresh=Bound(0.0, math.inf, "core-seconds", auto="the workload's threshold (h1_threshold)"),
     period_s=Bound(
         0.0, 1e9, "seconds", lo_open=True, auto="the trace's change period", step_s=1.0, what="periods"
     ),

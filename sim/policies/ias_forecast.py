@@ -38,6 +38,7 @@ runner hands it for a carbon_budget capacity) and a carbon_budget capacity trace
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -55,7 +56,7 @@ HOUR = 3600.0
 
 @bounded(
     horizon_h=Bound(2, 24, "hours"),
-    confidence=Bound(0.0, 1.0),
+    confidence=Bound(0.0, math.inf, "(hit rate; > 1: never trusted)"),
     conf_window_h=Bound(0.0, 1e6, "hours", lo_open=True),
 )
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from sim.policies import Dispatched, register
 from sim.problem import Problem
 
 
-@bounded(window_h=Bound(0.0, 1e6, "hours", lo_open=True), min_samples=Bound(1, 1e9, "samples"))
+@bounded(window_h=Bound(0.0, 1e6, "hours", lo_open=True), min_samples=Bound(0, 1e9, "samples"))
 @dataclass(frozen=True)
 class SlackSchedParams(ClusterOptions):
     window_h: float = 24.0

@@ -76,7 +76,9 @@ VARIANTS = {"target-stretch": 0, "target-asap": 1, "packed-target-asap": 2}
 
 @bounded(
     search_distance=Bound(0, 1e6, "machines"),
-    reference_days=Bound(0.0, 1e6, "days", lo_open=True, step_s=86400.0, what="reference windows"),
+    reference_days=Bound(
+        0.0, 1e6, "days", lo_open=True, step_s=86400.0, max_steps=1e5, what="reference windows"
+    ),
     grow_above=Bound(0.0, 1.0, "of the cores in use"),
     shrink_below=Bound(0.0, 1.0, "of the cores in use"),
     pack=Bound(1, 1e6, "machines"),

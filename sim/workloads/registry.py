@@ -331,7 +331,9 @@ def _fixed(a: WorkloadArgs) -> Any:
 
     dur = float(a.params["hours"]) * 3600.0
     if dur <= 0 or dur >= a.horizon_s:
-        raise ValueError(f"fixed-<hours>: hours must be in (0, horizon), got {a.params['hours']}")
+        raise ValueError(
+            f"fixed-<hours>: hours={a.params['hours']:g} must be shorter than the horizon ({a.horizon_s / 3600:g} h)"
+        )
     rng = np.random.default_rng(a.seed)
     n = int(rng.poisson(a.load * a.machines * a.cores * a.horizon_s / dur))
     submit = np.sort(rng.uniform(0.0, a.horizon_s - dur, n))
