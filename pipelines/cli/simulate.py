@@ -170,21 +170,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     n_jobs, handed = jobs.height, [jobs]
     del jobs  # handed over: simulate drops the frame once its arrays are built (peak RSS, issue #30)
     disarm = start_watchdog(args.timeout, f"simulate ({n_jobs:,} jobs, {args.policy})")
-    with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # jobs after the horizon: reported below
-        r = simulate(
-            handed.pop(),
-            cap,
-            args.machines,
-            args.cores,
-            args.horizon_s,
-            args.policy,
-            _parse_sets(args.set),
-            args.seed,
-            window_start_s=args.window_start_s,
-            window_end_s=args.window_end_s,
-        )
-    disarm()  # before writing: a run that finished is never stopped half-way through its outputs
+    try:
+        with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # jobs after the horizon: reported below
+            r = simulate(
+                handed.pop(),
+                cap,
+                args.machines,
+                args.cores,
+                args.horizon_s,
+                args.policy,
+                _parse_sets(args.set),
+                args.seed,
+                window_start_s=args.window_start_s,
+                window_end_s=args.window_end_s,
+            )
+    finally:
+        disarm()  # before writing: a run that finished is never stopped half-way through its outputs
     wall = time.perf_counter() - t0
     table = Table(
         title=f"{args.policy} — {n_jobs:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
