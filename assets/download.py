@@ -13,8 +13,9 @@ Behaviour, in order, for :meth:`Downloader.fetch`:
    interrupted run is resumed with an HTTP ``Range`` request carrying ``If-Range``; a ``206`` must start
    exactly at the requested offset (``Content-Range``) and carry the same validator, otherwise the part is
    discarded and the file restarts from zero (two upstream versions are never spliced); a server that
-   ignores ``Range`` or says the file changed (status 200) restarts the file from zero. (A server that
-   sends no validator at all cannot be checked; its parts resume as before.)
+   ignores ``Range`` or says the file changed (status 200) restarts the file from zero. A part without a
+   stored validator (the server sent none, or the part came from elsewhere) is never resumed: the file
+   restarts from zero, since nothing could tell two upstream versions apart.
 3. The expected length comes from ``Content-Length`` (200) or the total of ``Content-Range`` (206). A
    close-delimited body (no length, not chunked) is confirmed by asking for the bytes after its end: a
    ``416`` confirms it, a ``206`` shows it was cut short (the download resumes). A body that cannot be
@@ -31,9 +32,10 @@ Behaviour, in order, for :meth:`Downloader.fetch`:
 5. The finished file is validated: an HTML body where data was expected (sniffed on the whole first
    line after any leading whitespace), a truncated or corrupt gzip, a gzip that inflates past
    :data:`assets.gzcap.MAX_RATIO` × its size (inflated in bounded chunks, never whole), a size that
-   differs from the expected length, a CSV that ends mid-line although the server's length says it is
-   complete and a Range request shows there is more (a ``Content-Length`` shorter than the file), or a
-   sha256 mismatch each raise :class:`DownloadError` naming the URL, and the partial file is removed so
+   differs from the expected length, an empty body where CSV/JSON/gzip/parquet was expected, a
+   ``Content-Length`` that is not a number, a CSV that ends mid-line although the server's length says it
+   is complete unless a Range request past its end is refused with ``416`` (a ``Content-Length`` shorter
+   than the file, also from a server that ignores ``Range``), or a sha256 mismatch each raise :class:`DownloadError` naming the URL, and the partial file is removed so
    no bad bytes survive. Every error message is scrubbed of secrets (``api_key=…`` and the literal
    values of secret query parameters, also where a server echoes them in its body).
 6. The ``.meta.json`` sidecar (url, size, sha256, time, whether the length was verified) is written,
@@ -154,6 +156,8 @@ def _validate_body(path: Path, url: str, expect: Expect, max_ratio: float = MAX_
     with open(path, "rb") as f:
         head = f.read(8)
     binary = head[:2] == b"\x1f\x8b" or head[:4] == b"PAR1"
+    if expect in ("csv", "json", "gzip", "parquet") and path.stat().st_size == 0:
+        raise DownloadError(f"{redact(url)}: the server sent an empty body where {expect} data was expected")
     if expect in ("csv", "json", "gzip", "parquet") and not binary:
         line = first_line(path)
         if not line.strip() and path.stat().st_size:
@@ -204,6 +208,14 @@ def _content_range(value: str | None) -> tuple[int, int, int | None] | None:
     if not m:
         return None
     return int(m.group(1)), int(m.group(2)), None if m.group(3) == "*" else int(m.group(3))
+
+
+def _length(value: str, url: str) -> int:
+    """A ``Content-Length`` header as an int; :class:`DownloadError` naming the URL if it is not one."""
+    v = value.strip()
+    if not v.isdigit():
+        raise DownloadError(f"{redact(url)}: the server sent an unreadable Content-Length {value[:40]!r}")
+    return int(v)
 
 
 def _validator(headers: object) -> str | None:
@@ -533,6 +545,9 @@ class Downloader:
         version) and :class:`DownloadError` on one that is not (over the size cap or the deadline)."""
         have = part.stat().st_size if part.exists() else 0
         stored = _read_part_validator(part) if have else None
+        if have and stored is None:  # no validator: nothing could tell a changed upstream apart
+            _drop_part(part)
+            have = 0
         req_headers = dict(headers)
         if have:
             req_headers["Range"] = f"bytes={have}-"
@@ -578,7 +593,7 @@ class Downloader:
                     )
                 resuming = have > 0
             elif r.headers.get("Content-Length") is not None:
-                total = int(r.headers["Content-Length"])
+                total = _length(r.headers["Content-Length"], url)
             if max_bytes is not None and total is not None and total > max_bytes:
                 _drop_part(part)
                 raise DownloadError(
@@ -646,21 +661,31 @@ class Downloader:
         return resuming, self._confirm_close_delimited(url, part, headers, expect)
 
     def _confirm_announced_length(self, url: str, part: Path, headers: dict[str, str], size: int) -> None:
-        """A CSV of the announced length ends mid-line: ask for the bytes after it. A ``416`` (or a whole
-        file of this length) confirms it; more bytes mean the ``Content-Length`` was short, and the file
-        is refused (:class:`DownloadError`, nothing cached)."""
+        """A CSV of the announced length ends mid-line: ask for the bytes after it. Only a ``416`` confirms
+        the length; anything else — a ``206`` with more bytes, or a ``200`` from a server that ignores
+        ``Range`` (whose body is read up to one byte past ``size``: a lying length repeated) — leaves a
+        last line that cannot be shown complete, and the file is refused (:class:`DownloadError`, nothing
+        cached)."""
         with self._get(url, {**headers, "Range": f"bytes={size}-"}) as r:
             status = r.status_code
             cr = _content_range(r.headers.get("Content-Range")) if status == 206 else None
-            length = r.headers.get("Content-Length") if status == 200 else None
-        if status == 416 or (length is not None and int(length) == size):
+            body = b""
+            if status == 200:
+                try:
+                    body = r.raw.read(size + 1, decode_content=False) or b""
+                except (Urllib3HTTPError, requests.exceptions.RequestException):
+                    body = b""
+        if status == 416:
             return
         _drop_part(part)
-        more = (
-            f"the file has {cr[2] if cr and cr[2] else 'more'}" if cr else f"the file has {length or 'more'}"
-        )
+        if cr:
+            more = f"the file has {cr[2] if cr[2] else 'more'} bytes"
+        elif len(body) > size:
+            more = "the body goes on past it"
+        else:
+            more = "the server ignores Range, so the last line cannot be shown complete"
         raise DownloadError(
-            f"{redact(url)}: the server announced {size} bytes but {more} bytes and the body ends mid-line: "
+            f"{redact(url)}: the server announced {size} bytes but {more} and the body ends mid-line: "
             "refusing a file cut short by a wrong Content-Length"
         )
 
@@ -680,7 +705,7 @@ class Downloader:
                 f"{r.headers.get('Content-Range')})",
                 error=ProtocolError("short close-delimited body"),
             )
-        if length is not None and int(length) != size:
+        if length is not None and _length(length, url) != size:
             raise _Retryable(
                 f"close-delimited body of {size} bytes, the file has {length}",
                 error=ProtocolError("short close-delimited body"),

@@ -77,6 +77,7 @@ def collect_files(
             # EIA pages past the end of the data come back empty: stop paging at the first empty one
             if rf.expect == "json" and _empty_eia_page(res.path):
                 res.path.unlink()
+                res.path.with_name(res.path.name + ".meta.json").unlink(missing_ok=True)  # no orphan sidecar
                 break
             rows.append(
                 dict(
@@ -152,7 +153,9 @@ def record_files(conn: Any, dataset: str, rows: list[dict[str, Any]]) -> None:
         conn.execute(f"INSERT INTO raw_files SELECT {', '.join(RAW_FILES.column_names)} FROM df")
         conn.execute("COMMIT")
     except Exception:
-        conn.execute("ROLLBACK")
+        from assets.warehouse import rollback
+
+        rollback(conn)
         raise
     snapshot.publish(conn)  # readers see the new registry too, not only after the next core write
 

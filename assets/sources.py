@@ -97,6 +97,29 @@ class Dataset:
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}")
 
 
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def fill(template: str, param: str, **values: str) -> str:
+    """``template`` with each ``{name}`` of ``values`` replaced (no ``str.format``: no attribute or index
+    lookups, no format specs). ValueError naming ``param`` and the placeholders it takes for any other
+    ``{…}`` or a stray brace."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in values:
+            takes = ", ".join(f"{{{k}}}" for k in values)
+            raise ValueError(
+                f"params_json: {param}: unknown placeholder {{{name}}} in {template!r}; it takes {takes}"
+            )
+        return str(values[name])
+
+    rest = _PLACEHOLDER.sub("", str(template))
+    if "{" in rest or "}" in rest:
+        raise ValueError(f"params_json: {param}: unmatched brace in {template!r}")
+    return _PLACEHOLDER.sub(sub, str(template))
+
+
 def path_part(field_name: str, value: object) -> str:
     """``value`` as one file-name component of a cache path: a string of letters, digits and ``. _ - : +``
     that does not start with a dot (so never ``..``, ``/``, an absolute path or a hidden name). Raises
@@ -171,7 +194,7 @@ def _borg2019_remote(p: dict[str, Any]) -> list[RemoteFile]:
     shards = integers(p, "shards", [0])
     return [
         RemoteFile(
-            f"{base.format(cell=cell)}/{t}-{s:012d}.json.gz",
+            f"{fill(base, 'base_url', cell=cell)}/{t}-{s:012d}.json.gz",
             f"google2019/{cell}/{t}-{s:012d}.json.gz",
             "gzip",
         )
@@ -187,7 +210,7 @@ def _emaps_remote(p: dict[str, Any]) -> list[RemoteFile]:
     years = integers(p, "years", [2024], 1900, 2200)
     return [
         RemoteFile(
-            f"{base.format(release=release)}/{z}_{y}_hourly.csv",
+            f"{fill(base, 'base_url', release=release)}/{z}_{y}_hourly.csv",
             f"electricitymaps/{release}/{z}_{y}_hourly.csv",
             "csv",
         )
@@ -244,7 +267,9 @@ def _spot_remote(p: dict[str, Any]) -> list[RemoteFile]:
             f"params_json: traces: unknown spot trace {unknown[0]!r}; known: {', '.join(TRACES)}"
         )
     return [
-        RemoteFile(f"{base.format(commit=commit)}/{TRACES[t].path}", f"spot/{commit}/{t}.json", "json")
+        RemoteFile(
+            f"{fill(base, 'base_url', commit=commit)}/{TRACES[t].path}", f"spot/{commit}/{t}.json", "json"
+        )
         for t in traces
     ]
 

@@ -8,6 +8,7 @@ Dagster asset checks and the tests share.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,14 @@ import polars as pl
 
 from assets import snapshot
 from assets.schema import CORE_BUILDS, CORE_REJECTS, CORE_TABLES, Range, TableSchema
+
+
+def rollback(conn: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the open transaction; a failure of the rollback itself (DuckDB has already aborted the
+    transaction after, say, a full disk: "cannot rollback - no transaction is active") is dropped so the
+    error that caused it is the one reported."""
+    with contextlib.suppress(duckdb.Error):
+        conn.execute("ROLLBACK")
 
 
 def _ensure(conn: duckdb.DuckDBPyConnection, schema: TableSchema) -> None:
@@ -169,7 +178,7 @@ def replace_table(
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     snapshot.publish(conn)  # readers (analysis.connect) see the new table; never blocks on them
     return df.height
@@ -208,7 +217,7 @@ def write_tables(
             create_aliases(conn, schema)
         conn.execute("COMMIT")
     except Exception:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     snapshot.publish(conn)
     return {schema.name: df.height for schema, df in tables}

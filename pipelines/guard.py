@@ -35,6 +35,24 @@ class WarehouseBusy(RuntimeError):
     """The warehouse is locked by a writer for longer than we wait."""
 
 
+def disk_full(e: BaseException) -> bool:
+    """Whether ``e`` (or an exception it was raised from) says the disk is full: ``ENOSPC``/``EDQUOT`` or
+    the text of it in a DuckDB error."""
+    import errno
+
+    seen = 0
+    cur: BaseException | None = e
+    while cur is not None and seen < 10:
+        if isinstance(cur, OSError) and cur.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        text = str(cur).lower()
+        if "no space left on device" in text or "disk quota exceeded" in text:
+            return True
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return False
+
+
 def user_error(e: BaseException) -> tuple[int, str]:
     """``(exit code, one-line message)`` for an exception that reached ``main``: 2 for bad input or usage,
     1 for anything else (an environment problem or a bug)."""
@@ -42,6 +60,9 @@ def user_error(e: BaseException) -> tuple[int, str]:
 
     first = (str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)).strip().splitlines()
     msg = first[0] if first else type(e).__name__
+    if disk_full(e):
+        where = getattr(e, "filename", None)
+        return 1, f"disk full{f' writing {where}' if where else ''}: free some space and run again ({msg})"
     if isinstance(e, WarehouseBusy):
         return 1, msg
     if isinstance(e, duckdb.CatalogException):
@@ -140,6 +161,8 @@ def failure_lines(events: Iterable[Any]) -> list[str]:
             while err.cause is not None and "dagster" in (err.cls_name or "").lower():
                 err = err.cause
             msg = (err.message or "").strip().splitlines()[0] if err.message else ev.message
+            if err.cls_name:  # Dagster writes "module.path.ClassName: text": the text alone
+                msg = re.sub(rf"^(\w+\.)*{re.escape(err.cls_name)}: ", "", msg or "")
         msg = re.sub(r"^[\w.]*(Error|Exception|Failure): ", "", msg or ev.message)
         out.append(msg if msg.startswith(f"{ev.step_key}: ") else f"{ev.step_key}: {msg}")
     return out

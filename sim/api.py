@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from sim.bounds import bounds_of, changed, check_steps
 from sim.capacity.trace import CapacityTrace, MachineCapacityTrace, read_capacity
 from sim.checkpoint import split_settings
 from sim.energy import CarbonSignal, carbon_accounting
+from sim.estimate import check_fits, expected_work
 from sim.metrics import (
     ATT_KILLED,
     METRIC_NAMES,
@@ -22,7 +24,7 @@ from sim.metrics import (
 )
 from sim.policies import Policy, get_policy, parse_params
 from sim.problem import Compiled, Platform, Problem, RunArtifacts, run_first_fit
-from sim.validate import check_inputs
+from sim.validate import check_inputs, check_platform
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class SimResult:
 def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
     """The one dispatcher: a policy declares compiled admission rules (:class:`~sim.problem.Compiled`: the
     First-Fit engine runs them) or Python hooks (:mod:`sim.engine.loop` runs them); no policy runs a loop itself."""
+    check_steps(changed(params), bounds_of(type(params)), problem.horizon_s, pol.name)  # type: ignore[arg-type]
     decl = pol.declare(problem, params, seed)
     if isinstance(decl, Compiled):
         return run_first_fit(problem, decl.termination, seed, decl.admission)
@@ -86,8 +89,13 @@ def simulate(
     of :mod:`sim.energy` after the run's metrics and ``energy_kwh, gco2, wasted_gco2`` to the per-job table;
     the ``defer`` policy forecasts from ``carbon``. ``record_timeseries`` adds, for every policy, the run over
     time (``SimResult.timeseries``: :func:`sim.metrics.run_over_time`) and the attempt log as a table
-    (``SimResult.attempts``)."""
+    (``SimResult.attempts``). A run that will not fit in the free memory (:mod:`sim.estimate`) or a policy
+    time step too fine for the horizon (:mod:`sim.bounds`) is refused with a ValueError before anything is
+    allocated."""
     jobs_df = read_jobs(jobs) if isinstance(jobs, (str, Path)) else jobs
+    check_platform(machines, cores, horizon_s, memory_gb)  # before sizing the run with them
+    points = 0.0 if isinstance(capacity, (str, Path)) else float(len(capacity.time_s))
+    check_fits(expected_work(jobs_df.height, int(machines), points))  # before allocating
     jobs_df, after_horizon = check_inputs(
         jobs_df,
         capacity,

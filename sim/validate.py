@@ -65,7 +65,7 @@ def check_seed(seed: Any) -> None:
 
 def check_platform(machines: Any, cores: Any, horizon_s: Any, memory_gb: Any = None) -> None:
     """``machines`` integer ≥ 1, ``cores`` finite > 0, ``horizon_s`` finite > 0, ``memory_gb`` None or
-    finite > 0; booleans are refused. Raises InputError."""
+    finite > 0; booleans and strings (``"4"``) are refused. Raises InputError naming the argument."""
     integral = isinstance(machines, (int, np.integer)) or (
         isinstance(machines, (float, np.floating)) and float(machines).is_integer()
     )
@@ -78,6 +78,8 @@ def check_platform(machines: Any, cores: Any, horizon_s: Any, memory_gb: Any = N
             continue
         if isinstance(v, (bool, np.bool_)):
             raise InputError(f"{name} must be a number, not a boolean (got {v})")
+        if isinstance(v, (str, bytes)):
+            raise InputError(f"{name} must be a number, not a string (got {v!r})")
         try:
             f = float(v)
         except (TypeError, ValueError):

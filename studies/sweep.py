@@ -409,8 +409,13 @@ def _run_params(
 def _watch_parent(parent: int, interval_s: float = 0.5) -> None:
     """End this process as soon as ``parent`` is no longer its parent (it died, whatever the signal,
     SIGKILL included: the orphan is re-parented). A polling thread, not ``PR_SET_PDEATHSIG``: that fires
-    when the *thread* that started the worker ends, which in a pool need not be the process's end."""
+    when the *thread* that started the worker ends, which in a pool need not be the process's end.
+    Ctrl-C is ignored here: the parent ends its workers (:func:`_kill_pool`), so a worker never runs its
+    own interpreter teardown on it (whose extension modules' leak reports were dozens of lines of noise)."""
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def poll() -> None:
         while os.getppid() == parent:

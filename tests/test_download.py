@@ -37,7 +37,7 @@ def test_success_records_sha_and_is_immutable(http_server: FixtureServer, tmp_pa
 
 
 def test_range_resume_after_cut_connection(http_server: FixtureServer, tmp_path) -> None:
-    url = http_server.add("/big.csv", Route(CSV, "text/csv", cut_after=50_000))
+    url = http_server.add("/big.csv", Route(CSV, "text/csv", cut_after=50_000, etag='"v1"'))
     res = client(tmp_path, chunk_bytes=4096).fetch(url, "big.csv", expect="csv")
     assert res.path.read_bytes() == CSV
     assert res.resumed
@@ -45,13 +45,14 @@ def test_range_resume_after_cut_connection(http_server: FixtureServer, tmp_path)
     assert ranges[0] == "" and ranges[1].startswith("bytes=") and int(ranges[1][6:-1]) > 0
 
 
-def test_leftover_part_file_is_resumed(http_server: FixtureServer, tmp_path) -> None:
-    url = http_server.add("/p.csv", Route(CSV, "text/csv"))
+def test_leftover_part_without_validator_restarts_from_zero(http_server: FixtureServer, tmp_path) -> None:
+    """A part with no stored validator cannot be told to be of the same upstream version: never resumed."""
+    url = http_server.add("/p.csv", Route(CSV, "text/csv", etag='"v1"'))
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "p.csv.part").write_bytes(CSV[:1000])
     res = client(tmp_path).fetch(url, "p.csv", expect="csv")
-    assert res.resumed and res.path.read_bytes() == CSV
-    assert http_server.routes["/p.csv"].ranges == ["bytes=1000-"]
+    assert not res.resumed and res.path.read_bytes() == CSV
+    assert http_server.routes["/p.csv"].ranges == [""]
 
 
 def test_server_ignoring_range_restarts_clean(http_server: FixtureServer, tmp_path) -> None:

@@ -32,6 +32,7 @@ from pipelines.cli.run import (
     simulate_quick,
 )
 from pipelines.cli.simulate import (
+    DEFAULT_SIMULATE_TIMEOUT_S,
     capacity_file,
     check_policy_args,
     cmd_policies,
@@ -163,6 +164,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--window-end-s", type=float, default=None, help="measurement window end (default: horizon)"
     )
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_SIMULATE_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the run after SECONDS of wall time, writing nothing (default {DEFAULT_SIMULATE_TIMEOUT_S:g})",
+    )
     s.add_argument("--jobs-out", help="write the per-job table (csv or parquet; docs/data-dictionary.md)")
     s.add_argument(
         "--attempts-out", help="write the per-attempt table (csv or parquet; docs/data-dictionary.md)"
@@ -235,6 +243,19 @@ def _terminable_children() -> None:
         signal.signal(signal.SIGTERM, _handler)
 
 
+def _quiet_teardown() -> None:
+    """Send what this process writes to stderr from now on to /dev/null: after Ctrl-C the interpreter's
+    teardown makes extension modules (DuckDB's nanobind) report every object still alive, dozens of lines
+    after the one ``varcap: interrupted``."""
+    sys.stderr.flush()
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
     input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
@@ -253,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.fn(args) or 0)
     except KeyboardInterrupt:
         print("varcap: interrupted", file=sys.stderr)
+        _quiet_teardown()
         return 130
     except SystemExit as e:  # a command's own one-line refusal: the same prefix and exit code as bad input
         if isinstance(e.code, str):

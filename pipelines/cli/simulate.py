@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,55 @@ def load_jobs_arg(spec: str, cores: float):
     return read_jobs(spec)
 
 
+#: ``varcap simulate --timeout`` by default: generous (the largest documented run, 6M jobs, takes ~35 CPU s)
+DEFAULT_SIMULATE_TIMEOUT_S = 6 * 3600.0
+#: after the watchdog thread's deadline, a watchdog process ends a run whose compiled kernel holds the GIL
+TIMEOUT_GRACE_S = 10.0
+
+
+def start_watchdog(timeout_s: float, what: str) -> Callable[[], None]:
+    """Stop this process after ``timeout_s`` seconds with one line ``varcap: error: … stopped after …``: a
+    thread exits with code 1 (outputs are written only after a run, so none is half-written); should a
+    compiled kernel hold the interpreter, a watchdog child process prints the line and kills this process
+    ``TIMEOUT_GRACE_S`` later. Returns the function that disarms both."""
+    import os
+    import signal
+    import sys
+    import threading
+
+    msg = f"varcap: error: {what} stopped after --timeout {timeout_s:g} s; nothing was written\n".encode()
+    done = threading.Event()
+
+    def watch() -> None:
+        if not done.wait(timeout_s):
+            os.write(2, msg)
+            os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="varcap-timeout").start()
+    parent = os.getpid()
+    child = os.fork() if hasattr(os, "fork") else 0
+    if child == 0 and hasattr(os, "fork"):  # the watchdog process: sleeps, then ends a wedged parent
+        try:
+            time.sleep(timeout_s + TIMEOUT_GRACE_S)
+            if os.getppid() == parent:
+                os.write(2, msg)
+                os.kill(parent, signal.SIGKILL)
+        finally:
+            os._exit(0)
+
+    def disarm() -> None:
+        done.set()
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        sys.stderr.flush()
+
+    return disarm
+
+
 def capacity_file(spec: str) -> str | None:
     """The trace file ``--capacity`` names, or None for a generated kind (see :func:`load_capacity_arg`)."""
     from sim.capacity.trace import CapacitySpec
@@ -178,10 +227,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from sim.workloads.swf import is_swf
 
     console = Console()
-    check_policy_args(args.policy, args.set)
+    if not (args.timeout > 0 and args.timeout < float("inf")):
+        raise ValueError(f"--timeout {args.timeout:g}: must be a finite number of seconds > 0")
+    check_policy_args(args.policy, args.set, args.horizon_s)
     check_capacity_arg(args.capacity)
     swf_platform(args)
     jobs = load_jobs_arg(args.jobs, args.cores)
+    check_work(jobs.height, args.capacity, args.machines, args.cores, args.horizon_s)
     with warnings.catch_warnings():  # the contract, checked before anything runs (simulate re-checks)
         warnings.simplefilter("ignore")
         check_inputs(
@@ -209,21 +261,25 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     n_jobs, handed = jobs.height, [jobs]
     del jobs  # handed over: simulate drops the frame once its arrays are built (peak RSS, issue #30)
-    with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # jobs after the horizon: reported below
-        r = simulate(
-            handed.pop(),
-            cap,
-            args.machines,
-            args.cores,
-            args.horizon_s,
-            args.policy,
-            _parse_sets(args.set),
-            args.seed,
-            window_start_s=args.window_start_s,
-            window_end_s=args.window_end_s,
-            record_timeseries=bool(args.plot or args.attempts_out),
-        )
+    disarm = start_watchdog(args.timeout, f"simulate ({n_jobs:,} jobs, {args.policy})")
+    try:
+        with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # jobs after the horizon: reported below
+            r = simulate(
+                handed.pop(),
+                cap,
+                args.machines,
+                args.cores,
+                args.horizon_s,
+                args.policy,
+                _parse_sets(args.set),
+                args.seed,
+                window_start_s=args.window_start_s,
+                window_end_s=args.window_end_s,
+                record_timeseries=bool(args.plot or args.attempts_out),
+            )
+    finally:
+        disarm()  # before writing: a run that finished is never stopped half-way through its outputs
     wall = time.perf_counter() - t0
     table = Table(
         title=f"{args.policy} — {n_jobs:,} jobs, {args.machines}×{args.cores:g} cores, {wall:.2f} s"
@@ -317,13 +373,37 @@ def _default(f, auto: dict[str, str] | None = None) -> str:
     return "required"
 
 
-def check_policy_args(policy: str, sets: Sequence[str] | None) -> None:
-    """``--policy``/``--set`` name a known policy and its parameters: ValueError naming them otherwise
-    (checked before any data is loaded)."""
+def check_work(jobs: int, capacity: str, machines: int, cores: float, horizon_s: float) -> None:
+    """Refuse, in one line, a run whose capacity trace or memory will not fit (:mod:`sim.estimate`) —
+    before the trace is built or the platform allocated."""
+    from sim.capacity.kinds import expected_points
+    from sim.capacity.trace import CapacitySpec, check_points
+    from sim.estimate import check_fits, expected_work
+    from sim.validate import check_platform
+
+    check_platform(machines, cores, horizon_s)
+    points = 0.0
+    if capacity_file(capacity) is None:
+        try:
+            spec = CapacitySpec.parse(capacity)
+            check_points(spec, machines, horizon_s)
+        except ValueError as e:
+            raise SystemExit(f"--capacity: {e}") from e
+        points = expected_points(spec, machines, horizon_s)
+    check_fits(expected_work(jobs, machines, points))
+
+
+def check_policy_args(policy: str, sets: Sequence[str] | None, horizon_s: float | None = None) -> None:
+    """``--policy``/``--set`` name a known policy and its parameters, within their bounds (and, given the
+    horizon, no time step too fine for it): ValueError naming them otherwise (checked before any data is
+    loaded)."""
+    from sim.bounds import bounds_of, changed, check_steps
     from sim.policies import get_policy, parse_params
 
     try:
-        parse_params(get_policy(policy), _parse_sets(sets))
+        params = parse_params(get_policy(policy), _parse_sets(sets))
+        if horizon_s is not None and horizon_s > 0:
+            check_steps(changed(params), bounds_of(type(params)), float(horizon_s), policy)
     except (KeyError, TypeError, ValueError) as e:
-        msg = e.args[0] if e.args else str(e)
+        msg = str(e.args[0] if e.args else e).removeprefix(f"{policy}: ")
         raise ValueError(f"--policy {policy}: {msg} (see `varcap policies`)") from e

@@ -123,7 +123,9 @@ def risk_aware_walk(m_avg: int, m_ra: int, period_s: float, horizon_s: float, se
     """Seed 001 §5.1: walk in ``[M_avg − M_ra, M_avg + M_ra]`` with step ``⌊M_ra/4⌋`` every ``period_s``.
 
     Inside the range: stay/up/down with probability 1/3 each; at a bound: stay or move inward, 1/2 each.
-    The platform has ``M_avg + M_ra`` machines."""
+    The platform has ``M_avg + M_ra`` machines. ValueError unless ``0 ≤ m_ra ≤ m_avg``."""
+    if not 0 <= m_ra <= m_avg:
+        raise ValueError(f"risk_aware_walk: m_ra={m_ra} must lie in [0, m_avg={m_avg}]")
     lo, hi = m_avg - m_ra, m_avg + m_ra
     step = max(1, m_ra // 4)
     n = _periods("risk_aware_walk", horizon_s, period_s)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sim.bounds import Bound
 from sim.registry import Registry
 
 if TYPE_CHECKING:
@@ -38,11 +39,13 @@ REQUIRED: Any = _Required()
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter of a capacity kind: its type, default (``REQUIRED``: none) and help text."""
+    """One parameter of a capacity kind: its type, default (``REQUIRED``: none), help text and — for a
+    number — its :class:`~sim.bounds.Bound` (checked when a spec is made)."""
 
     type: type
     default: Any = REQUIRED
     help: str = ""
+    bound: Bound | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,9 @@ class CapacityKind:
     """A kind of capacity. ``signal``: the hourly signal it is built from (``carbon`` = gCO2/kWh,
     ``price`` = USD/MWh, ``any``; None: generated from its parameters alone). ``one_machine``: simulated
     as one machine holding every core of the platform (seed 003's resource level). ``cli``: can be
-    written as ``--capacity KIND:key=value,…`` (False for kinds whose parameters are not scalars)."""
+    written as ``--capacity KIND:key=value,…`` (False for kinds whose parameters are not scalars).
+    ``points(spec, machines, horizon_s)``: about how many capacity points the trace has, known before it
+    is built (None: one, plus each time-step or rate parameter's steps over the horizon)."""
 
     name: str
     help: str
@@ -75,6 +80,21 @@ class CapacityKind:
     one_machine: bool = False
     cli: bool = True
     positional: str | None = None  # ``KIND:value`` sets this parameter (``spot:us-west-2a``)
+    points: Callable[[CapacitySpec, int, float], float] | None = None
+
+
+def expected_points(spec: CapacitySpec, machines: int, horizon_s: float) -> float:
+    """About how many points ``spec``'s trace has over ``horizon_s`` on ``machines`` machines, before it is
+    built (:mod:`sim.estimate` sizes a run with it; 0 when it cannot be told, e.g. a trace file)."""
+    kind = get_kind(spec.kind)
+    if kind.points is not None:
+        return float(kind.points(spec, machines, horizon_s))
+    steps = (p.bound.steps(float(spec.get(k)), horizon_s) for k, p in kind.params.items() if p.bound)
+    return 1.0 + sum(steps)
+
+
+def _hourly(spec: CapacitySpec, machines: int, horizon_s: float) -> float:
+    return horizon_s / 3600.0 + 1.0
 
 
 KINDS: Registry[CapacityKind] = Registry("capacity kind")
@@ -194,6 +214,18 @@ def _spot(spec: CapacitySpec, a: BuildArgs) -> Any:
     )
 
 
+def _spec(d: Any) -> CapacitySpec:
+    from sim.capacity.trace import CapacitySpec
+
+    return CapacitySpec.from_dict(d)
+
+
+def _spot_tick(trace: str) -> float:
+    from sim.capacity.spot import resolve
+
+    return resolve(trace).gap_s
+
+
 def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:
     import numpy as np
 
@@ -209,21 +241,25 @@ def _pool(spec: CapacitySpec, a: BuildArgs) -> Any:
     return MachineCapacityTrace(t, np.zeros(len(t), np.int64), alive, 1, a.horizon_s, "pool", spec.to_dict())
 
 
+_FRACTION = Bound(0.0, 1.0, "of the machines")
+_SEED = Bound(0, 2**63 - 1)
 _SHAPE = {
-    "dynamic_range": Param(float, 0.6, "max − min alive, fraction of machines"),
-    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive"),
-    "seed": Param(int, 0, "random seed"),
+    "dynamic_range": Param(float, 0.6, "max − min alive, fraction of machines", _FRACTION),
+    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive", _FRACTION),
+    "seed": Param(int, 0, "random seed", _SEED),
 }
 _BUDGET = {
-    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive"),
-    "floor": Param(float, 0.0, "least fraction alive"),
+    "mean": Param(float, MEAN_CAPACITY, "mean fraction of machines alive", _FRACTION),
+    "floor": Param(float, 0.0, "least fraction alive", _FRACTION),
 }
+#: a change rate: about ``horizon × rate`` capacity points (sim.estimate counts them)
+_RATE = Bound(0.0, 1e9, "per hour", lo_open=True, per_s=1 / 3600.0, what="capacity changes")
 
 register(
     CapacityKind(
         "constant",
         "the fixed-capacity reference, thesis Fig. 2.1a",
-        {"fraction": Param(float, MEAN_CAPACITY, "fraction of machines alive")},
+        {"fraction": Param(float, MEAN_CAPACITY, "fraction of machines alive", _FRACTION)},
         _constant,
     )
 )
@@ -232,8 +268,10 @@ register(
         "random_walk",
         "thesis ch. 4 random walk of machines alive",
         {
-            "changes_per_hour": Param(float, 1.0, "changes per hour"),
-            "step": Param(float, 0.15, "step, fraction of machines"),
+            "changes_per_hour": Param(float, 1.0, "changes per hour", _RATE),
+            "step": Param(
+                float, 0.15, "step, fraction of machines", Bound(0.0, 1.0, "of the machines", lo_open=True)
+            ),
             **_SHAPE,
         },
         _random_walk,
@@ -243,7 +281,7 @@ register(
     CapacityKind(
         "random_uniform",
         "seed 003: a uniform draw in the range at each change",
-        {"changes_per_hour": Param(float, 1.0, "changes per hour"), **_SHAPE},
+        {"changes_per_hour": Param(float, 1.0, "changes per hour", _RATE), **_SHAPE},
         _random_uniform,
     )
 )
@@ -252,10 +290,15 @@ register(
         "risk_aware_walk",
         "seed 001 §5.4: m_avg + m_ra machines, m_ra of them at risk every period",
         {
-            "m_avg": Param(int, REQUIRED, "machines always alive on average"),
-            "m_ra": Param(int, REQUIRED, "machines at risk"),
-            "period_s": Param(float, REQUIRED, "period of a change, seconds"),
-            "seed": Param(int, 0, "random seed"),
+            "m_avg": Param(int, REQUIRED, "machines always alive on average", Bound(1, 1e8, "machines")),
+            "m_ra": Param(int, REQUIRED, "machines at risk", Bound(0, 1e8, "machines")),
+            "period_s": Param(
+                float,
+                REQUIRED,
+                "period of a change, seconds",
+                Bound(1.0, 1e9, "seconds", step_s=1.0, what="capacity changes"),
+            ),
+            "seed": Param(int, 0, "random seed", _SEED),
         },
         _risk_aware_walk,
     )
@@ -265,12 +308,16 @@ register(
         "harvest",
         "seed 002: harvest VMs whose cores change, one trace per machine",
         {
-            "pool": Param(int, REQUIRED, "harvest VMs"),
-            "max_cores": Param(int, 48, "cores of a full VM"),
-            "stability_spread": Param(float, 0.0, "spread of the VMs' change rates"),
-            "seed": Param(int, 0, "random seed"),
+            "pool": Param(int, REQUIRED, "harvest VMs", Bound(1, 1e7, "VMs")),
+            "max_cores": Param(int, 48, "cores of a full VM", Bound(2, 1e6, "cores")),
+            "stability_spread": Param(
+                float, 0.0, "spread of the VMs' change rates", Bound(0.0, 2.0, "(log-sd)")
+            ),
+            "seed": Param(int, 0, "random seed", _SEED),
         },
         _harvest,
+        # seed 002's VMs change about once an hour each (generators.harvest_trace: mean 3600 s)
+        points=lambda s, m, h: s.get("pool") * (h / 3600.0 + 1.0),
     )
 )
 register(
@@ -284,11 +331,17 @@ register(
         },
         _budget,
         signal="carbon",
+        points=_hourly,
     )
 )
 register(
     CapacityKind(
-        "cost_budget", "constant cost budget over an hourly power price", _BUDGET, _budget, signal="price"
+        "cost_budget",
+        "constant cost budget over an hourly power price",
+        _BUDGET,
+        _budget,
+        signal="price",
+        points=_hourly,
     )
 )
 register(
@@ -296,15 +349,23 @@ register(
         "stranded",
         "every machine while the signal is at most the threshold",
         {
-            "threshold": Param(float, REQUIRED, "signal at or below which power is stranded"),
-            "base_fraction": Param(float, 0.0, "fraction alive otherwise"),
+            "threshold": Param(float, REQUIRED, "signal at or below which power is stranded", Bound()),
+            "base_fraction": Param(float, 0.0, "fraction alive otherwise", _FRACTION),
         },
         _stranded,
         signal="any",
+        points=_hourly,
     )
 )
 register(
-    CapacityKind("file", "a trace file", {"path": Param(str, REQUIRED, "CSV or parquet")}, _file, cli=False)
+    CapacityKind(
+        "file",
+        "a trace file",
+        {"path": Param(str, REQUIRED, "CSV or parquet")},
+        _file,
+        cli=False,
+        points=lambda s, m, h: 0.0,  # read, not generated: its size is the file's
+    )
 )
 register(
     CapacityKind(
@@ -315,6 +376,7 @@ register(
         _pool,
         one_machine=True,
         cli=False,
+        points=lambda s, m, h: expected_points(_spec(s.get("of")), m, h),
     )
 )
 register(
@@ -324,12 +386,13 @@ register(
         "platform: spot:us-east-2b|us-west-2a|us-west-2c",
         {
             "trace": Param(str, REQUIRED, "trace name or zone"),
-            "offset_ticks": Param(int, 0, "start this many ticks into the trace"),
+            "offset_ticks": Param(int, 0, "start this many ticks into the trace", Bound(0, 1e9, "ticks")),
             "data": Param(
                 str, "", "the values' version (sim.capacity.spot.trace_version) a scenario pins; empty: any"
             ),
         },
         _spot,
         positional="trace",
+        points=lambda s, m, h: h / _spot_tick(s.get("trace")) + 1.0,
     )
 )

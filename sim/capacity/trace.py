@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.capacity.kinds import KINDS, REQUIRED, BuildArgs, get_kind
+from sim.bounds import check_all
+from sim.capacity.kinds import KINDS, REQUIRED, BuildArgs, expected_points, get_kind
 from sim.capacity.kinds import MEAN_CAPACITY as MEAN_CAPACITY  # defined once, there
 
 HOUR = 3600.0
@@ -117,7 +118,7 @@ def read_capacity(
     missing = {"time_s", "machines_alive"} - set(df.columns)
     if missing:
         raise ValueError(f"{p}: missing columns {sorted(missing)}")
-    df = df.sort("time_s")
+    df = _as_numbers(df, ["time_s", "machines_alive"], p).sort("time_s")
     m = int(machines if machines is not None else df["machines_alive"].max())
     h = float(horizon_s if horizon_s is not None else df["time_s"].max() + 1)
     try:
@@ -163,6 +164,24 @@ class MachineCapacityTrace:
         return float(self.cores.max()) if self.cores.size else 0.0
 
 
+def _as_numbers(df: pl.DataFrame, cols: list[str], p: Path) -> pl.DataFrame:
+    """Text columns of a CSV (``" 0 "``: padding makes polars read text) as numbers, whole ones as integers;
+    ValueError ``<file> line N: <col> must be a number (got '…')`` for one that is not."""
+    for c in cols:
+        if df[c].dtype != pl.Utf8:
+            continue
+        num = df[c].str.strip_chars().cast(pl.Float64, strict=False)
+        bad = (num.is_null() & df[c].is_not_null()).to_numpy()
+        if bad.any():
+            i = int(bad.argmax())
+            where = f"line {i + 2}" if p.suffix != ".parquet" else f"row {i + 1}"
+            raise ValueError(f"{p} {where}: {c} must be a number (got {df[c][i]!r})")
+        whole = num.drop_nulls()
+        num = num.cast(pl.Int64) if c != "time_s" and bool((whole == whole.floor()).all()) else num
+        df = df.with_columns(num.alias(c))
+    return df
+
+
 def read_machine_capacity(path: str | Path, machines: int | None, horizon_s: float) -> MachineCapacityTrace:
     """Read ``time_s, machine, cores_available`` (CSV or parquet). Raises ValueError naming the file."""
     p = Path(path)
@@ -170,6 +189,7 @@ def read_machine_capacity(path: str | Path, machines: int | None, horizon_s: flo
     missing = {"time_s", "machine", "cores_available"} - set(df.columns)
     if missing:
         raise ValueError(f"{p}: missing columns {sorted(missing)}")
+    df = _as_numbers(df, ["time_s", "machine", "cores_available"], p)
     m = int(machines if machines is not None else df["machine"].max() + 1)
     try:
         return MachineCapacityTrace(
@@ -225,6 +245,8 @@ class CapacitySpec:
         missing = [k for k, p in known.items() if p.default is REQUIRED and k not in self.params]
         if missing:
             raise ValueError(f"capacity kind {kind!r} needs {', '.join(missing)}")
+        bounds = {k: p.bound for k, p in known.items() if p.bound is not None}
+        check_all(self.params, bounds, f"capacity kind {kind!r}")  # ValueError naming the setting
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "params", dict(self.params))
 
@@ -309,8 +331,10 @@ class CapacitySpec:
         ``pool`` machines and ``risk_aware_walk`` ``m_avg + m_ra``, whatever ``machines`` says). Signal
         kinds take ``signal`` (hourly values, repeated to cover the horizon, which is cut to whole hours;
         else ``signal_of(self)``) and ``label`` (default: the ``grid`` parameter). Raises ValueError for a
-        missing signal."""
+        missing signal, or — before allocating anything — for a trace of more points than
+        :data:`sim.capacity.generators.MAX_TRACE_POINTS`."""
         entry = get_kind(self.kind)
+        check_points(self, machines, horizon_s)
         if entry.signal is not None:
             if signal is None and signal_of is not None:
                 signal = signal_of(self)
@@ -320,6 +344,24 @@ class CapacitySpec:
             reps = int(np.ceil(horizon_s / (len(vals) * HOUR)))
             signal = np.tile(vals, reps)[: int(horizon_s // HOUR)]
         return entry.build(self, BuildArgs(machines, horizon_s, cores, signal, label, signal_of))
+
+
+def _given(spec: CapacitySpec) -> str:
+    return f" ({', '.join(f'{k}={v}' for k, v in spec.params.items())})" if spec.params else ""
+
+
+def check_points(spec: CapacitySpec, machines: int, horizon_s: float) -> None:
+    """ValueError (one line: the kind, the points, their memory, the limit) if ``spec``'s trace would have
+    more than :data:`~sim.capacity.generators.MAX_TRACE_POINTS` points over ``horizon_s``."""
+    from sim.capacity.generators import MAX_TRACE_POINTS
+
+    n = expected_points(spec, machines, horizon_s)
+    if n > MAX_TRACE_POINTS:
+        raise ValueError(
+            f"capacity kind {spec.kind!r}{_given(spec)} over a {horizon_s:g} s horizon has ~{n:,.0f} capacity points "
+            f"(~{n * 24 / 2**30:,.1f} GiB); at most {MAX_TRACE_POINTS:,} are supported: shorten the horizon"
+            + (" or lower changes_per_hour" if "changes_per_hour" in get_kind(spec.kind).params else "")
+        )
 
 
 # ------------------------------------------------------------------------------------ hourly signals

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 from sim.engine import _qt_first_le, _qt_set
 from sim.engine.loop import Loop
@@ -61,6 +62,11 @@ class ClusterConfig:
             raise ValueError(f"kill_order must be 'oldest' or 'newest', not {self.kill_order!r}")
 
 
+@bounded(
+    nodes=Bound(0, 1e5, "harvest VMs"),
+    acquirer_period_h=Bound(0.0, 1e6, "hours", lo_open=True, step_s=3600.0, what="acquirer rounds"),
+    acquirer_fraction=Bound(0.0, 1.0, "of the pool"),
+)
 @dataclass(frozen=True)
 class ClusterOptions:
     """Policy parameters (``--set``) that select the harvest-VM loop's pool/Acquirer options."""

@@ -180,8 +180,10 @@ def get_policy(name: str) -> Policy:
 
 
 def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
-    """Build ``policy.Params`` from string settings, converting to each field's type. Unknown keys fail;
-    the checkpoint/restart settings every policy takes (:mod:`sim.checkpoint`) are checked and left out."""
+    """Build ``policy.Params`` from string settings, converting to each field's type. Unknown keys fail
+    (KeyError); a value that does not convert or lies outside its declared bound (:mod:`sim.bounds`) is a
+    ValueError naming the policy, the setting, its value and the range. The checkpoint/restart settings
+    every policy takes (:mod:`sim.checkpoint`) are checked and left out."""
     from sim.checkpoint import split_settings
 
     settings = split_settings(settings)[1]  # type: ignore[assignment]
@@ -193,11 +195,38 @@ def parse_params(policy: Policy, settings: dict[str, str] | None) -> Any:
                 f"policy {policy.name!r} has no parameter {k!r}; parameters: {', '.join(fields) or 'none'}"
             )
         typ = fields[k].type if not isinstance(fields[k].type, str) else eval(fields[k].type)  # noqa: S307
-        if typ is bool:
-            kwargs[k] = str(v).lower() in ("1", "true", "yes", "on")
-        else:
-            kwargs[k] = typ(v) if not isinstance(v, typ) else v
-    return policy.Params(**kwargs)
+        kwargs[k] = _convert(policy.name, k, v, typ)
+    try:
+        return policy.Params(**kwargs)
+    except ValueError as e:
+        msg = str(e.args[0]) if e.args else str(e)
+        raise ValueError(msg if msg.startswith(f"{policy.name}:") else f"{policy.name}: {msg}") from e
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _convert(policy: str, key: str, value: object, typ: type) -> object:
+    """``value`` as a ``typ`` setting; ValueError ``policy: key=value is not a …`` if it does not convert
+    (an ``int`` accepts a whole number written as a float, ``1e3``)."""
+    if isinstance(value, typ) and not (typ is int and isinstance(value, bool)):
+        return value
+    text = str(value).strip()
+    if typ is bool:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError(f"{policy}: {key}={value!r} is not a boolean (true/false, yes/no, on/off, 1/0)")
+    try:
+        if typ is int:
+            f = float(text)
+            if not f.is_integer():
+                raise ValueError
+            return int(f)
+        return typ(text)
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError(
+            f"{policy}: {key}={value!r} is not a{'n' if typ is int else ''} {typ.__name__}"
+        ) from None
 
 
 def warm_imports(names: Iterable[str]) -> None:

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.forecast import METHODS, best_starts, forecast_matrix
 from sim.metrics import EngineOutput
 from sim.policies import Dispatched, register
 from sim.problem import Problem, require_machines_alive, run_first_fit
 
 
+@bounded(slack=Bound(1.0, 1e6, "× the job's duration"))
 @dataclass(frozen=True)
 class DeferParams:
     method: str = "persist24"

@@ -49,11 +49,13 @@ refit time), so no future information leaks; before the first refit there is no 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from sim.bounds import Bound, bounded
 from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.capacity.trace import CapacityTrace
 from sim.engine import H2_FLAG, H3_FLAG, H4_FLAG, PRED_IAS, Admission
@@ -64,6 +66,16 @@ from sim.problem import Compiled, Problem, require_machines_alive
 ALL_H = ("h1", "h2", "h3", "h4")
 
 
+@bounded(
+    aggressiveness=Bound(0.0, 1.0),
+    lb=Bound(0.0, 1.0, "of the machines", auto="the trace's least fraction of machines alive"),
+    long_job_thresh=Bound(0.0, math.inf, "core-seconds", auto="the workload's threshold (h1_threshold)"),
+    period_s=Bound(
+        0.0, 1e9, "seconds", lo_open=True, auto="the trace's change period", step_s=1.0, what="periods"
+    ),
+    window_h=Bound(0.0, 1e6, "hours", lo_open=True),
+    refit_h=Bound(0.0, 1e6, "hours", lo_open=True, step_s=3600.0, max_steps=1e4, what="refits"),
+)
 @dataclass(frozen=True)
 class IASParams:
     aggressiveness: float = 0.6

@@ -38,11 +38,13 @@ runner hands it for a carbon_budget capacity) and a carbon_budget capacity trace
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.capacity.intervals import IntervalModel
 from sim.forecast import METHODS, forecast_matrix
 from sim.policies import Dispatched, register
@@ -52,6 +54,11 @@ from sim.problem import Compiled, Problem, require_machines_alive
 HOUR = 3600.0
 
 
+@bounded(
+    horizon_h=Bound(2, 24, "hours"),
+    confidence=Bound(0.0, math.inf, "(hit rate; > 1: never trusted)"),
+    conf_window_h=Bound(0.0, 1e6, "hours", lo_open=True),
+)
 @dataclass(frozen=True)
 class IASForecastParams(IASParams):
     method: str = "persist24"

@@ -39,11 +39,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.harvest.cluster import GROW, INF, Cluster, ClusterOptions
 from sim.policies import Dispatched, register
 from sim.problem import Problem
 
 
+@bounded(window_h=Bound(0.0, 1e6, "hours", lo_open=True), min_samples=Bound(0, 1e9, "samples"))
 @dataclass(frozen=True)
 class SlackSchedParams(ClusterOptions):
     window_h: float = 24.0
@@ -257,7 +259,9 @@ class SlackSched(Dispatched):
                 return run_nodelay(cl, params.min_samples)
 
             cl.compiled_run = compiled_run
-        elif not params.reserve:  # the waiting pass's whole loop compiled too (sim.harvest.loop, the same results)
+        elif (
+            not params.reserve
+        ):  # the waiting pass's whole loop compiled too (sim.harvest.loop, the same results)
 
             def compiled_run_waiting():
                 from sim.harvest.loop import run_waiting

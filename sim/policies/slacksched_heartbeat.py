@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.engine import _qt_first_le
 from sim.harvest.cluster import GROW, Cluster
 from sim.policies import Dispatched, register
@@ -46,6 +47,7 @@ from sim.policies.slacksched import SlackSchedParams, completion_probability, ma
 from sim.problem import Problem
 
 
+@bounded(threshold=Bound(0.0, 1.0, "completion probability"))
 @dataclass(frozen=True)
 class HeartbeatParams(SlackSchedParams):
     threshold: float = 0.7

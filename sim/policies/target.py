@@ -64,6 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.bounds import Bound, bounded
 from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
 from sim.engine.loop import START, Loop
 from sim.metrics import RUNNING, EngineOutput
@@ -82,6 +83,15 @@ pairwise_sum, log_new, log_open = _KIT["pairwise_sum"], _KIT["log_new"], _KIT["l
 VARIANTS = {"target-stretch": 0, "target-asap": 1, "packed-target-asap": 2}
 
 
+@bounded(
+    search_distance=Bound(0, 1e6, "machines"),
+    reference_days=Bound(
+        0.0, 1e6, "days", lo_open=True, step_s=86400.0, max_steps=1e5, what="reference windows"
+    ),
+    grow_above=Bound(0.0, 1.0, "of the cores in use"),
+    shrink_below=Bound(0.0, 1.0, "of the cores in use"),
+    pack=Bound(1, 1e6, "machines"),
+)
 @dataclass(frozen=True)
 class TargetParams:
     search_distance: int = 4
@@ -1182,7 +1192,7 @@ class _TargetHooks:
         self.ist = np.array(
             [
                 VARIANTS[variant],
-                p.search_distance,
+                min(p.search_distance, M),  # a distance beyond the platform reaches no further machine
                 p.pack,
                 m_minus,
                 0,

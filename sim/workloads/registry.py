@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.bounds import Bound, check_all
 from sim.capacity.kinds import MEAN_CAPACITY
 from sim.registry import Registry, pattern_fields
 
@@ -43,7 +44,8 @@ class WorkloadSpec:
     the warehouse workload it is built from (None: generated from its parameters). ``size_free``: its
     jobs do not depend on ``machines``. ``default_machines``: the platform when a scenario gives none
     (None: sized so the jobs offer ``load`` of the mean capacity); ``needs_machines``: a scenario must
-    give the platform size."""
+    give the platform size. ``bounds``: each numeric field's :class:`~sim.bounds.Bound` (checked when the
+    name is resolved)."""
 
     name: str
     help: str
@@ -53,6 +55,7 @@ class WorkloadSpec:
     size_free: bool = False
     default_machines: int | None = None
     needs_machines: bool = False
+    bounds: Mapping[str, Bound] = field(default_factory=dict)
 
 
 WORKLOADS: Registry[WorkloadSpec] = Registry("workload")
@@ -74,6 +77,7 @@ def resolve_workload(name: str) -> tuple[WorkloadSpec, dict[str, Any]]:
             values[k] = typ(v)
         except ValueError as e:
             raise ValueError(f"workload {name!r}: {k}={v!r} is not a {typ.__name__} ({spec.name})") from e
+    check_all(values, spec.bounds, f"workload {name!r}")
     return spec, values
 
 
@@ -221,10 +225,23 @@ def _borg_riskaware(a: WorkloadArgs) -> Any:
     return bootstrap_jobs(a.template, 3000, a.horizon_s, target_cores=target, seed=a.seed)
 
 
-register(WorkloadSpec("zipf-<s>", "thesis §4.3.1: Zipf(s) durations ×5 min, capped at 720 h", _zipf))
+_ALPHA = Bound(0.0, 100.0, lo_open=True)
+_XM = Bound(1.0, 72 * 3600.0, "seconds")
+_TASKS = Bound(1, 100_000, "tasks")
 register(
     WorkloadSpec(
-        "pareto-<alpha>-<xm_s>", "Pareto(alpha) durations of minimum xm_s seconds, capped at 72 h", _pareto
+        "zipf-<s>",
+        "thesis §4.3.1: Zipf(s) durations ×5 min, capped at 720 h",
+        _zipf,
+        bounds={"s": Bound(1.0, 100.0, lo_open=True)},
+    )
+)
+register(
+    WorkloadSpec(
+        "pareto-<alpha>-<xm_s>",
+        "Pareto(alpha) durations of minimum xm_s seconds, capped at 72 h",
+        _pareto,
+        bounds={"alpha": _ALPHA, "xm_s": _XM},
     )
 )
 register(
@@ -233,6 +250,7 @@ register(
         "Pareto(alpha) durations of minimum xm_s seconds, capped at 72 h, core mix light or heavy",
         _pareto_mix,
         params={"mix": str},
+        bounds={"alpha": _ALPHA, "xm_s": _XM},
     )
 )
 register(
@@ -258,6 +276,7 @@ register(
         "seed 002 jobs of tasks_min–tasks_max uniform tasks (harvest-jobs otherwise)",
         _harvest_jobs_sized,
         params={"tasks_min": int, "tasks_max": int},
+        bounds={"tasks_min": _TASKS, "tasks_max": _TASKS},
     )
 )
 register(
@@ -312,7 +331,9 @@ def _fixed(a: WorkloadArgs) -> Any:
 
     dur = float(a.params["hours"]) * 3600.0
     if dur <= 0 or dur >= a.horizon_s:
-        raise ValueError(f"fixed-<hours>: hours must be in (0, horizon), got {a.params['hours']}")
+        raise ValueError(
+            f"fixed-<hours>: hours={a.params['hours']:g} must be shorter than the horizon ({a.horizon_s / 3600:g} h)"
+        )
     rng = np.random.default_rng(a.seed)
     n = int(rng.poisson(a.load * a.machines * a.cores * a.horizon_s / dur))
     submit = np.sort(rng.uniform(0.0, a.horizon_s - dur, n))
@@ -328,6 +349,10 @@ def _fixed(a: WorkloadArgs) -> Any:
 
 register(
     WorkloadSpec(
-        "fixed-<hours>", "one-core jobs of `hours` hours, uniform submits", _fixed, needs_machines=True
+        "fixed-<hours>",
+        "one-core jobs of `hours` hours, uniform submits",
+        _fixed,
+        needs_machines=True,
+        bounds={"hours": Bound(0.0, 1e6, "hours", lo_open=True)},
     )
 )

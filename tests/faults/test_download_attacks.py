@@ -329,3 +329,79 @@ def test_a_hostile_redirect_is_one_download_error(
     msg = str(e.value)
     assert why in msg and "/loop.csv" in msg and "SECRET1" not in msg and "\n" not in msg, msg
     assert cached_files(tmp_path) == []
+
+
+# ------------------------------------------------------------- validators, empty bodies, lying lengths
+def test_no_validator_means_no_resume(http_server: FixtureServer, tmp_path: Path) -> None:
+    """A server that sends neither ETag nor Last-Modified: a resumed download used to splice two upstream
+    versions (1,016 rows of one, 984 of the other). The part is dropped and the file restarts from zero."""
+    route = Route(CSV, "text/csv", cut_after=len(CSV) // 2)  # no etag
+
+    def publish_v2(_: float) -> None:
+        route.body = CSV2
+
+    url = http_server.add("/nv.csv", route)
+    res = client(tmp_path, sleep=publish_v2).fetch(url, "nv.csv", expect="csv")
+    assert res.path.read_bytes() == CSV2 and not res.resumed
+    assert all(r == "" for r in route.ranges)  # never a Range request
+
+
+def test_empty_200_body_is_not_cached(http_server: FixtureServer, tmp_path: Path) -> None:
+    url = http_server.add("/empty.csv", Route(b"", "text/csv"))
+    with pytest.raises(DownloadError, match=r"/empty.csv: the server sent an empty body where csv data"):
+        client(tmp_path).fetch(url, "empty.csv", expect="csv")
+    assert cached_files(tmp_path) == []
+
+
+def test_unreadable_content_length_names_the_url(http_server: FixtureServer, tmp_path: Path) -> None:
+    import requests
+
+    class Odd(requests.adapters.HTTPAdapter):
+        def build_response(self, req: Any, resp: Any) -> requests.Response:
+            r = super().build_response(req, resp)
+            r.headers["Content-Length"] = "12abc"
+            return r
+
+    url = http_server.add("/odd.csv", Route(CSV, "text/csv"))
+    c = client(tmp_path)
+    c.session.mount("http://", Odd())
+    with pytest.raises(
+        DownloadError, match=r"/odd.csv: the server sent an unreadable Content-Length '12abc'"
+    ):
+        c.fetch(url, "odd.csv", expect="csv")
+    assert cached_files(tmp_path) == []
+
+
+def test_short_content_length_with_range_ignored_is_not_cached(
+    http_server: FixtureServer, tmp_path: Path
+) -> None:
+    """The server repeats a short Content-Length and ignores Range: the CSV used to be cached cut mid-line."""
+    url = http_server.add("/lie.csv", Route(CSV, "text/csv", length_delta=-37, honor_range=False))
+    with pytest.raises(
+        DownloadError, match=r"/lie.csv: the server announced \d+ bytes but .* wrong Content-Length"
+    ):
+        client(tmp_path).fetch(url, "lie.csv", expect="csv")
+    assert cached_files(tmp_path) == []
+
+
+def test_base_url_placeholders_are_filled_without_format(tmp_path: Path) -> None:
+    """A ``{x}`` in the spot lister's base_url used to end as a bare KeyError (str.format)."""
+    from assets.sources import fill
+
+    with pytest.raises(
+        ValueError, match=r"^params_json: base_url: unknown placeholder \{x\} in .*; it takes \{commit\}$"
+    ):
+        DATASETS["spot_availability"].remote({"base_url": "http://127.0.0.1/{x}"})  # type: ignore[misc]
+    with pytest.raises(ValueError, match=r"unknown placeholder \{0.__class__\}"):
+        fill("http://h/{0.__class__}", "base_url", commit="c")
+    assert fill("http://h/{commit}/x", "base_url", commit="c") == "http://h/c/x"
+
+
+def test_empty_eia_page_leaves_no_sidecar(http_server: FixtureServer, tmp_path: Path) -> None:
+    import json
+
+    http_server.add("/eia", Route(json.dumps({"response": {"data": []}}).encode(), "application/json"))
+    params = {"url": http_server.base + "/eia", "api_key": "k", "max_pages": 3}
+    ds = next(d for d in DATASETS.values() if "EIA_API_KEY" in d.needs_env)
+    assert collect_files(ds, "remote", params, client(tmp_path)) == []
+    assert cached_files(tmp_path) == []
