@@ -432,3 +432,49 @@ def test_efficiency_reading_orders_the_baseline_by_cpu_watts(small):
     assert on["capacity"][0] > on["cpu"][0] and on["cpu"][1] > on["capacity"][1]
     with pytest.raises(ValueError, match="efficiency"):
         HarmonyConfig(efficiency="memory")
+
+
+# ---------------------------------------------------------------------- CBS relabelling (§5.1, §7.3)
+def _one_class(threshold_s: float):
+    """One gratis size cluster split at ``threshold_s``; both containers 0.1 × 0.1 (σ = 0)."""
+    from sim.harmony.classify import TaskClasses
+
+    two = np.full((2, 2), 0.1)
+    return TaskClasses(
+        group=np.array([2]),
+        centroid=np.array([[0.1, 0.1]]),
+        threshold_s=np.array([threshold_s]),
+        mean=two,
+        std=np.zeros((2, 2)),
+        max=two,
+        dur_mean_s=np.array([10.0, 250.0]),
+        dur_cv2=np.zeros(2),
+        count=np.array([1, 1]),
+        k_per_group=(0, 0, 1),
+        scores={},
+    )
+
+
+def test_cbs_relabel_frees_the_short_container_at_once():
+    """§5.1: a task "initially assumed to be short" is "relabelled and assigned to the right task class" once
+    it outlives the split; the M/G/N count holds a short container for min(duration, threshold). So when the
+    long task relabels at 100 s, the short task waiting behind it takes the freed short container then — not
+    at the next decision (300 s), which is what happened when the container itself turned long."""
+    from sim.harmony.run import Demand
+
+    tc = _one_class(100.0)
+    jobs = pl.DataFrame(
+        {
+            "submit_s": [0.0, 1.0],
+            "duration_s": [250.0, 10.0],  # the first is long (relabels at 100 s), the second short
+            "cpu": [0.1, 0.1],
+            "mem": [0.1, 0.1],
+            "priority": [0, 0],
+        }
+    )
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.array([[1.0, 1.0], [1.0, 1.0]]), np.zeros(1), np.zeros(1), 0.0)
+    types = (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+    r = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme="cbs", types=types))
+    assert r.tasks["start_s"].to_list() == [0.0, 100.0]
+    assert r.metrics["unscheduled"] == 0
