@@ -40,6 +40,11 @@ def _tasks(n: int, seed: int, horizon_s: float = 3600.0) -> pl.DataFrame:
     )
 
 
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Equal metric dicts, nan equal to nan (an empty steady window has no delay percentiles)."""
+    return a.keys() == b.keys() and all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]) for k in a)
+
+
 @pytest.fixture(scope="module")
 def small():
     jobs = _tasks(1200, 1)
@@ -291,7 +296,7 @@ def test_simulation_never_overfills_a_machine(small, scheme):
             assert (u <= np.array(cap[m]) + 1e-9).all()
     assert r.metrics["energy_kwh"] > 0 and r.intervals.height == 12
     r2 = simulate_harmony(jobs, tc, dem, cfg)
-    assert r2.metrics == r.metrics  # deterministic
+    assert _same(r2.metrics, r.metrics)  # deterministic
 
 
 def test_fifo_per_class_and_priority_order():
@@ -387,7 +392,7 @@ def test_results_do_not_depend_on_row_order(small):
         cfg = HarmonyConfig(scheme="cbs", types=types)
         r = simulate_harmony(j, tc, predict_demand(j, tc, 12, cfg, fc), cfg)
         out.append((tc.threshold_s.tolist(), r.metrics))
-    assert out[0] == out[1]
+    assert out[0][0] == out[1][0] and _same(out[0][1], out[1][1])
 
 
 def test_power_figures_against_the_papers_statements():
