@@ -396,19 +396,23 @@ def test_results_do_not_depend_on_row_order(small):
 
 
 def test_power_figures_against_the_papers_statements():
+    """The figures of TABLE2 against §9/§9.2: the DL585 G7 is the most efficient per CPU unit (holds); a
+    0.2-CPU container is cheapest on the DL385 G7 (§9; fails with these figures, whole machine or marginal
+    watts — documented in sim.harmony.machines). Figures that change either outcome fail here."""
     from sim.harmony.machines import paper_statements
 
     got = paper_statements(TABLE2)
-    assert got["baseline_order"] == [TABLE2[m].name for m in efficiency_order(TABLE2)]
+    assert got["cpu_order"][0] == "HP DL585 G7" and got["most_efficient_per_cpu_holds"]
+    assert got["capacity_order"][0] == "Dell PowerEdge R515" and not got["most_efficient_capacity_holds"]
     # whole-machine power of a 0.2-CPU container: idle + slope × 0.2/C, only on types with C ≥ 0.2
-    r515, dl385 = TABLE2[1], TABLE2[2]
     assert got["container_w_whole"]["HP DL385 G7"] == pytest.approx(131 + (345 - 131) * 0.4)
     assert "Dell PowerEdge R210" not in got["container_w_whole"]
-    assert got["container_w_marginal"]["Dell PowerEdge R515"] == pytest.approx(
-        (r515.peak_w - r515.idle_w) * 0.8
-    )
-    assert got["container_whole_holds"] == (got["cheapest_whole"] == dl385.name)
-    # a list built to satisfy both statements passes both checks
+    assert got["container_w_marginal"]["Dell PowerEdge R515"] == pytest.approx((174 - 72) * 0.8)
+    assert (got["cheapest_whole"], got["cheapest_marginal"]) == ("Dell PowerEdge R515", "HP DL585 G7")
+    assert not got["container_whole_holds"] and not got["container_marginal_holds"]
+    # eq. 6's memory slope: 1.25 W per GB installed (estimate, HP DDR3 brief), not 0
+    assert [t.slope_w[1] for t in TABLE2] == [5.0, 40.0, 20.0, 80.0]
+    # the checks can go either way: a list built to satisfy both statements passes both
     ok = (
         MachineType("Dell PowerEdge R210", 4 / 48, 4 / 64, 1, 40, 110),
         MachineType("Dell PowerEdge R515", 12 / 48, 32 / 64, 1, 150, 250),
@@ -416,8 +420,24 @@ def test_power_figures_against_the_papers_statements():
         MachineType("HP DL585 G7", 1.0, 1.0, 1, 200, 400),
     )
     chk = paper_statements(ok)
-    assert chk["most_efficient_baseline_holds"] and chk["most_efficient_per_cpu_holds"]
+    assert chk["most_efficient_capacity_holds"] and chk["most_efficient_per_cpu_holds"]
     assert chk["container_whole_holds"] and chk["cheapest_whole"] == "HP DL385 G7"
+
+
+def test_baseline_type_order_readings():
+    """§9's example puts the DL585 G7 first; §9.2's account makes the R210 next ("paper", the default)."""
+    from sim.harmony.machines import ORDERS, type_order
+
+    names = {r: [TABLE2[m].name for m in type_order(TABLE2, r)] for r in ORDERS}
+    assert names["paper"][:2] == ["HP DL585 G7", "Dell PowerEdge R210"]
+    assert names["cpu"][0] == "HP DL585 G7" and names["cpu"][-1] == "Dell PowerEdge R210"
+    assert names["capacity"][0] == "Dell PowerEdge R515"
+    assert all(sorted(v) == sorted(t.name for t in TABLE2) for v in names.values())
+    assert HarmonyConfig().efficiency == "paper"
+    other = (MachineType("x", 0.5, 1.0, 1, 10, 400), MachineType("y", 1.0, 1.0, 1, 10, 300))
+    assert type_order(other, "paper").tolist() == [1, 0]  # no Table 2 names: per CPU watts
+    with pytest.raises(ValueError, match="type order"):
+        type_order(TABLE2, "memory")
 
 
 def test_efficiency_reading_orders_the_baseline_by_cpu_watts(small):

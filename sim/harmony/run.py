@@ -39,12 +39,12 @@ from sim.harmony.forecast import ForecastConfig, counts_per_interval, mape, one_
 from sim.harmony.lp import DCPRelax
 from sim.harmony.machines import (
     COOLING,
+    ORDERS,
     PRICE_USD_PER_KWH,
     SWITCH_USD,
     TABLE2,
     MachineType,
-    cpu_efficiency_order,
-    efficiency_order,
+    type_order,
 )
 from sim.harmony.provision import baseline_machines, lemma1_bound, machines_from_lp, round_up
 from sim.harmony.queueing import container_size, containers_for_delay, theorem1_beta
@@ -69,11 +69,11 @@ class HarmonyConfig:
     baseline_util: float = 0.8
     seed: int = 0
     types: tuple[MachineType, ...] = field(default=TABLE2)
-    # what "energy efficiency" orders the types by (§9: the baseline turns machines on "in decreasing order of
-    # energy efficiency (e.g., always turning on HP-DL585-G7 machines first)"; the paper gives no measure):
-    # "capacity" = peak watts per unit of mean (cpu, memory) capacity, "cpu" = peak watts per CPU unit
-    # (Fig. 9's axis; with the figures of sim.harmony.machines it puts the DL585 G7 first, as §9's example)
-    efficiency: str = "capacity"
+    # the baseline's type order, a reading of §9's "in decreasing order of energy efficiency (e.g., always
+    # turning on HP-DL585-G7 machines first)" (sim.harmony.machines.type_order): "paper" = DL585 G7, then
+    # R210 (§9.2's account), then per CPU watts; "cpu" = peak W per CPU unit; "capacity" = peak W per unit
+    # of mean (cpu, memory) capacity (R515 first; the default until the paper's order was read)
+    efficiency: str = "paper"
     # readings of the container manager (off by default; `python -m studies.harmony.isolate starvation`):
     # backlog — every task waiting at a decision adds one short container of its class (§4: the container
     # manager "evaluates the number of containers required to schedule the current workload"); CBP and CBS
@@ -90,8 +90,8 @@ class HarmonyConfig:
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
-        if self.efficiency not in ("capacity", "cpu"):
-            raise ValueError(f"efficiency must be 'capacity' or 'cpu', got {self.efficiency!r}")
+        if self.efficiency not in ORDERS:
+            raise ValueError(f"efficiency must be one of {ORDERS}, got {self.efficiency!r}")
 
 
 @dataclass
@@ -235,9 +235,7 @@ def simulate_harmony(
     mtype = np.repeat(np.arange(M), counts).astype(np.int64)
     cap_t = np.array([[t.cpu, t.mem] for t in types])
     mcap = cap_t[mtype]
-    eff = (efficiency_order(types) if cfg.efficiency == "capacity" else cpu_efficiency_order(types)).astype(
-        np.int64
-    )
+    eff = type_order(types, cfg.efficiency).astype(np.int64)
     # tasks
     fits_any = (
         (a["cpu"][:, None] <= cap_t[None, :, 0] + 1e-9) & (a["mem"][:, None] <= cap_t[None, :, 1] + 1e-9)
