@@ -503,3 +503,20 @@ def test_cbs_relabel_frees_the_short_container_at_once():
     r = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme="cbs", types=types))
     assert r.tasks["start_s"].to_list() == [0.0, 100.0]
     assert r.metrics["unscheduled"] == 0
+
+
+def test_oracle_demand_reads_the_true_counts(small):
+    """``with_oracle`` (an isolating run of forecast error) replaces the forecasts by the true counts and
+    recomputes the containers as :func:`predict_demand` does from forecasts."""
+    from sim.harmony.run import required_containers, with_oracle
+
+    jobs, tc = small
+    cfg = HarmonyConfig()
+    dem = predict_demand(jobs, tc, 12, cfg, ForecastConfig(window=12, refit_every=12, min_train=4))
+    assert np.array_equal(dem.containers, required_containers(dem.arrivals_fc, dem.long_fc, tc, cfg))
+    o = with_oracle(dem, tc, cfg)
+    assert np.array_equal(o.arrivals_fc, dem.arrivals) and np.array_equal(o.long_fc, dem.long_fc)
+    ol = with_oracle(dem, tc, cfg, long=True)
+    assert np.array_equal(ol.long_fc, dem.long_running)
+    assert np.array_equal(ol.containers[:, 1::2], np.ceil(dem.long_running - 1e-9))
+    assert not np.array_equal(o.containers, dem.containers)  # the forecasts were not the truth

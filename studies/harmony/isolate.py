@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("what", choices=("starvation", "energy", "headline"))
     ap.add_argument("--core-jobs", type=Path, default=None, help="a parquet of core_jobs rows")
     ap.add_argument("--readings", default="capacity,cpu", help="energy: baseline type-order readings")
-    ap.add_argument("--efficiency", default="capacity", help="headline: the baseline's type-order reading")
+    ap.add_argument("--efficiency", default="paper", help="headline: the baseline's type-order reading")
     ap.add_argument("--seeds", default="0,1,2", help="headline: K-means seeds, one replicate each")
     a = ap.parse_args(argv)
     b = load_borg(a.core_jobs)
