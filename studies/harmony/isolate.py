@@ -11,6 +11,9 @@ memory utilization, machines on and the energy cost.
 efficiency" that orders the baseline's machine types (:class:`sim.harmony.run.HarmonyConfig`
 ``efficiency``) and prints the energy cost, its switching part and CBS's/CBP's change against the baseline.
 
+``python -m studies.harmony.isolate week --schemes baseline,cbs`` runs the schemes on the 7-day resampled
+workload (a few CPU minutes).
+
 ``python -m studies.harmony.isolate headline --seeds 0,1,2`` repeats the headline (three schemes, ω = 1.2)
 with the classes fitted under each K-means seed and prints each replicate and the mean ± 95 % t interval of
 CBS's energy-cost reduction and of the steady-window p90 delays (n = 1 prints no interval).
@@ -128,6 +131,19 @@ def energy(b: pl.DataFrame, readings: list[str]) -> None:
                   f"{ns:>+12.1f} {m['delay_p90_s_all']:>11.1f}", flush=True)  # fmt: skip
 
 
+def week(b: pl.DataFrame, schemes: list[str]) -> None:
+    """``schemes`` on the 7-day resampled workload at ω = 1.2, default readings (~1 CPU minute per scheme
+    plus ~35 s of forecasts and ~30 s to fit the classes)."""
+    classes = fit(b)
+    jobs, n_iv = workload(b, "borg2011-7d")
+    dem = predict_demand(jobs, classes, n_iv, HarmonyConfig(), ForecastConfig(refit_every=288))
+    print(f"borg2011-7d, {jobs.height:,d} tasks, {n_iv} intervals, ω = 1.2")
+    print(f"{'run':34s} {'p90 s':>8s} {'p90 st.':>8s} {'never':>8s} {'wait st.':>8s} {'cpu':>5s} {'mem':>5s} "
+          f"{'on':>7s} {'cost USD':>8s}")  # fmt: skip
+    for s in schemes:
+        print(_row(s, simulate_harmony(jobs, classes, dem, HarmonyConfig(scheme=s)).metrics), flush=True)
+
+
 def mean_ci(x: list[float]) -> tuple[float, float | None]:
     """Mean and the half-width of its 95 % t interval (None for a single value)."""
     from scipy import stats
@@ -170,17 +186,20 @@ def headline(b: pl.DataFrame, seeds: list[int], efficiency: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("starvation", "energy", "headline"))
+    ap.add_argument("what", choices=("starvation", "energy", "headline", "week"))
     ap.add_argument("--core-jobs", type=Path, default=None, help="a parquet of core_jobs rows")
     ap.add_argument("--readings", default="capacity,cpu", help="energy: baseline type-order readings")
     ap.add_argument("--efficiency", default="paper", help="headline: the baseline's type-order reading")
     ap.add_argument("--seeds", default="0,1,2", help="headline: K-means seeds, one replicate each")
+    ap.add_argument("--schemes", default="baseline,cbs", help="week: the schemes to run")
     a = ap.parse_args(argv)
     b = load_borg(a.core_jobs)
     if a.what == "starvation":
         starvation(b)
     elif a.what == "energy":
         energy(b, a.readings.split(","))
+    elif a.what == "week":
+        week(b, a.schemes.split(","))
     else:
         headline(b, [int(s) for s in a.seeds.split(",")], a.efficiency)
 
