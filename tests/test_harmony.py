@@ -520,3 +520,24 @@ def test_oracle_demand_reads_the_true_counts(small):
     assert np.array_equal(ol.long_fc, dem.long_running)
     assert np.array_equal(ol.containers[:, 1::2], np.ceil(dem.long_running - 1e-9))
     assert not np.array_equal(o.containers, dem.containers)  # the forecasts were not the truth
+
+
+@pytest.mark.parametrize("scheme", ["cbp", "cbs"])
+def test_backlog_reading_provisions_for_waiting_tasks(scheme):
+    """``backlog`` (§4's containers "required to schedule the current workload"): tasks waiting at a decision
+    add short containers of their class, so with no forecast demand they still start at the next decision;
+    by default (§9.2: CBP and CBS share the forecast demand) nothing is provisioned for them."""
+    from sim.harmony.run import Demand
+
+    tc = _one_class(100.0)
+    jobs = pl.DataFrame(
+        {"submit_s": [10.0, 20.0, 30.0], "duration_s": [50.0] * 3, "cpu": [0.1] * 3, "mem": [0.1] * 3,
+         "priority": [0] * 3}
+    )  # fmt: skip
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.zeros((2, 2)), np.zeros(1), np.zeros(1), 0.0)
+    types = (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+    off = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types))
+    on = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types, backlog=True))
+    assert off.metrics["unscheduled"] == 3
+    assert on.metrics["unscheduled"] == 0 and on.tasks["start_s"].to_list() == [300.0] * 3
