@@ -733,8 +733,16 @@ HARMONY_RESULTS = TableSchema(
         Col("omega", "DOUBLE", "-", "over-provisioning factor ω (unused by the baseline)", False),
         Col("machine_fraction", "DOUBLE", "-", "fraction of Table 2's 10,000 machines", False),
         Col("seed", "BIGINT", "-", "seed", False),
+        Col("efficiency", "VARCHAR", "-", "baseline type-order reading: paper, cpu, capacity"),
         Col("tasks", "DOUBLE", "tasks", "tasks simulated", False),
         Col("unscheduled", "DOUBLE", "tasks", "tasks still waiting at the end", False),
+        Col("tasks_steady", "DOUBLE", "tasks", "tasks submitted after the warm-up (3,600 s)"),
+        Col(
+            "unscheduled_steady",
+            "DOUBLE",
+            "tasks",
+            "tasks submitted after the warm-up and over an interval before the end, still waiting at the end",
+        ),
         Col("energy_kwh", "DOUBLE", "kWh", "server energy (without cooling)", False),
         Col("energy_cost_usd", "DOUBLE", "USD", "energy × price × 1.8 + switching", False),
         Col("switching_usd", "DOUBLE", "USD", "power-ons × 0.5 ¢", False),
@@ -743,7 +751,7 @@ HARMONY_RESULTS = TableSchema(
         Col("machines_on_mean", "DOUBLE", "machines", "mean machines on", False),
         *(
             Col(f"delay_{s}_s_{g}", "DOUBLE", "s", f"scheduling delay {s} ({g})")
-            for g in ("all", "production", "other", "gratis")
+            for g in ("all", "production", "other", "gratis", "steady")
             for s in ("p50", "p90", "p99", "mean")
         ),
         Col("wall_s", "DOUBLE", "s", "simulation wall time", False),

@@ -140,7 +140,11 @@ class DCPRelax:
         return c
 
     def solve(
-        self, demand: np.ndarray, price_usd_per_kwh: np.ndarray | float, z_prev: np.ndarray
+        self,
+        demand: np.ndarray,
+        price_usd_per_kwh: np.ndarray | float,
+        z_prev: np.ndarray,
+        x_min: np.ndarray | None = None,
     ) -> LPSolution:
         """Solve for required containers ``demand`` (W, K) (or (K,): held over the horizon)."""
         from scipy.optimize import linprog
@@ -157,7 +161,7 @@ class DCPRelax:
             b_ub=b_ub,
             A_eq=self.A_eq,
             b_eq=b_eq,
-            bounds=self.bounds,
+            bounds=self._bounds(x_min),
             method="highs",
         )
         if res.status != 0:
@@ -173,6 +177,17 @@ class DCPRelax:
             status=int(res.status),
             message=str(res.message),
         )
+
+    def _bounds(self, x_min: np.ndarray | None) -> np.ndarray:
+        """Variable bounds; ``x_min`` (M, K): containers of each type on each machine type that every step
+        must keep (they hold running tasks, which are never migrated)."""
+        if x_min is None:
+            return self.bounds
+        b = self.bounds.copy()
+        lo = np.where(self.psi, np.asarray(x_min, float), 0.0).ravel()
+        for w in range(self.W):
+            b[self._x(w) : self._x(w) + self.M * self.K, 0] = lo
+        return b
 
     def _b_ub(self, d: np.ndarray) -> np.ndarray:
         M, R = self.M, self.R

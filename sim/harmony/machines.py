@@ -33,15 +33,34 @@ processor configurations in other chassis (each ``source`` says which):
 * HP DL585 G7 (4 × 12-core Opteron 6100): idle 300 W, 100 % load 680 W — *estimate* (four 115 W-ACP
   sockets; no measurement located).
 
-SPECpower measures power against CPU load only, so ``α^{m,cpu} = P_peak − P_idle`` and ``α^{m,mem} = 0``
-(memory utilization adds no power in this model). Replace these numbers with measured ones by passing
-other :class:`MachineType` lists; nothing else depends on them. :func:`paper_statements` checks a list
-against the two statements of §9/§9.2 about the types' efficiency.
+SPECpower measures power against CPU load, so ``α^{m,cpu} = P_peak − P_idle``. Eq. (6) sums a slope per
+resource (``Σ_r α^{mr} u_t^{ir}``), so memory has its own: ``α^{m,mem}`` = 1.25 W per GB installed × the
+type's GB — an *estimate* from HP's DDR3 technology brief for ProLiant G6/G7 servers ("A dual-rank 8 GB
+low-voltage DDR3 DIMM running at 1333 MT/s consumes about 8.5 watts compared to the 10 watts that a
+standard voltage DIMM consumes", "DDR3 memory technology", HP technology brief, page 6: 10 W / 8 GB),
+taken as the slope from unused to fully used memory (an upper estimate: part of a DIMM's power is drawn
+idle, inside ``E^{idle}``). R210 5 W, R515 40 W, DL385 G7 20 W, DL585 G7 80 W.
+
+Replace these numbers with measured ones by passing other :class:`MachineType` lists; nothing else
+depends on them. :func:`paper_statements` checks a list against the two statements of §9/§9.2 about the
+types' efficiency; the figures here meet the first (DL585 G7 the most efficient per CPU unit) and not the
+second (a 0.2-CPU container is cheapest on the R515 counting the whole machine, on the DL585 G7 counting
+its marginal watts; §9 says the DL385 G7) — tested, so a change of figures shows up.
+
+The baseline's type order (§9: "turning them on in decreasing order of energy efficiency (e.g., always
+turning on HP-DL585-G7 machines first)") is a reading (:func:`type_order`): ``paper`` (default) — the
+DL585 G7 first as §9's example, the R210 next as §9.2's account of the baseline implies ("As soon as the
+most energy efficient (i.e., HP DL585 G7) machines are all turned on, it began to make wrong decisions
+regarding the type of machines to be turned on. As a result, many tasks cannot be scheduled in the newly
+provisioned machines": of Table 2's types only the R210, 4 cores and 4 GB, is too small for many tasks),
+then the others by peak watts per CPU unit; ``cpu`` — all by peak watts per CPU unit (DL585 G7 first, R210
+last); ``capacity`` — by peak watts per unit of mean (cpu, memory) capacity (R515 first, against §9's
+example; the default before the paper's order was read from §9/§9.2).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -60,6 +79,8 @@ class MachineType:
     idle_w: float
     peak_w: float
     source: str = ""
+    mem_w_per_gb: float = 1.25  # estimate, see the module docstring
+    mem_gb: float = 0.0  # installed memory (memory slope = mem_w_per_gb × mem_gb)
 
     @property
     def capacity(self) -> np.ndarray:
@@ -67,17 +88,26 @@ class MachineType:
 
     @property
     def slope_w(self) -> np.ndarray:
-        """``α^{m,r}`` in W per unit utilization of resource r (memory: 0, see the module docstring)."""
-        return np.array([self.peak_w - self.idle_w, 0.0])
+        """``α^{m,r}`` in W per unit utilization of resource r (cpu: peak − idle; memory: W per GB × GB)."""
+        return np.array([self.peak_w - self.idle_w, self.mem_w_per_gb * self.mem_gb])
 
 
 TABLE2: tuple[MachineType, ...] = (
-    MachineType("Dell PowerEdge R210", 4 / 48, 4 / 64, 7000, 40.0, 110.0, "estimate"),
+    MachineType("Dell PowerEdge R210", 4 / 48, 4 / 64, 7000, 40.0, 110.0, "estimate", mem_gb=4.0),
     MachineType(
-        "Dell PowerEdge R515", 12 / 48, 32 / 64, 1500, 72.0, 174.0, "channelpartner.de Opteron 4170 HE"
+        "Dell PowerEdge R515",
+        12 / 48,
+        32 / 64,
+        1500,
+        72.0,
+        174.0,
+        "channelpartner.de Opteron 4170 HE",
+        mem_gb=32.0,
     ),
-    MachineType("HP DL385 G7", 24 / 48, 16 / 64, 1000, 131.0, 345.0, "computerwoche.de 2 x Opteron 6174"),
-    MachineType("HP DL585 G7", 1.0, 1.0, 500, 300.0, 680.0, "estimate"),
+    MachineType(
+        "HP DL385 G7", 24 / 48, 16 / 64, 1000, 131.0, 345.0, "computerwoche.de 2 x Opteron 6174", mem_gb=16.0
+    ),
+    MachineType("HP DL585 G7", 1.0, 1.0, 500, 300.0, 680.0, "estimate", mem_gb=64.0),
 )
 
 #: §9: "we use the average electricity price in the state of California, which is 12.25 cents per
@@ -90,10 +120,7 @@ COOLING = 0.8
 
 def scaled(types: tuple[MachineType, ...], fraction: float) -> tuple[MachineType, ...]:
     """The same types with ``round(count × fraction)`` machines each (at least one)."""
-    return tuple(
-        MachineType(t.name, t.cpu, t.mem, max(1, round(t.count * fraction)), t.idle_w, t.peak_w, t.source)
-        for t in types
-    )
+    return tuple(replace(t, count=max(1, round(t.count * fraction))) for t in types)
 
 
 def efficiency_order(types: tuple[MachineType, ...]) -> np.ndarray:
@@ -119,13 +146,33 @@ def cpu_efficiency_order(types: tuple[MachineType, ...]) -> np.ndarray:
     return np.argsort(np.array([t.peak_w / t.cpu for t in types]), kind="stable")
 
 
+#: baseline type-order readings (:func:`type_order`), the default first
+ORDERS = ("paper", "cpu", "capacity")
+
+
+def type_order(types: tuple[MachineType, ...], reading: str = "paper") -> np.ndarray:
+    """The baseline's order of types under ``reading`` (see the module docstring); ``paper`` puts the types
+    named "HP DL585 G7" and "Dell PowerEdge R210" first where the list has them, the rest by
+    :func:`cpu_efficiency_order`. ValueError for an unknown reading."""
+    if reading == "capacity":
+        return efficiency_order(types)
+    if reading == "cpu":
+        return cpu_efficiency_order(types)
+    if reading != "paper":
+        raise ValueError(f"type order must be one of {ORDERS}, got {reading!r}")
+    names = [t.name for t in types]
+    head = [names.index(w) for w in ("HP DL585 G7", "Dell PowerEdge R210") if w in names]
+    rest = [int(m) for m in cpu_efficiency_order(types) if int(m) not in head]
+    return np.array(head + rest, dtype=np.int64)
+
+
 def paper_statements(types: tuple[MachineType, ...], container_cpu: float = 0.2) -> dict[str, object]:
     """The power figures against §9.2 ("the most energy efficient (i.e., HP DL585 G7)") and §9 ("a
     container requiring 0.2 CPU units should be placed in a HP DL385 G7 since the PowerEdge R210 does not
     have enough CPU capacity, whereas the other types of servers are able to host it but will consume much
     more energy").
 
-    Returns the type names in the baseline's order (:func:`efficiency_order`) and in the per-CPU order,
+    Returns the type names in the per-capacity order (:func:`efficiency_order`) and the per-CPU order,
     and the cheapest type able to host a ``container_cpu`` container read two ways: the power of a machine
     running just that container (``idle + slope × c/C``) and the container's marginal power
     (``slope × c/C``); ``*_holds`` say whether the statement holds for each reading."""
@@ -136,14 +183,14 @@ def paper_statements(types: tuple[MachineType, ...], container_cpu: float = 0.2)
         for m in fits
     }
     marginal = {names[m]: (types[m].peak_w - types[m].idle_w) * container_cpu / types[m].cpu for m in fits}
-    base = [names[m] for m in efficiency_order(types)]
+    per_cap = [names[m] for m in efficiency_order(types)]
     per_cpu = [names[m] for m in cpu_efficiency_order(types)]
     cheapest_whole = min(whole, key=whole.__getitem__) if whole else ""
     cheapest_marginal = min(marginal, key=marginal.__getitem__) if marginal else ""
     return {
-        "baseline_order": base,
+        "capacity_order": per_cap,
         "cpu_order": per_cpu,
-        "most_efficient_baseline_holds": base[0] == "HP DL585 G7",
+        "most_efficient_capacity_holds": per_cap[0] == "HP DL585 G7",
         "most_efficient_per_cpu_holds": per_cpu[0] == "HP DL585 G7",
         "container_w_whole": whole,
         "container_w_marginal": marginal,

@@ -39,12 +39,12 @@ from sim.harmony.forecast import ForecastConfig, counts_per_interval, mape, one_
 from sim.harmony.lp import DCPRelax
 from sim.harmony.machines import (
     COOLING,
+    ORDERS,
     PRICE_USD_PER_KWH,
     SWITCH_USD,
     TABLE2,
     MachineType,
-    cpu_efficiency_order,
-    efficiency_order,
+    type_order,
 )
 from sim.harmony.provision import baseline_machines, lemma1_bound, machines_from_lp, round_up
 from sim.harmony.queueing import container_size, containers_for_delay, theorem1_beta
@@ -69,17 +69,29 @@ class HarmonyConfig:
     baseline_util: float = 0.8
     seed: int = 0
     types: tuple[MachineType, ...] = field(default=TABLE2)
-    # what "energy efficiency" orders the types by (§9: the baseline turns machines on "in decreasing order of
-    # energy efficiency (e.g., always turning on HP-DL585-G7 machines first)"; the paper gives no measure):
-    # "capacity" = peak watts per unit of mean (cpu, memory) capacity, "cpu" = peak watts per CPU unit
-    # (Fig. 9's axis; with the figures of sim.harmony.machines it puts the DL585 G7 first, as §9's example)
-    efficiency: str = "capacity"
+    # the baseline's type order, a reading of §9's "in decreasing order of energy efficiency (e.g., always
+    # turning on HP-DL585-G7 machines first)" (sim.harmony.machines.type_order): "paper" = DL585 G7, then
+    # R210 (§9.2's account), then per CPU watts; "cpu" = peak W per CPU unit; "capacity" = peak W per unit
+    # of mean (cpu, memory) capacity (R515 first; the default until the paper's order was read)
+    efficiency: str = "paper"
+    # readings of the container manager (off by default; `python -m studies.harmony.isolate starvation`):
+    # backlog — every task waiting at a decision adds one short container of its class (§4: the container
+    # manager "evaluates the number of containers required to schedule the current workload"); CBP and CBS
+    # then no longer solve the same LP (§9.2: "both CBS and CBP provision the same number of machines").
+    backlog: bool = False
+    # keep_running — CBS's DCP-RELAX must keep, per machine type, the containers that hold running tasks
+    # (Algorithm 1 re-packs them by migration, line 11; this scheduler never migrates a task)
+    keep_running: bool = False
+    # metrics "_steady" read tasks submitted from warmup_s on: the paper states no warm-up; the first hour is
+    # the forecasts' own start-up (ForecastConfig.min_train = 12 intervals of persistence before the first
+    # ARIMA fit) on a cluster that starts empty (§9.2 simulates "the arrival of new tasks")
+    warmup_s: float = 3600.0
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
-        if self.efficiency not in ("capacity", "cpu"):
-            raise ValueError(f"efficiency must be 'capacity' or 'cpu', got {self.efficiency!r}")
+        if self.efficiency not in ORDERS:
+            raise ValueError(f"efficiency must be one of {ORDERS}, got {self.efficiency!r}")
 
 
 @dataclass
@@ -137,25 +149,46 @@ def predict_demand(
         long_run[:, qi] = np.searchsorted(lo, starts, "right") - np.searchsorted(hi, starts, "right")
     arr_fc = one_step_forecasts(arr, fcfg)
     long_fc = one_step_forecasts(long_run, fcfg)
-    cont = np.zeros((n_intervals, 2 * Q))
-    for qi in range(Q):
-        c = 2 * qi
-        mean_d, cv2 = classes.short_hold_s(qi)  # every arrival holds a short container (§5.1)
-        target = cfg.target_delay_s[int(classes.group[qi])]
-        for t in range(n_intervals):
-            lam = arr_fc[t, qi] / cfg.interval_s
-            if mean_d > 0:
-                cont[t, c] = containers_for_delay(lam, 1.0 / mean_d, cv2, target, 10**7)
-        cont[:, c + 1] = np.ceil(long_fc[:, qi] - 1e-9)
     return Demand(
         arr,
         arr_fc,
         long_run,
         long_fc,
-        cont,
+        required_containers(arr_fc, long_fc, classes, cfg),
         mape(arr, arr_fc),
         mape(long_run, long_fc),
         time.perf_counter() - t0,
+    )
+
+
+def required_containers(
+    arrivals_fc: np.ndarray, long_fc: np.ndarray, classes: TaskClasses, cfg: HarmonyConfig
+) -> np.ndarray:
+    """(T, 2Q) containers per class from forecast arrivals (short: M/G/N, eq. 1, for the group's target
+    delay, service = the time a short container is held) and forecast long-running tasks (long, §5.2)."""
+    T, Q = arrivals_fc.shape
+    cont = np.zeros((T, 2 * Q))
+    for qi in range(Q):
+        c = 2 * qi
+        mean_d, cv2 = classes.short_hold_s(qi)  # every arrival holds a short container (§5.1)
+        target = cfg.target_delay_s[int(classes.group[qi])]
+        for t in range(T):
+            lam = arrivals_fc[t, qi] / cfg.interval_s
+            if mean_d > 0:
+                cont[t, c] = containers_for_delay(lam, 1.0 / mean_d, cv2, target, 10**7)
+        cont[:, c + 1] = np.ceil(long_fc[:, qi] - 1e-9)
+    return cont
+
+
+def with_oracle(demand: Demand, classes: TaskClasses, cfg: HarmonyConfig, long: bool = False) -> Demand:
+    """``demand`` with each interval's true arrivals as its forecast (and, with ``long``, the true
+    long-running counts): an isolating run of forecast error, not a scheme."""
+    from dataclasses import replace
+
+    afc = demand.arrivals.copy()
+    lfc = demand.long_running.copy() if long else demand.long_fc
+    return replace(
+        demand, arrivals_fc=afc, long_fc=lfc, containers=required_containers(afc, lfc, classes, cfg)
     )
 
 
@@ -202,9 +235,7 @@ def simulate_harmony(
     mtype = np.repeat(np.arange(M), counts).astype(np.int64)
     cap_t = np.array([[t.cpu, t.mem] for t in types])
     mcap = cap_t[mtype]
-    eff = (efficiency_order(types) if cfg.efficiency == "capacity" else cpu_efficiency_order(types)).astype(
-        np.int64
-    )
+    eff = type_order(types, cfg.efficiency).astype(np.int64)
     # tasks
     fits_any = (
         (a["cpu"][:, None] <= cap_t[None, :, 0] + 1e-9) & (a["mem"][:, None] <= cap_t[None, :, 1] + 1e-9)
@@ -280,13 +311,25 @@ def simulate_harmony(
             target = baseline_machines(dem, cap_t, counts, eff, cfg.baseline_util)
         else:
             l0 = time.perf_counter()
-            d = demand.containers[t : t + cfg.horizon]
+            d = demand.containers[t : t + cfg.horizon].copy()
+            if cfg.backlog:  # every task waiting at the decision needs a short container of its class
+                d[:, 0::2] += (arrived - head)[None, :]
             if d.shape[0] < cfg.horizon:
                 d = np.vstack([d, np.repeat(d[-1:], cfg.horizon - d.shape[0], axis=0)])
             pw = price[t : t + cfg.horizon]
             if pw.shape[0] < cfg.horizon:
                 pw = np.concatenate([pw, np.repeat(pw[-1:], cfg.horizon - pw.shape[0])])
-            sol = lp.solve(d, pw, active_now)
+            x_min = None
+            if cfg.keep_running and mode == 2:
+                # the containers holding running tasks stay on their machine type (never migrated), scaled
+                # down where ω × their size exceeds the type's whole capacity (the LP would be infeasible)
+                x_min = np.zeros((M, K))
+                for m in range(M):
+                    x_min[m] = occ[(state == 1) & (mtype == m)].sum(axis=0)
+                    need = (cfg.omega * x_min[m][:, None] * csize).sum(axis=0) / (cap_t[m] * counts[m])
+                    if need.max() > 0.999:
+                        x_min[m] *= 0.999 / need.max()
+            sol = lp.solve(d, pw, active_now, x_min)
             target = machines_from_lp(sol.z[0], counts)
             x = sol.x[0]  # (M, K)
             lp_s += time.perf_counter() - l0
@@ -398,7 +441,17 @@ def simulate_harmony(
         "mem_util": float(iv["mem_util"].mean()),
         "machines_on_mean": float(sum(iv[f"machines_on_{m}"].mean() for m in range(M))),
     }
-    for name, sel in (("all", np.ones(n, bool)), *((g, grp == i) for i, g in enumerate(GROUPS))):
+    steady = a["submit_s"] >= cfg.warmup_s
+    # tasks of the steady window still waiting at the horizon though submitted more than an interval before it
+    metrics["unscheduled_steady"] = float(
+        (steady & ~scheduled & (a["submit_s"] < horizon_s - cfg.interval_s)).sum()
+    )
+    metrics["tasks_steady"] = float(steady.sum())
+    for name, sel in (
+        ("all", np.ones(n, bool)),
+        *((g, grp == i) for i, g in enumerate(GROUPS)),
+        ("steady", steady),
+    ):
         d = delay[sel]
         for p in (50, 90, 99):
             metrics[f"delay_p{p}_s_{name}"] = float(np.percentile(d, p)) if d.size else float("nan")

@@ -51,35 +51,51 @@ SCHEMES = ("baseline", "cbp", "cbs")
 
 @dataclass(frozen=True)
 class HarmonyScenario:
-    """One Harmony run: workload, scheme, ω, cluster scale (fraction of Table 2), seed."""
+    """One Harmony run: workload, scheme, ω, cluster scale (fraction of Table 2), seed, and the reading of
+    the baseline's type order (:func:`sim.harmony.machines.type_order`; default ``paper``)."""
 
     workload: str = "borg2011-sample"
     scheme: str = "cbs"
     omega: float = 1.2
     machine_fraction: float = 1.0
     seed: int = 0
+    efficiency: str = "paper"
 
     @property
     def id(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        d = asdict(self)
+        if d["efficiency"] == "paper":  # the default reading keeps the ids scenarios had before it existed
+            del d["efficiency"]
+        blob = json.dumps(d, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def config(self) -> HarmonyConfig:
         return HarmonyConfig(
-            scheme=self.scheme, omega=self.omega, machine_fraction=self.machine_fraction, seed=self.seed
+            scheme=self.scheme,
+            omega=self.omega,
+            machine_fraction=self.machine_fraction,
+            seed=self.seed,
+            efficiency=self.efficiency,
         )
 
 
+#: the baseline's type-order readings other than the default, run beside it (baseline only: §9's order is
+#: the baseline's; CBP and CBS keep the default order for the types they try without containers)
+OTHER_ORDERS = ("cpu", "capacity")
+
+
 def harmony_scenarios(name: str = "harmony") -> list[HarmonyScenario]:
-    """``harmony``: the sample × {baseline, CBP, CBS} at ω = 1.2 plus CBP/CBS over ω ∈ {0.6, 0.8, …, 2.2};
+    """``harmony``: the sample × {baseline, CBP, CBS} at ω = 1.2, the baseline under the other type-order
+    readings (:data:`OTHER_ORDERS`), plus CBP/CBS over ω ∈ {0.6, 0.8, …, 2.2};
     ``harmony-7d``: the 7-day resampled workload × the three schemes at ω = 1.2; ``harmony-headline``: the
-    sample × the three schemes at ω = 1.2 only (seed 004's headline row of ``varcap reproduce --quick``; the
+    sample × the three schemes at ω = 1.2 and the baseline's other orders (seed 004's headline row of ``varcap reproduce --quick``; the
     same scenarios, so the same cached runs, as in ``harmony``); ``harmony-smoke``: the sample on a 1 %
     cluster (tests)."""
+    orders = [HarmonyScenario("borg2011-sample", "baseline", efficiency=e) for e in OTHER_ORDERS]
     if name == "harmony-headline":
-        return [HarmonyScenario("borg2011-sample", s) for s in SCHEMES]
+        return [HarmonyScenario("borg2011-sample", s) for s in SCHEMES] + orders
     if name == "harmony":
-        out = [HarmonyScenario("borg2011-sample", s) for s in SCHEMES]
+        out = [HarmonyScenario("borg2011-sample", s) for s in SCHEMES] + orders
         out += [HarmonyScenario("borg2011-sample", s, w) for w in OMEGAS for s in ("cbp", "cbs") if w != 1.2]
         return out
     if name == "harmony-7d":
@@ -263,13 +279,26 @@ def load_results(name: str = "harmony", out: Path | None = None) -> list[dict[st
 
 
 def energy_change_pct(
-    rows: list[dict[str, Any]], scheme: str, metric: str = "energy_cost_usd", omega: float = 1.2
+    rows: list[dict[str, Any]],
+    scheme: str,
+    metric: str = "energy_cost_usd",
+    omega: float = 1.2,
+    order: str = "paper",
 ) -> float:
-    """100 × (scheme − baseline)/baseline of ``metric`` on the same workload at ω (nan if either is missing)."""
-    by = {(r["params"]["workload"], r["params"]["scheme"], r["params"]["omega"]): r for r in rows}
+    """100 × (scheme − baseline)/baseline of ``metric`` on the same workload at ω, the baseline under type
+    order ``order`` and the scheme under the default order (nan if either is missing)."""
+    by = {
+        (
+            r["params"]["workload"],
+            r["params"]["scheme"],
+            r["params"]["omega"],
+            r["params"].get("efficiency", "paper"),
+        ): r
+        for r in rows
+    }
     for wl in WORKLOADS:
-        b = by.get((wl, "baseline", 1.2))
-        s = by.get((wl, scheme, omega))
+        b = by.get((wl, "baseline", 1.2, order))
+        s = by.get((wl, scheme, omega, "paper"))
         if b and s:
             return 100.0 * (s["metrics"][metric] - b["metrics"][metric]) / b["metrics"][metric]
     return float("nan")
