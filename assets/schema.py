@@ -521,14 +521,22 @@ ALL_TABLES.update(SIM_TABLES)
 
 OUT_REPRODUCTION = TableSchema(
     "out_reproduction",
-    "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
-    "varcap's mean over replicates with a 95 % interval inside the value's possible range (`ci_method`), the acceptance band written down "
-    "before the runs (rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`), and for rows outside the band the run that "
-    "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
+    "One row per paper headline result and reading (`varcap reproduce`): the paper's value and claim, "
+    "varcap's mean over replicates with a 95 % interval inside the value's possible range (`ci_method`), the acceptance band "
+    "(rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`; written before the runs unless `reading_history` "
+    "says when it changed), for rows outside the band the run that explains it, and the commit and time of the code that "
+    "computed the row. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
     (
-        Col("headline_id", "VARCHAR", "-", "fixed id, e.g. thesis-6.2-ias-cut-zipf-1.5", False),
+        Col(
+            "headline_id",
+            "VARCHAR",
+            "-",
+            "fixed id naming the paper and section, e.g. thesis-6.2-ias-cut-zipf-1.5 (former names: "
+            "studies/provenance.py)",
+            False,
+        ),
         Col("reading", "VARCHAR", "-", "which reading of the text (default first)", False),
-        Col("seed_doc", "VARCHAR", "-", "seed paper (000 thesis … 004 Harmony)", False),
+        Col("seed_doc", "VARCHAR", "-", "the paper (000 thesis … 004 Harmony)", False),
         Col("section", "VARCHAR", "-", "section / figure / table of the claim", False),
         Col("anchor_value", "DOUBLE", "unit", "the paper's number", False),
         Col("anchor_text", "VARCHAR", "-", "the paper's words", False),
@@ -575,10 +583,18 @@ OUT_REPRODUCTION = TableSchema(
             "reading_history",
             "VARCHAR",
             "-",
-            "when (commit) and why the default reading changed, and whether after its values were seen; "
-            "empty: no change recorded",
+            "when (commit) and why the anchor, band or default reading changed, and whether after its "
+            "values were seen; empty: as first written",
             False,
         ),
+        Col(
+            "code_commit",
+            "VARCHAR",
+            "-",
+            "git commit of the code that computed the row (+dirty: with uncommitted changes; empty: unknown)",
+            False,
+        ),
+        Col("computed_at_utc", "VARCHAR", "-", "when the row was computed, ISO 8601 UTC", False),
     ),
     ("headline_id", "profile"),
 )

@@ -1,9 +1,10 @@
-"""Reproduction of the seeds' headline results: the papers' headlines as one table, replicates, running a
+"""Reproduction of the five papers' headline results: their headlines as one table, replicates, running a
 profile.
 
-Each headline of :data:`HEADLINES` is a claim of a seed paper, the setting it was measured in (quoted by
-section in the docstrings of its paper's scenario builders), and an **acceptance band written down before any varcap number
-was looked at**, by one rule per kind of claim:
+Each headline of :data:`HEADLINES` is a claim of one of the papers, the setting it was measured in (quoted by
+section in the docstrings of its paper's scenario builders), and an **acceptance band**, by one rule per
+kind of claim — written down before any varcap number was looked at, except where the headline's
+``reading_history`` says when and why it changed after (``varcap docs`` lists both in docs/reproduction.md):
 
 * a relative change or loss with a magnitude (a termination cut, a goodput loss): the same sign and
   within a factor of two of the paper's value (``[v/2, 2v]``, capped at 100 %) — our data are samples that
@@ -32,7 +33,10 @@ computed per replicate and reported as the mean with a 95 % interval that stays 
 possible range (:attr:`Headline.bounds`; :func:`mean_ci` says how, ``ci_method`` records it). Where the
 paper claims an effect (:attr:`Headline.null`) a row is in band only if the interval excludes no effect;
 a degenerate comparison (:attr:`Headline.degenerate`, e.g. no terminations in either arm) is flagged and
-never in band; ``reading_history`` records when and why a default reading changed.
+never in band; ``reading_history`` records when and why an anchor, band or default reading changed.
+Every row carries the commit and time of the code that computed it (``code_commit``, ``computed_at_utc``:
+:func:`studies.provenance.run_stamp`); headline ids renamed since a warehouse was written are read under
+their current names by :func:`studies.provenance.current_id`.
 """
 
 from __future__ import annotations
@@ -102,12 +106,12 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     **riskaware.STUDY_BUILDERS,
 }
 
-#: Studies of the chapters beyond the seeds (no headline reads them): like the reproduction studies, one
+#: Studies of the chapters beyond the papers (no headline reads them): like the reproduction studies, one
 #: per profile (``<base>[-quick]``), materialized by ``varcap run`` (quick) and ``varcap reproduce`` (full),
 #: their rows in ``out_study_results`` and their keys in ``out_study_scenarios``.
 CHAPTER_STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **spot.STUDY_BUILDERS,  # issue #28: spot-real (the beyond_preemption chapter)
-    **carbon.STUDY_BUILDERS,  # issue #27: carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
+    **spot.STUDY_BUILDERS,  # spot-real (the beyond_preemption chapter)
+    **carbon.STUDY_BUILDERS,  # carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
 }
 
 
@@ -180,6 +184,8 @@ COLUMNS = (
     "ci_method",
     "flag",
     "reading_history",
+    "code_commit",
+    "computed_at_utc",
 )
 
 
@@ -264,11 +270,19 @@ def _explain(
 
 
 def reproduction_rows(
-    pr: Profile, runs: Runs, explanations: dict[str, str] | None = None, strict: bool = False
+    pr: Profile,
+    runs: Runs,
+    explanations: dict[str, str] | None = None,
+    strict: bool = False,
+    stamp: tuple[str, str] | None = None,
 ) -> pl.DataFrame:
     """One row per headline and reading (see :data:`COLUMNS`). A headline whose scenarios have not all run
-    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`)."""
+    gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`).
+    ``stamp``: ``(code_commit, computed_at_utc)`` of every row (default :func:`studies.provenance.run_stamp`)."""
+    from studies.provenance import run_stamp
+
     explanations = explanations or EXPLANATIONS
+    commit, at = stamp if stamp is not None else run_stamp()
     rows = []
     for h in HEADLINES:
         try:
@@ -320,6 +334,8 @@ def reproduction_rows(
                     "ci_method": with_method[reading][3],
                     "flag": row_flag,
                     "reading_history": h.reading_history if i == 0 else "",
+                    "code_commit": commit,
+                    "computed_at_utc": at,
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL

@@ -1,4 +1,4 @@
-"""Seed 004's claim: CBS's energy-cost reduction against the heterogeneity-oblivious baseline (§9.2),
+"""Paper 004's claim (Harmony): CBS's energy-cost reduction against the heterogeneity-oblivious baseline (§9.2),
 read from the ``harmony`` study's cached runs (:mod:`studies.harmony.runner`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ CBS_REDUCTION_PCT = 28.0
 
 
 def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]:
-    """Seed 004 headline readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
+    """The Harmony headline's readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
     reduction against the baseline of CBS's energy cost (default: §9.2's energy cost), of CBS's server
     energy, and of CBP's energy cost. LookupError if a run is missing."""
     from studies.harmony.runner import energy_change_pct, load_results
@@ -33,7 +33,7 @@ def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]
     }
 
 
-def _seed004_energy(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+def _harmony_energy(pr: Profile, runs: Runs) -> dict[str, list[float]]:
     """One run per scheme, so no interval; the profile does not apply (the study has one size)."""
     try:
         return energy_reduction_readings()
@@ -43,7 +43,7 @@ def _seed004_energy(pr: Profile, runs: Runs) -> dict[str, list[float]]:
 
 HEADLINES: list[Headline] = [
     Headline(
-        "seed004-cbs-energy-reduction",
+        "harmony-9.2-cbs-energy-reduction",
         "004 Harmony",
         "§9.2 Fig. 29",
         CBS_REDUCTION_PCT,
@@ -52,15 +52,15 @@ HEADLINES: list[Headline] = [
         "% reduction",
         factor2(CBS_REDUCTION_PCT),
         None,
-        _seed004_energy,
+        _harmony_energy,
         bounds=CUT_BOUNDS,
     )
 ]
 
 #: Causes of rows outside their band.
 EXPLANATIONS: dict[str, str] = {
-    "seed004-cbs-energy-reduction": (
-        "Model per issue #29 (short-class containers from the time each task holds a short container, no "
+    "harmony-9.2-cbs-energy-reduction": (
+        "Model as the paper describes it (short-class containers from the time each task holds a short container, no "
         "per-scheme backlog: CBP and CBS provision the same machines, §9.2). Power: R515 and DL385 G7 from "
         "SPECpower_ssj2008 runs of their processor configurations, R210 and DL585 G7 estimates (no published "
         "figure found; sim/harmony/machines.py). Isolating runs (python -m studies.harmony.isolate, ω = 1.2, "
