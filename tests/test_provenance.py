@@ -62,7 +62,7 @@ def test_table_4_1_reference_is_the_definition_where_the_print_contradicts_it() 
 
     mean, p50, p90, p95 = table_4_1_exact(1.1)
     assert p50 == pytest.approx(580 / 12) and p90 == p95 == 720.0  # k = 580 five-minute units
-    assert table_4_1_exact(1.5)[1] == pytest.approx(10 / 60)  # Table 4.1 prints 10 min, so does the definition
+    assert table_4_1_exact(1.5)[1] == pytest.approx(10 / 60)  # as printed: 10 min
     ref = table_4_1_reference()
     swapped = [s for _, sw in ref.values() for s in sw]
     assert swapped == ["Zipf-1.1 P50: printed 30.75 h, definition 48.33 h"]
@@ -89,13 +89,17 @@ def test_rows_carry_the_commit_and_time_of_their_code(monkeypatch: pytest.Monkey
     assert df["code_commit"].to_list() == ["abc1234"] * 2
     assert df["computed_at_utc"].to_list() == ["2026-11-27T00:00:00Z"] * 2
     commit, at = provenance.run_stamp()
-    assert re.fullmatch(r"([0-9a-f]{7,}(\+dirty)?)?", commit) and re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:]{8}Z", at)
+    assert re.fullmatch(r"([0-9a-f]{7,}(\+dirty)?)?", commit) and re.fullmatch(
+        r"\d{4}-\d\d-\d\dT[\d:]{8}Z", at
+    )
 
 
 def test_rows_of_an_older_table_are_read_under_current_ids() -> None:
     from assets.reproduction import _as_current
 
-    new = pl.DataFrame({"headline_id": ["harmony-9.2-cbs-energy-reduction"], "code_commit": ["abc"], "x": [1.0]})
+    new = pl.DataFrame(
+        {"headline_id": ["harmony-9.2-cbs-energy-reduction"], "code_commit": ["abc"], "x": [1.0]}
+    )
     old = pl.DataFrame({"headline_id": ["seed004-cbs-energy-reduction@kwh"], "x": [2.0]})
     got = _as_current(old, new)
     assert got.columns == new.columns

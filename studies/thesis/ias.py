@@ -48,7 +48,7 @@ AZURE_CUT = 92.04  # §6.3 Table 6.2, Azure: "we can achieve 92 % lower terminat
 #: Table 6.2 / §6.3: goodput difference IAS − FF (percentage points) where the text prints it.
 GOODPUT_PP = {"zipf-1.5": 2.02, "azure": -0.05}
 CUT_LOW_A = 98.0  # §6.2, Fig. 6.3: "further reduced by up to 98 % under lower aggressiveness"
-CUT_A_0_9 = 32.0  # §6.2: 32 % fewer terminations at A = 90 % (the generic instance's anchor; its band: any cut)
+CUT_A_0_9 = 32.0  # §6.2: 32 % fewer terminations at A = 90 % (the generic row's anchor; band: any cut)
 GENERIC_DEFAULT = "pareto-1.5-300"
 
 
