@@ -600,11 +600,11 @@ OUT_REPRODUCTION = TableSchema(
 )
 ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
 
-# ------------------------------------------------------------------------------------- harmony (seed 004)
+# ------------------------------------------------------------------------------------- harmony (paper 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
 HARMONY_TASK_CLASSES = TableSchema(
     "out_harmony_task_classes",
-    "Seed 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
+    "Paper 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
     "split into short/long by a K = 2 K-means on log duration; member statistics and the Theorem 1 "
     "container size (ε = 0.001, |R| = 2, M^k = 100). cpu and memory are fractions of the largest machine.",
     (
@@ -638,7 +638,7 @@ HARMONY_TASK_CLASSES = TableSchema(
 )
 HARMONY_DEMAND = TableSchema(
     "out_harmony_demand",
-    "Seed 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
+    "Paper 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
     "and forecast arrivals (ARIMA on a trailing window; a forecast reads only earlier intervals), "
     "long-running tasks, and the containers required (short: M/G/N eq. 1–2 for the group's target delay; "
     "long: the forecast count).",
@@ -661,7 +661,7 @@ HARMONY_DEMAND = TableSchema(
 )
 HARMONY_RESULTS = TableSchema(
     "out_harmony_results",
-    "Seed 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
+    "Paper 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
     "energy (eq. 6, SPECpower-based idle/peak power, see sim/harmony/machines.py), energy cost incl. "
     "cooling (× 1.8) and switching (0.5 ¢ per power-on), scheduling delay percentiles per priority group "
     "(tasks still waiting at the end count with their wait so far), utilization.",
@@ -695,7 +695,7 @@ HARMONY_RESULTS = TableSchema(
 )
 HARMONY_INTERVALS = TableSchema(
     "out_harmony_intervals",
-    "Seed 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
+    "Paper 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
     "R210, R515, DL385, DL585), energy and cost, utilization, queue and containers.",
     (
         Col("scenario_id", "VARCHAR", "-", "scenario", False),
