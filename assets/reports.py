@@ -532,7 +532,7 @@ def index_html(chapters: list[dict], repro_table: pl.DataFrame | None, generated
         rows = []
         for r in repro_table.iter_rows(named=True):
             ran = r["varcap_mean"] is not None and r["varcap_mean"] == r["varcap_mean"]
-            val = f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]" if ran else "not run"
+            val = repro.value_text(r)
             flag = r.get("flag") or ""
             if r["within_band"]:
                 ok = "yes"

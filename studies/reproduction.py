@@ -82,6 +82,7 @@ __all__ = [
     "grid_scenarios",
     "load_profile_runs",
     "markdown",
+    "value_text",
     "mean_ci",
     "mean_ci_method",
     "profile_scenarios",
@@ -386,15 +387,23 @@ def load_profile_runs(pr: Profile) -> Runs:
     return out
 
 
+def value_text(r: dict[str, Any]) -> str:
+    """An ``out_reproduction`` row's value as printed: ``mean [low, high]``; ``mean (n = 1)`` with no
+    interval when one run stands behind it; ``not run`` without a value."""
+    m = r["varcap_mean"]
+    if m is None or not np.isfinite(m):
+        return "not run"
+    n = r.get("replicates")
+    if n is not None and int(n) < 2:
+        return f"{m:.3g} (n = {int(n)})"
+    return f"{m:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]"
+
+
 def markdown(df: pl.DataFrame) -> str:
     """``out_reproduction`` rows as a Markdown table (default readings; other readings in the text)."""
     lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
     for r in df.filter(~pl.col("headline_id").str.contains("@")).iter_rows(named=True):
-        val = (
-            "not run"
-            if r["varcap_mean"] is None or not np.isfinite(r["varcap_mean"])
-            else (f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]")
-        )
+        val = value_text(r)
         lines.append(
             f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {val} | "
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}] | {'yes' if r['within_band'] else '**no**'} |"

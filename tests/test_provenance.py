@@ -104,3 +104,13 @@ def test_rows_of_an_older_table_are_read_under_current_ids() -> None:
     got = _as_current(old, new)
     assert got.columns == new.columns
     assert got.row(0) == ("harmony-9.2-cbs-energy-reduction@kwh", "", 2.0)
+
+
+def test_a_row_with_one_run_shows_n_and_no_interval() -> None:
+    one = {"varcap_mean": -17.3, "ci_low": -17.3, "ci_high": -17.3, "replicates": 1}
+    assert repro.value_text(one) == "-17.3 (n = 1)"
+    assert repro.value_text(one | {"replicates": 5, "ci_low": -20.0, "ci_high": -15.0}) == "-17.3 [-20, -15]"
+    assert repro.value_text(one | {"varcap_mean": None}) == "not run"
+    assert repro.value_text(one | {"varcap_mean": float("nan")}) == "not run"
+    assert "(n = 1)" in repro.markdown(pl.DataFrame([one | {"headline_id": "h", "section": "§1", "anchor_value": 1.0,
+        "unit": "%", "band_low": 0.0, "band_high": 2.0, "within_band": False}]))  # fmt: skip

@@ -134,11 +134,9 @@ def _num(v: float | None) -> str:
 
 
 def _value(r: dict) -> str:
-    if r["varcap_mean"] is None or r["varcap_mean"] != r["varcap_mean"]:
-        return "not run"
-    if int(r["replicates"] or 0) < 2:  # one run: no interval to show
-        return f"{_num(r['varcap_mean'])} (n = {int(r['replicates'] or 0)})"
-    return f"{_num(r['varcap_mean'])} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]"
+    from studies.reproduction import value_text
+
+    return value_text(r)
 
 
 def verdict(r: dict) -> str:

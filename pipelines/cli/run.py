@@ -306,9 +306,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         t.add_row(
             r["headline_id"],
             f"{r['anchor_value']:g} {r['unit']}",
-            "not run"
-            if r["varcap_mean"] is None
-            else f"{r['varcap_mean']:.3g} [{r['ci_low']:.3g}, {r['ci_high']:.3g}]",
+            repro.value_text(r),
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
             "[green]yes[/]" if r["within_band"] else "[red]no[/]",
         )
