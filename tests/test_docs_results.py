@@ -4,6 +4,7 @@ out_reproduction (through the committed record docs/results/reproduction-full.cs
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import duckdb
@@ -142,3 +143,17 @@ def test_the_repository_pages_are_rendered_from_the_committed_record() -> None:
     got = pages(root, with_warehouse=False)
     for page in BLOCKS:
         assert (root / page).read_text() == got[root / page], f"{page} is out of date: run `varcap docs`"
+
+
+def test_a_table_written_before_the_provenance_columns_is_recorded() -> None:
+    """An out_reproduction from before the rename and the commit columns: ids mapped, commit 'not recorded'."""
+    from pipelines.cli.docs_results import readme_block, record_from_table, record_text
+
+    old = pl.DataFrame([_row("seed003-lww-vs-random-goodput")]).drop("code_commit", "computed_at_utc", "flag")
+    rec = record_from_table(old)
+    assert rec["headline_id"].to_list() == ["zhang-chien-5.3-lww-vs-random-goodput"]
+    back = pl.read_csv(
+        io.StringIO(record_text(rec)), schema_overrides={"flag": pl.Utf8, "code_commit": pl.Utf8}
+    )
+    block = readme_block(back, "docs/results/reproduction-full.csv")
+    assert "commit not recorded, date not recorded" in block and "| yes |" in block
