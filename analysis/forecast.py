@@ -1,4 +1,4 @@
-"""Beyond the seeds (issue #27): forecast error per horizon (``core_grid_forecast`` against the actuals) and
+"""Beyond the papers: forecast error per horizon (``core_grid_forecast`` against the actuals) and
 the carbon saved by deferral with an oracle against honest as-of forecasts (``carbon-defer`` rows of
 ``out_sim_results``)."""
 

@@ -1,4 +1,4 @@
-"""Seed 004 (Harmony): task classes (Figs. 10–21), ARIMA demand forecast vs actual (Figs. 22–23), energy
+"""Paper 004 (Harmony): task classes (Figs. 10–21), ARIMA demand forecast vs actual (Figs. 22–23), energy
 cost of CBS/CBP against the heterogeneity-oblivious baseline (Fig. 29), machines on (Figs. 24–25) and the
 cost/delay trade-off over the over-provisioning factor ω (Figs. 32–33).
 
@@ -132,7 +132,7 @@ def classes_chart(classes: pl.DataFrame) -> alt.TopLevelMixin:
     )
     return finish(
         alt.hconcat(cent, diag + cont),
-        "Harmony task classes (seed 004 §5.1, Figs. 10–21)",
+        "Harmony task classes (paper 004 §5.1, Figs. 10–21)",
         "K-means size clusters per priority group of the Borg 2011 task runs (K by the elbow rule), each split "
         "into short and long; containers sized by Theorem 1 (ε = 0.001, |R| = 2, M^k = 100).",
     )
@@ -202,7 +202,7 @@ def forecast_chart(demand: pl.DataFrame) -> alt.TopLevelMixin:
     )
     return finish(
         chart,
-        "Task arrivals: actual vs ARIMA forecast (seed 004 §5.2, Fig. 22)",
+        "Task arrivals: actual vs ARIMA forecast (paper 004 §5.2, Fig. 22)",
         "Sum over the size classes of each priority group per 5-minute control interval; the forecast of an "
         "interval uses only earlier intervals (trailing-window ARIMA).",
     )
@@ -267,7 +267,7 @@ def cost_chart(results: pl.DataFrame, omega: float = HEADLINE_OMEGA) -> alt.TopL
     text = base.mark_text(dy=-6).encode(text="label:N")
     return finish(
         (bars + text).properties(width=WIDTH, height=HEIGHT),
-        f"Energy cost by scheme at ω = {omega:g} (seed 004 §9.2, Fig. 29)",
+        f"Energy cost by scheme at ω = {omega:g} (paper 004 §9.2, Fig. 29)",
         "Borg 2011 sample on Table 2's heterogeneous machines; California price 12.25 ¢/kWh × 1.8 for "
         "cooling, 0.5 ¢ per power-on. Labels: change against the heterogeneity-oblivious baseline.",
     )
@@ -298,7 +298,7 @@ def machines_chart(
     )
     return finish(
         chart,
-        f"Machines on per control interval at ω = {omega:g} (seed 004 Figs. 24–25)",
+        f"Machines on per control interval at ω = {omega:g} (paper 004 Figs. 24–25)",
         "CBS and CBP provision the machines the MPC controller chooses per type; the baseline provisions "
         "total capacity at 1/0.8 of the demand without regard to machine type.",
     )
@@ -341,7 +341,7 @@ def tradeoff_chart(results: pl.DataFrame) -> alt.TopLevelMixin:
     )
     return finish(
         (lines + labels + point).properties(width=WIDTH * 1.6, height=HEIGHT * 1.3),
-        "Energy cost vs scheduling delay over ω = 0.6 … 2.2 (seed 004 Figs. 32–33)",
+        "Energy cost vs scheduling delay over ω = 0.6 … 2.2 (paper 004 Figs. 32–33)",
         "Each point is one over-provisioning factor ω (labelled); the baseline, which ignores ω, is the "
         "diamond. Delay axis symmetric-log.",
     )

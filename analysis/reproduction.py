@@ -1,4 +1,4 @@
-"""The reproduction table (``out_reproduction``): every seed headline with the paper's value, varcap's
+"""The reproduction table (``out_reproduction``): every paper headline with the paper's value, varcap's
 mean ± 95 % CI and the acceptance band, as a table and as one chart on a common scale."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def bands_chart(df: pl.DataFrame) -> alt.TopLevelMixin:
     tick = alt.Chart(data).mark_tick(color="black", thickness=2).encode(y=y, x="paper:Q")
     return finish(
         (band + ci + dot + tick).properties(width=520, height=max(120, 16 * len(order))),
-        "Seed headlines: varcap against the acceptance bands",
+        "Paper headlines: varcap against the acceptance bands",
         "Each headline on its own scale: the shaded band is the acceptance band written before the runs (0 = low "
         "end, 1 = high end), the dot varcap's mean over replicates with its 95 % CI (inside the value's possible range), the black tick the paper's "
         "value. Headlines not run are left out; values beyond the axis sit at its ends.",

@@ -1,4 +1,4 @@
-"""Seed 001 (risk-aware scheduling): goodput of FirstFitAware, TargetASAP and PackedTargetASAP over
+"""Paper 001 (risk-aware scheduling): goodput of FirstFitAware, TargetASAP and PackedTargetASAP over
 replicates as box plots (Figs. 1–4). Input: ``repro-riskaware`` rows; fields are read by name (``policy``,
 ``workload``, the capacity's ``m_ra``), not from the builder's key."""
 
@@ -13,9 +13,9 @@ from analysis.style import HEIGHT, finish
 POLICY_NAMES = {"ff": "FirstFitAware", "target-asap": "TargetASAP", "packed-target-asap": "PackedTargetASAP"}
 #: the study's workloads (studies/riskaware/scenarios.py) as the caption names them
 WORKLOAD_NAMES = {
-    "seed001-uniform": "seed 001's SyntheticUniform workload (§5.3: n = 20,000 jobs, cores 1/2/4/8, "
+    "seed001-uniform": "paper 001's SyntheticUniform workload (§5.3: n = 20,000 jobs, cores 1/2/4/8, "
     "lengths uniform in [0, 2 T_avg], ~26 machines of work)",
-    "seed001-uniform-literal": "seed 001's SyntheticUniform workload with the literal T_avg = 209664/n hours",
+    "seed001-uniform-literal": "paper 001's SyntheticUniform workload with the literal T_avg = 209664/n hours",
 }
 DEFAULT_WORKLOAD = "seed001-uniform"
 
@@ -63,7 +63,7 @@ def boxplots(
         )
     return finish(
         alt.hconcat(*panels),
-        "Risk-aware schedulers against FirstFitAware (seed 001, Figs. 3–4)",
+        "Risk-aware schedulers against FirstFitAware (paper 001, Figs. 3–4)",
         f"{WORKLOAD_NAMES.get(workload, workload)}; M_avg = 24 machines of 24 cores, period φ = 1200 s, "
         "M_ra machines of variation; three weeks with a one-week warm-up. Boxes over replicates (seeds of "
         "workload and capacity).",

@@ -1,4 +1,4 @@
-"""Thesis ch. 6, issue #24's ``ias-robustness`` grid: does IAS keep §6.2's claim ("consistently outperforms the
+"""Thesis ch. 6, the ``ias-robustness`` grid: does IAS keep §6.2's claim ("consistently outperforms the
 baseline in reducing job terminations, regardless of the scheduler's aggressiveness") on heavy-tailed Pareto
 instances it was not designed on? Input: :func:`analysis.results.study_results` rows of ``ias-robustness``
 (key ``[alpha, xm_s, mix, load, variant, r]``, :func:`studies.thesis.scenarios.robustness_scenarios`)."""
@@ -12,7 +12,7 @@ from analysis.results import key_part
 from analysis.style import finish
 
 CELL = ["alpha", "xm_s", "mix", "load"]
-#: the claim in one cell: fewer terminations than FF and goodput at least FF − 2 pp (issue #24)
+#: the claim in one cell: fewer terminations than FF and goodput at least FF − 2 pp
 GOODPUT_TOLERANCE_PP = 2.0
 LABELS = {
     "ias-a0.1": "IAS A = 0.1",
@@ -102,7 +102,7 @@ def grid_chart(tab: pl.DataFrame, variant_label: str = "IAS A = 0.6") -> alt.Top
         ).resolve_scale(color="independent"),
         f"Is IAS robust off the thesis' workloads? {variant_label} against First-Fit "
         f"({tab.height - failing} of {tab.height} cells hold)",
-        "Issue #24's grid: Pareto durations (α, minimum xm, capped at 72 h), light and heavy core mixes, offered "
+        "The robustness grid: Pareto durations (α, minimum xm, capped at 72 h), light and heavy core mixes, offered "
         "load of the mean capacity, random-walk capacity (1 change/hour, step 0.15, dynamic range 60 %), no "
         "warm-up; mean over the capacity seeds. The thesis (§6.2): “IAS consistently outperforms the baseline "
         "in reducing job terminations, regardless of the scheduler's aggressiveness”. A cell holds with a cut "

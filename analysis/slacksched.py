@@ -1,4 +1,4 @@
-"""Seed 002 (SlackSched on harvest VMs): job completion time (JCT) per job of many tasks — CDFs per
+"""Paper 002 (SlackSched on harvest VMs): job completion time (JCT) per job of many tasks — CDFs per
 scheduler (Fig. 9) and mean / P90 JCT reduction against YARN's CapacityScheduler (Fig. 10). Input:
 ``repro-slacksched`` rows (key ``[policy, r]``) and their per-task tables (``jobs_path``)."""
 
@@ -66,7 +66,7 @@ def jct_frame(res: pl.DataFrame) -> pl.DataFrame:
 
 def reductions(jct: pl.DataFrame) -> pl.DataFrame:
     """Per scheduler and replicate: reduction (%) of mean and P90 JCT against the CapacityScheduler, over
-    the jobs complete under both (as seed 002 compares the same jobs)."""
+    the jobs complete under both (as paper 002 compares the same jobs)."""
     base = jct.filter(pl.col("scheduler") == "CapacityScheduler").select(
         "replicate", "group", pl.col("jct_s").alias("base_s")
     )
@@ -107,7 +107,7 @@ def cdf_chart(jct: pl.DataFrame, replicate: int = 0) -> alt.TopLevelMixin:
     )
     return finish(
         chart,
-        "Job completion time on harvest VMs (seed 002, Figs. 9–10)",
+        "Job completion time on harvest VMs (paper 002, Figs. 9–10)",
         f"Per job of 100–300 tasks (Seismic A-like, uniform task runtimes), 64 synthetic HVMs of up to 48 cores, "
         f"load 0.6; jobs complete under the scheduler; replicate {replicate}.",
     )
@@ -118,7 +118,7 @@ def reduction_chart(
 ) -> alt.TopLevelMixin:
     """Fig. 10: mean and P90 JCT reduction vs the CapacityScheduler per scheduler (points: replicates;
     bars: mean), the paper's ranges shaded: ``bands`` (statistic ``mean``/``p90`` → (low, high) %; the
-    report asset passes seed 002's, ``studies.slacksched.claims``; none: no shading)."""
+    report asset passes paper 002's, ``studies.slacksched.claims``; none: no shading)."""
     bands = dict(bands or {})
     long = red.unpivot(
         index=["scheduler", "replicate"],
@@ -166,7 +166,7 @@ def reduction_chart(
     )
     return finish(
         chart,
-        "JCT reduction against the CapacityScheduler (seed 002, Fig. 10)",
+        "JCT reduction against the CapacityScheduler (paper 002, Fig. 10)",
         "1 − JCT(scheme) / JCT(CapacityScheduler) over jobs complete under both; bars: mean over replicates, "
         "points: replicates" + (f"; shaded: the paper's {shaded}." if shaded else "."),
     )

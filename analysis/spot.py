@@ -1,4 +1,4 @@
-"""Issue #28 (beyond the seeds: real preemption): the ``spot-real`` study's rows — waste on real spot
+"""Beyond the papers, real preemption: the ``spot-real`` study's rows — waste on real spot
 availability traces against matched random walks, IAS on pools without a stable floor, and the
 checkpoint-interval trade-off — with mean ± 95 % CI over seeds (Student's t: three seeds).
 

@@ -1,4 +1,4 @@
-"""Seed 003 (scheduling under variable capacity, Zhang & Chien): goodput decline at dynamic range 0.6
+"""Paper 003 (scheduling under variable capacity, Zhang & Chien): goodput decline at dynamic range 0.6
 (Fig. 8) and the paper's termination policies Random, LFD and LWW (§5.3, Fig. 11). Input:
 ``repro-zhang-chien`` rows; fields are read by name (the settings' ``termination``, the capacity's
 ``kind``), not from the builder's key."""
@@ -82,7 +82,7 @@ def policy_chart(res: pl.DataFrame, reading: str = DEFAULT_READING) -> alt.TopLe
 
     return finish(
         alt.hconcat(panel(g, "goodput (fraction of available core-seconds)"), panel(t, "job terminations")),
-        "Termination policies under variable capacity (seed 003, Figs. 8 and 11)",
+        "Termination policies under variable capacity (paper 003, Figs. 8 and 11)",
         "Azure sample, FCFS first-fit on 16-core nodes sized to 80 % of the mean capacity; random walk at 1 "
         "change/hour, dynamic range 0.6 ([0.4, 1.0]), step = range / 4; the paper's policies (§5.3) pick the "
         f"jobs to terminate; capacity-model reading {reading}. No variation: constant 70 %. Mean and 95 % CI "

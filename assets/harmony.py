@@ -1,4 +1,4 @@
-"""Seed 004 Harmony as assets (group ``harmony``); every computation lives in ``sim.harmony`` and
+"""Paper 004 Harmony as assets (group ``harmony``); every computation lives in ``sim.harmony`` and
 ``studies.harmony``.
 
 * ``out_harmony_task_classes`` — §5.1 classes fitted on the borg2011 rows of ``core_jobs`` (seeded K-means),
@@ -90,7 +90,7 @@ def _png_md(chart, name: str) -> dg.MetadataValue:
     kinds={"duckdb", "python"},
     deps=["core_jobs"],
     code_version="1",
-    description="Seed 004 §5.1 task classes of the Borg 2011 sample (K-means per priority group, elbow "
+    description="Paper 004 §5.1 task classes of the Borg 2011 sample (K-means per priority group, elbow "
     "rule, short/long split) with Theorem 1 container sizes.",
 )
 def out_harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -162,7 +162,7 @@ def out_harmony_task_classes(config: HarmonyClassesConfig, duckdb: DuckDBResourc
     kinds={"duckdb", "python"},
     deps=[out_harmony_task_classes],
     code_version="1",
-    description="Seed 004 §5.2 per-interval arrivals, one-step ARIMA forecasts (trailing windows only) and "
+    description="Paper 004 §5.2 per-interval arrivals, one-step ARIMA forecasts (trailing windows only) and "
     "required containers (M/G/N) per class of the study workload; MAPE per class.",
 )
 def out_harmony_demand(config: HarmonyDemandConfig, duckdb: DuckDBResource) -> dg.MaterializeResult:
@@ -248,7 +248,7 @@ _RESULTS_VERSION = hs.code_version()  # the simulator and study sources the resu
             GROUP,
             _RESULTS_DEPS,
             {"duckdb", "python"},
-            "Seed 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample over Table "
+            "Paper 004 §9: baseline / CBP / CBS (and the ω sweep 0.6–2.2) on the Borg 2011 sample over Table "
             "2's 10,000 machines: energy, cost, delay per priority group, machines on per type.",
             _RESULTS_VERSION,
         ),
@@ -257,7 +257,7 @@ _RESULTS_VERSION = hs.code_version()  # the simulator and study sources the resu
             GROUP,
             _RESULTS_DEPS,
             {"duckdb", "python"},
-            "Seed 004 §9 per control interval and scenario: machines on per type, energy, cost, utilization, "
+            "Paper 004 §9 per control interval and scenario: machines on per type, energy, cost, utilization, "
             "queue; written in the same transaction as out_harmony_results.",
             _RESULTS_VERSION,
         ),
@@ -353,7 +353,7 @@ def out_harmony_results(
             order="omega:Q",
             tooltip=["scheme", "omega", "energy_cost_usd", "delay_mean_s_all"],
         )
-        .properties(title="Energy cost vs delay over ω (seed 004 Figs. 32–33)", width=420, height=300)
+        .properties(title="Energy cost vs delay over ω (paper 004 Figs. 32–33)", width=420, height=300)
     )
     show = res.select(
         "scheme",

@@ -248,35 +248,35 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         "riskaware",
-        "Seed 001 — Risk-aware scheduling",
+        "Paper 001 — Risk-aware scheduling",
         "Figs. 1–4: goodput of FirstFitAware, TargetASAP and PackedTargetASAP over replicates.",
         ("out_study_results", "out_study_scenarios"),
         ("repro-riskaware",),
     ),
     Chapter(
         "slacksched",
-        "Seed 002 — SlackSched on harvest VMs",
+        "Paper 002 — SlackSched on harvest VMs",
         "Figs. 9–10: job completion time CDFs and their reduction vs the CapacityScheduler.",
         ("out_study_results", "out_study_scenarios"),
         ("repro-slacksched",),
     ),
     Chapter(
         "zhang_chien",
-        "Seed 003 — Termination policies under variable capacity",
+        "Paper 003 — Termination policies under variable capacity",
         "Figs. 8–11: goodput decline with dynamic range and by termination policy.",
         ("out_study_results", "out_study_scenarios"),
         ("repro-zhang-chien",),
     ),
     Chapter(
         "harmony",
-        "Seed 004 — Harmony: heterogeneity-aware capacity provisioning",
+        "Paper 004 — Harmony: heterogeneity-aware capacity provisioning",
         "Figs. 10–33: task classes, ARIMA forecast vs actual arrivals, energy cost of CBS/CBP vs the "
         "baseline, machines on, cost/delay over ω (varcap sweep harmony).",
         ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
     ),
     Chapter(
         "beyond_carbon",
-        "Beyond the seeds — carbon a scheduler could really have known (issue #27)",
+        "Beyond the papers — carbon a scheduler could really have known",
         "As-of forecast error per horizon; deferral savings with an oracle against honest forecasts per grid "
         "(95 % intervals); ias-forecast against ias and ff on CAISO, ERCOT, MISO; carbon of killed work.",
         ("core_grid_carbon", "core_grid_marginal", "core_grid_forecast", "out_study_results"),
@@ -284,15 +284,15 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         "beyond_preemption",
-        "Beyond the seeds — real preemption on spot pools",
-        "Issue #28: FF's waste on three AWS spot availability traces vs matched random walks; IAS without a "
+        "Beyond the papers — real preemption on spot pools",
+        "FF's waste on three AWS spot availability traces vs matched random walks; IAS without a "
         "stable floor; checkpoint/restart and the checkpoint interval against IAS without (spot-real).",
         ("core_spot_availability", "out_study_results", "out_study_scenarios"),
         ("spot-real",),
     ),
     Chapter(
         "reproduction",
-        "Reproduction — every seed headline next to varcap's",
+        "Reproduction — every paper headline next to varcap's",
         "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",
         ("out_reproduction",),
     ),

@@ -1,4 +1,4 @@
-"""``out_reproduction`` and ``out_study_results``: the seeds' headline results next to varcap's (group
+"""``out_reproduction`` and ``out_study_results``: the papers' headline results next to varcap's (group
 ``reproduction``), and the reproduction studies' result rows the chapters read, both partitioned by profile.
 
 Both assets have one partition per reproduction profile (``quick``, ``full``). A study asset is upstream of
@@ -115,7 +115,7 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
     partitions_def=PROFILE_PARTITIONS,
     deps=["out_sim_inputs", "out_harmony_results", *profile_study_deps(list(repro.STUDY_BUILDERS))],
     code_version="1",
-    description="One row per seed headline (and reading): paper value, varcap mean ± 95 % CI over "
+    description="One row per paper headline (and reading): paper value, varcap mean ± 95 % CI over "
     "replicates, acceptance band, within_band, explanation; one partition per profile. "
     "`varcap reproduce [--quick]`.",
 )
@@ -138,11 +138,7 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
             if exists
             else None
         )
-        table = (
-            df.vstack(other.select(df.columns))
-            if other is not None and set(other.columns) == set(df.columns)
-            else df
-        )
+        table = df if other is None else df.vstack(_as_current(other, df))
         # a headline whose scenarios have not run has no value: NULL, not NaN (the finiteness range check)
         table = table.with_columns(pl.col(pl.Float64).fill_nan(None))
         replace_table(conn, OUT_REPRODUCTION, table)
@@ -160,6 +156,23 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
             ),
         }
     )
+
+
+def _as_current(other: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
+    """Rows another profile wrote before, in ``df``'s columns: headline ids under their current names
+    (:func:`studies.provenance.current_id`), a column the older table lacks empty (text) or null."""
+    from studies.provenance import current_id
+
+    other = other.with_columns(pl.col("headline_id").map_elements(current_id, return_dtype=pl.Utf8))
+    cols = []
+    for c, t in df.schema.items():
+        if c in other.columns:
+            cols.append(pl.col(c).cast(t))
+        else:
+            cols.append(pl.lit("" if t == pl.Utf8 else None, dtype=t).alias(c))
+    return other.select(cols)
+
+
 
 
 @dg.asset(

@@ -521,14 +521,22 @@ ALL_TABLES.update(SIM_TABLES)
 
 OUT_REPRODUCTION = TableSchema(
     "out_reproduction",
-    "One row per seed headline result and reading (`varcap reproduce`): the paper's value and claim, "
-    "varcap's mean over replicates with a 95 % interval inside the value's possible range (`ci_method`), the acceptance band written down "
-    "before the runs (rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`), and for rows outside the band the run that "
-    "explains it. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
+    "One row per paper headline result and reading (`varcap reproduce`): the paper's value and claim, "
+    "varcap's mean over replicates with a 95 % interval inside the value's possible range (`ci_method`), the acceptance band "
+    "(rules in `studies/claims.py`, anchors and bands in `studies/<paper>/`; written before the runs unless `reading_history` "
+    "says when it changed), for rows outside the band the run that explains it, and the commit and time of the code that "
+    "computed the row. Alternative readings of an ambiguous text have `headline_id` `<id>@<reading>`.",
     (
-        Col("headline_id", "VARCHAR", "-", "fixed id, e.g. thesis-6.2-ias-cut-zipf-1.5", False),
+        Col(
+            "headline_id",
+            "VARCHAR",
+            "-",
+            "fixed id naming the paper and section, e.g. thesis-6.2-ias-cut-zipf-1.5 (former names: "
+            "studies/provenance.py)",
+            False,
+        ),
         Col("reading", "VARCHAR", "-", "which reading of the text (default first)", False),
-        Col("seed_doc", "VARCHAR", "-", "seed paper (000 thesis … 004 Harmony)", False),
+        Col("seed_doc", "VARCHAR", "-", "the paper (000 thesis … 004 Harmony)", False),
         Col("section", "VARCHAR", "-", "section / figure / table of the claim", False),
         Col("anchor_value", "DOUBLE", "unit", "the paper's number", False),
         Col("anchor_text", "VARCHAR", "-", "the paper's words", False),
@@ -582,8 +590,8 @@ OUT_REPRODUCTION = TableSchema(
             "reading_history",
             "VARCHAR",
             "-",
-            "when (commit) and why the default reading changed, and whether after its values were seen; "
-            "empty: no change recorded",
+            "when (commit) and why the anchor, band or default reading changed, and whether after its "
+            "values were seen; empty: as first written",
             False,
         ),
         Col(
@@ -611,6 +619,14 @@ OUT_REPRODUCTION = TableSchema(
             "the steady-state window)",
             False,
         ),
+        Col(
+            "code_commit",
+            "VARCHAR",
+            "-",
+            "git commit of the code that computed the row (+dirty: with uncommitted changes; empty: unknown)",
+            False,
+        ),
+        Col("computed_at_utc", "VARCHAR", "-", "when the row was computed, ISO 8601 UTC", False),
     ),
     ("headline_id", "profile"),
 )
@@ -660,11 +676,11 @@ OUT_REPRODUCTION_INSTANCES = TableSchema(
 )
 ALL_TABLES[OUT_REPRODUCTION_INSTANCES.name] = OUT_REPRODUCTION_INSTANCES
 
-# ------------------------------------------------------------------------------------- harmony (seed 004)
+# ------------------------------------------------------------------------------------- harmony (paper 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
 HARMONY_TASK_CLASSES = TableSchema(
     "out_harmony_task_classes",
-    "Seed 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
+    "Paper 004 §5.1 task classes: K-means size clusters per priority group (K by the elbow rule), each "
     "split into short/long by a K = 2 K-means on log duration; member statistics and the Theorem 1 "
     "container size (ε = 0.001, |R| = 2, M^k = 100). cpu and memory are fractions of the largest machine.",
     (
@@ -698,7 +714,7 @@ HARMONY_TASK_CLASSES = TableSchema(
 )
 HARMONY_DEMAND = TableSchema(
     "out_harmony_demand",
-    "Seed 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
+    "Paper 004 §5.2 demand per 5-minute control interval and size class of the study workload: observed "
     "and forecast arrivals (ARIMA on a trailing window; a forecast reads only earlier intervals), "
     "long-running tasks, and the containers required (short: M/G/N eq. 1–2 for the group's target delay; "
     "long: the forecast count).",
@@ -721,7 +737,7 @@ HARMONY_DEMAND = TableSchema(
 )
 HARMONY_RESULTS = TableSchema(
     "out_harmony_results",
-    "Seed 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
+    "Paper 004 §9: one row per Harmony scenario (workload × scheme baseline/cbp/cbs × over-provisioning ω): "
     "energy (eq. 6, SPECpower-based idle/peak power, see sim/harmony/machines.py), energy cost incl. "
     "cooling (× 1.8) and switching (0.5 ¢ per power-on), scheduling delay percentiles per priority group "
     "(tasks still waiting at the end count with their wait so far), utilization.",
@@ -763,7 +779,7 @@ HARMONY_RESULTS = TableSchema(
 )
 HARMONY_INTERVALS = TableSchema(
     "out_harmony_intervals",
-    "Seed 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
+    "Paper 004 §9 per control interval and scenario: machines on per type (time-averaged, Table 2 order "
     "R210, R515, DL385, DL585), energy and cost, utilization, queue and containers.",
     (
         Col("scenario_id", "VARCHAR", "-", "scenario", False),

@@ -11,5 +11,5 @@ here registers nothing anywhere: every list is assembled where it is defined.
   charts show of the paper.
 """
 
-#: The seed papers' packages, in seed order (000 … 004).
+#: The papers' packages, in paper order (000 … 004).
 PAPERS = ("thesis", "riskaware", "slacksched", "zhang_chien", "harmony")

@@ -2,7 +2,7 @@
 the sweep studies (:data:`studies.scenarios.SWEEP_STUDIES`) and each paper's reproduction studies in both
 profiles (:func:`studies.reproduction.studies`), assembled here explicitly, once, at import.
 
-Harmony's studies (seed 004) choose their capacity themselves and have their own runner
+Harmony's studies (paper 004) choose their capacity themselves and have their own runner
 (:mod:`studies.harmony.runner`); they are not in this catalogue.
 """
 
@@ -15,7 +15,7 @@ from studies.scenarios import SWEEP_STUDIES, Scenario
 
 #: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
 STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
-# the chapters' studies beyond the seeds (carbon-defer, carbon-ias-forecast, spot-real, each with its -quick
+# the chapters' studies beyond the papers (carbon-defer, carbon-ias-forecast, spot-real, each with its -quick
 # profile) come with the reproduction studies: studies.reproduction.CHAPTER_STUDY_BUILDERS
 
 #: base names of the studies outside the reproduction that a chapter reads (``assets.reports.Chapter.studies``):

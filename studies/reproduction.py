@@ -1,9 +1,10 @@
-"""Reproduction of the seeds' headline results: the papers' headlines as one table, replicates, running a
+"""Reproduction of the five papers' headline results: their headlines as one table, replicates, running a
 profile.
 
-Each headline of :data:`HEADLINES` is a claim of a seed paper, the setting it was measured in (quoted by
-section in the docstrings of its paper's scenario builders), and an **acceptance band written down before any varcap number
-was looked at**, by one rule per kind of claim:
+Each headline of :data:`HEADLINES` is a claim of one of the papers, the setting it was measured in (quoted by
+section in the docstrings of its paper's scenario builders), and an **acceptance band**, by one rule per
+kind of claim — written down before any varcap number was looked at, except where the headline's
+``reading_history`` says when and why it changed after (``varcap docs`` lists both in docs/reproduction.md):
 
 * a relative change or loss with a magnitude (a termination cut, a goodput loss): the same sign and
   within a factor of two of the paper's value (``[v/2, 2v]``, capped at 100 %) — our data are samples that
@@ -32,7 +33,10 @@ computed per replicate and reported as the mean with a 95 % interval that stays 
 possible range (:attr:`Headline.bounds`; :func:`mean_ci` says how, ``ci_method`` records it). Where the
 paper claims an effect (:attr:`Headline.null`) a row is in band only if the interval excludes no effect;
 a degenerate comparison (:attr:`Headline.degenerate`, e.g. no terminations in either arm) is flagged and
-never in band; ``reading_history`` records when and why a default reading changed.
+never in band; ``reading_history`` records when and why an anchor, band or default reading changed.
+Every row carries the commit and time of the code that computed it (``code_commit``, ``computed_at_utc``:
+:func:`studies.provenance.run_stamp`); headline ids renamed since a warehouse was written are read under
+their current names by :func:`studies.provenance.current_id`.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ __all__ = [
     "grid_scenarios",
     "load_profile_runs",
     "markdown",
+    "value_text",
     "mean_ci",
     "mean_ci_method",
     "profile_scenarios",
@@ -103,12 +108,12 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     **generalization_claims.STUDY_BUILDERS,  # the central claims on generated instances
 }
 
-#: Studies of the chapters beyond the seeds (no headline reads them): like the reproduction studies, one
+#: Studies of the chapters beyond the papers (no headline reads them): like the reproduction studies, one
 #: per profile (``<base>[-quick]``), materialized by ``varcap run`` (quick) and ``varcap reproduce`` (full),
 #: their rows in ``out_study_results`` and their keys in ``out_study_scenarios``.
 CHAPTER_STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **spot.STUDY_BUILDERS,  # issue #28: spot-real (the beyond_preemption chapter)
-    **carbon.STUDY_BUILDERS,  # issue #27: carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
+    **spot.STUDY_BUILDERS,  # spot-real (the beyond_preemption chapter)
+    **carbon.STUDY_BUILDERS,  # carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
 }
 
 
@@ -187,6 +192,8 @@ COLUMNS = (
     "n_degenerate",
     "verdict",
     "notes",
+    "code_commit",
+    "computed_at_utc",
 )
 
 
@@ -333,7 +340,11 @@ def _verdict(inside: bool, ran: bool, n_decisive: int, flag: str) -> str:
 
 
 def reproduction_rows(
-    pr: Profile, runs: Runs, explanations: dict[str, str] | None = None, strict: bool = False
+    pr: Profile,
+    runs: Runs,
+    explanations: dict[str, str] | None = None,
+    strict: bool = False,
+    stamp: tuple[str, str] | None = None,
 ) -> pl.DataFrame:
     """One row per headline and reading (see :data:`COLUMNS`). A headline whose scenarios have not all run
     gets one row with no value and ``not run: …`` as explanation (``strict``: raise :class:`MissingRuns`).
@@ -341,8 +352,13 @@ def reproduction_rows(
     Only decisive runs count (:attr:`Headline.degenerate`): the mean, interval and band test are over
     them, ``n_decisive`` and ``n_degenerate`` count them, and a row whose runs are all degenerate is "not
     tested" (no value). Where the paper claims an effect (:attr:`Headline.null`) the interval must lie on
-    the claimed side of no effect; one run has no interval, so it cannot show an effect."""
+    the claimed side of no effect; one run has no interval, so it cannot show an effect.
+
+    ``stamp``: ``(code_commit, computed_at_utc)`` of every row (default :func:`studies.provenance.run_stamp`)."""
+    from studies.provenance import run_stamp
+
     explanations = explanations or EXPLANATIONS
+    commit, at = stamp if stamp is not None else run_stamp()
     rows = []
     for h in HEADLINES:
         try:
@@ -422,6 +438,8 @@ def reproduction_rows(
                     "n_degenerate": n_deg,
                     "verdict": verdict,
                     "notes": _notes(h, pr, runs) if i == 0 and not missing else "",
+                    "code_commit": commit,
+                    "computed_at_utc": at,
                 }
             )
     # a headline with no value (not run) stores NULL, not NaN: NaN would read as a number in SQL

@@ -13,11 +13,11 @@ studies ``repro-*`` are the paper packages', and :mod:`studies.catalogue` lists 
 * ``thesis-ch6-ias`` — {zipf-1.1 … zipf-1.8, azure} × {ff, ias (A = 0.6)} at 1 change/h, step 0.15 (18).
 * ``thesis-ch6-aggressiveness`` — the same workloads × ias with A ∈ {0.1 … 0.9} (81; A = 0.6 shared).
 * ``thesis-grids`` — {CAISO, ERCOT, MISO} constant-carbon-budget traces × azure × {ff, ias} (6).
-* ``riskaware`` — seed 001 §5.4: M_avg ∈ {20 … 28}, φ ∈ {400 … 32400 s}, M_ra ∈ {4 … 16} one at a time,
+* ``riskaware`` — paper 001 §5.4: M_avg ∈ {20 … 28}, φ ∈ {400 … 32400 s}, M_ra ∈ {4 … 16} one at a time,
   × {ff, ff-unaware, target-stretch, target-asap, packed-target-asap} (65).
-* ``zhang-chien`` — seed 003: dynamic range × structure (random walk, random uniform) × frequency ×
+* ``zhang-chien`` — paper 003: dynamic range × structure (random walk, random uniform) × frequency ×
   termination policy (lifo, random, lww, lfd) on azure (48).
-* ``slacksched`` — seed 002: harvest-VM pool × {ff, slacksched-nodelay, slacksched, oracle} × Acquirer
+* ``slacksched`` — paper 002: harvest-VM pool × {ff, slacksched-nodelay, slacksched, oracle} × Acquirer
   off/on (8).
 * ``smoke`` — 4 tiny scenarios (tests, the dask executor check).
 """
@@ -70,7 +70,7 @@ class Scenario:
     horizon_days: float = 30.0
     seed: int = 0
     load: float = 0.8
-    warmup_days: float = 0.0  # metrics over [warmup, horizon] only (seed 001 §5.1; thesis "steady state")
+    warmup_days: float = 0.0  # metrics over [warmup, horizon] only (paper 001 §5.1; thesis "steady state")
     # machines = 0: size from the work "offered" (every job submitted in the horizon, whole) or "clipped"
     # (each job's work inside the horizon only)
     sizing: str = "offered"
@@ -355,7 +355,7 @@ def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace |
     signal kind reads its hourly signal from the exported inputs (:func:`scenario_signal`). Raises
     ValueError for an unknown kind, FileNotFoundError for a missing input.
 
-    ``{"kind": "pool", "of": SPEC}`` (seed 003's resource level): one machine holding every core, whose
+    ``{"kind": "pool", "of": SPEC}`` (paper 003's resource level): one machine holding every core, whose
     cores follow ``cores × machines alive`` of the machines-alive trace ``SPEC``."""
     spec = CapacitySpec.from_dict(sc.capacity)
     return spec.build(machines, sc.horizon_s, cores=sc.cores, signal_of=lambda s: scenario_signal(s, inputs))

@@ -228,7 +228,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     cap = build_capacity(sc, inputs, machines)
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
-    # a pool capacity (seed 003's resource level) is one machine holding the whole platform's cores
+    # a pool capacity (paper 003's resource level) is one machine holding the whole platform's cores
     n_sim, c_sim = simulated_platform(sc, machines)
     carbon = scenario_carbon(sc, inputs)  # energy and carbon of every run (issue #27), NaN carbon without one
     r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed,

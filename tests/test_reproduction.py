@@ -206,7 +206,7 @@ def test_generic_headline_default_reading_first_and_evidence_on_miss() -> None:
     res = repro._generic_cut(pr, runs)
     assert next(iter(res)) == "default" and res["default"] == pytest.approx([60.0] * pr.replicates)
     assert all(k.startswith("pareto-") for k in list(res)[1:])
-    h = next(x for x in repro.HEADLINES if x.id == "issue10-generic-ias-cut")
+    h = next(x for x in repro.HEADLINES if x.id == "thesis-6.2-ias-cut-generic")
     # the evidence needs per-job tables; without them the row still says why it is outside its band
     text = repro._explain(h, {"default": (-5.0, -6.0, -4.0)}, {h.id: "cause"}, pr, runs)
     assert text.startswith("cause") and "evidence not computed" in text
@@ -287,7 +287,7 @@ def _zc_runs(goodput: dict[str, float], terminations: dict[str, float]) -> repro
 
 
 def test_degenerate_rows_are_flagged_not_in_band(monkeypatch: pytest.MonkeyPatch) -> None:
-    h = next(x for x in repro.HEADLINES if x.id == "seed003-lww-vs-random-goodput")
+    h = next(x for x in repro.HEADLINES if x.id == "zhang-chien-5.3-lww-vs-random-goodput")
     monkeypatch.setattr(repro, "HEADLINES", [h])
     g = {"fixed": 0.7, "random": 0.5, "lww": 0.5, "lfd": 0.5, "lifo": 0.5}
     idle = repro.reproduction_rows(repro.QUICK, _zc_runs(g, dict.fromkeys(g, 0.0)))
@@ -317,7 +317,7 @@ def test_index_labels_quick_rows_a_smoke_test_and_flags_degenerate_rows() -> Non
     from assets.reports import index_html
 
     row = {
-        "headline_id": "seed003-lww-vs-random-goodput",
+        "headline_id": "zhang-chien-5.3-lww-vs-random-goodput",
         "section": "§5.3",
         "anchor_value": 44.0,
         "unit": "%",

@@ -47,6 +47,6 @@ def test_victims_and_evidence_from_hand_made_runs(monkeypatch: pytest.MonkeyPatc
 
 
 def test_lww_row_carries_the_evidence_and_the_explanation() -> None:
-    h = next(x for x in claims.HEADLINES if x.id == "seed003-lww-vs-random-goodput")
+    h = next(x for x in claims.HEADLINES if x.id == "zhang-chien-5.3-lww-vs-random-goodput")
     assert h.explain is claims._explain_lww
     assert "window" in claims.EXPLANATIONS[h.id]

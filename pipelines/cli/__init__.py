@@ -216,8 +216,16 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--rows", type=int, default=40, help="rows to print")
     q.add_argument("--csv", help="write the result to this CSV file instead")
     q.set_defaults(fn=cmd_sql)
-    dc = sub.add_parser("docs", help="write the generated pages docs/data-dictionary.md and docs/cli.md")
-    dc.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is out of date")
+    dc = sub.add_parser(
+        "docs",
+        help="write the generated pages (docs/data-dictionary.md, docs/cli.md) and the reproduction's numbers "
+        "in README.md and docs/reproduction.md (from out_reproduction's full-profile rows)",
+    )
+    dc.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a page or the results record is out of date",
+    )
     dc.set_defaults(fn=cmd_docs)
     return ap
 

@@ -1,6 +1,8 @@
 """``varcap docs``: write the generated reference pages, ``docs/data-dictionary.md`` (from the table schemas
-in ``assets/schema.py`` and ``assets/reports.py``) and ``docs/cli.md`` (from the ``varcap`` parser);
-``--check`` fails naming every page that differs from what the code generates."""
+in ``assets/schema.py`` and ``assets/reports.py``) and ``docs/cli.md`` (from the ``varcap`` parser), and the
+reproduction's numbers in README.md and docs/reproduction.md (from ``out_reproduction``'s recorded rows and
+the headlines' definitions: :mod:`pipelines.cli.docs_results`); ``--check`` fails naming every page that
+differs from what the code and the warehouse give."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ Generated from `assets/schema.py` (the data dictionary; `tests/test_docs.py` kee
 what `varcap docs` writes). The same texts are the DuckDB table and column comments and the UI's Columns
 section of each asset: `select column_name, comment from duckdb_columns() where table_name = 'core_jobs'`
 gives each column's meaning and unit. Every table is an asset named like it, with its layer prefix (`raw_`,
-`core_`, `out_`; seed 004's `harmony_*` tables not yet). Tables renamed to get their prefix keep their
+`core_`, `out_`; Harmony's `harmony_*` tables not yet). Tables renamed to get their prefix keep their
 former names as **views** over the new table (compatibility for existing notebooks and queries:
 `select * from capacity_traces` still works); each such table below says so. `raw_files`, `core_rejects`
 and `core_builds` are written by the raw and core assets (each replaces its own rows in the transaction of
@@ -116,18 +118,24 @@ def cli_reference() -> str:
     return "".join(parts)
 
 
-def generated_pages() -> dict[Path, str]:
-    """Each generated page (path under the repository) with the text the code gives it."""
+def generated_pages(with_warehouse: bool = False) -> dict[Path, str]:
+    """Each generated page (path under the repository) with the text the code gives it; README.md and
+    docs/reproduction.md with their generated blocks rendered from the committed record of
+    ``out_reproduction`` (``with_warehouse``: from the warehouse's full-profile rows when it has them,
+    and the record itself as a page)."""
+    from pipelines.cli.docs_results import pages
+
     return {
         REPO / "docs" / "data-dictionary.md": data_dictionary(),
         REPO / "docs" / "cli.md": cli_reference(),
+        **pages(REPO, with_warehouse),
     }
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Write the generated pages, or with ``--check`` exit 1 naming those that differ (nothing written)."""
     stale = []
-    for path, text in generated_pages().items():
+    for path, text in generated_pages(with_warehouse=True).items():
         rel = path.relative_to(REPO)
         if path.exists() and path.read_text() == text:
             continue

@@ -203,7 +203,7 @@ def run_reports(
             + (f" ({', '.join(left)}: `varcap reproduce --quick`)" if left else "")
         )
         t0 = time.perf_counter()
-        # Harmony's chapter and seed 004's row (its headline runs are the ω = 1.2 runs of this study)
+        # Harmony's chapter and paper 004's row (its headline runs are the ω = 1.2 runs of this study)
         if not run_harmony(RUN_HARMONY_STUDY, show=False, chapter=False):
             return 1
         console.print(f"Harmony ({RUN_HARMONY_STUDY}) materialized in {time.perf_counter() - t0:.0f} s")
@@ -297,7 +297,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     ):
         return 1
     sim_s = sum(r["wall_s"] for s in todo if (r := sweep.cached_result(s)) is not None)
-    # seed 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
+    # paper 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
     if not _materialize(["out_reproduction", "out_reproduction_instances"], console, partition_key=pr.name):

@@ -339,7 +339,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     prepare_dagster_home()
     from studies.harmony import HARMONY_STUDIES
 
-    if args.study in HARMONY_STUDIES:  # seed 004: its own asset group (studies/harmony/runner.py)
+    if args.study in HARMONY_STUDIES:  # paper 004: its own asset group (studies/harmony/runner.py)
         return 0 if run_harmony(args.study) else 1
     if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
         return 1

@@ -67,7 +67,7 @@ class BuildArgs:
 class CapacityKind:
     """A kind of capacity. ``signal``: the hourly signal it is built from (``carbon`` = gCO2/kWh,
     ``price`` = USD/MWh, ``any``; None: generated from its parameters alone). ``one_machine``: simulated
-    as one machine holding every core of the platform (seed 003's resource level). ``cli``: can be
+    as one machine holding every core of the platform (paper 003's resource level). ``cli``: can be
     written as ``--capacity KIND:key=value,…`` (False for kinds whose parameters are not scalars).
     ``points(spec, machines, horizon_s)``: about how many capacity points the trace has, known before it
     is built (None: one, plus each time-step or rate parameter's steps over the horizon)."""
@@ -280,7 +280,7 @@ register(
 register(
     CapacityKind(
         "random_uniform",
-        "seed 003: a uniform draw in the range at each change",
+        "paper 003: a uniform draw in the range at each change",
         {"changes_per_hour": Param(float, 1.0, "changes per hour", _RATE), **_SHAPE},
         _random_uniform,
     )
@@ -288,7 +288,7 @@ register(
 register(
     CapacityKind(
         "risk_aware_walk",
-        "seed 001 §5.4: m_avg + m_ra machines, m_ra of them at risk every period",
+        "paper 001 §5.4: m_avg + m_ra machines, m_ra of them at risk every period",
         {
             "m_avg": Param(int, REQUIRED, "machines always alive on average", Bound(1, 1e8, "machines")),
             "m_ra": Param(int, REQUIRED, "machines at risk", Bound(0, 1e8, "machines")),
@@ -306,7 +306,7 @@ register(
 register(
     CapacityKind(
         "harvest",
-        "seed 002: harvest VMs whose cores change, one trace per machine",
+        "paper 002: harvest VMs whose cores change, one trace per machine",
         {
             "pool": Param(int, REQUIRED, "harvest VMs", Bound(1, 1e7, "VMs")),
             "max_cores": Param(int, 48, "cores of a full VM", Bound(2, 1e6, "cores")),
@@ -370,7 +370,7 @@ register(
 register(
     CapacityKind(
         "pool",
-        "seed 003's resource level: one machine holding every core, following cores × machines alive of "
+        "paper 003's resource level: one machine holding every core, following cores × machines alive of "
         "the machines-alive spec `of`",
         {"of": Param(dict, REQUIRED, "the machines-alive capacity spec, a dict")},
         _pool,

@@ -1,4 +1,4 @@
-"""Seed 004, Harmony: heterogeneity-aware dynamic capacity provisioning.
+"""Paper 004, Harmony: heterogeneity-aware dynamic capacity provisioning.
 
 * :mod:`studies.harmony.runner` — the Harmony studies (``harmony``, ``harmony-7d``, ``harmony-headline``,
   ``harmony-smoke``), their runner and result cache (``data/sim/harmony/<id>/``);

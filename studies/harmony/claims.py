@@ -1,4 +1,4 @@
-"""Seed 004's claim: CBS's energy-cost reduction against the heterogeneity-oblivious baseline (§9.2),
+"""Paper 004's claim (Harmony): CBS's energy-cost reduction against the heterogeneity-oblivious baseline (§9.2),
 read from the ``harmony`` study's cached runs (:mod:`studies.harmony.runner`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ CBS_REDUCTION_PCT = 28.0
 
 
 def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]:
-    """Seed 004 headline readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
+    """The Harmony headline's readings from the cached ``harmony`` study (ω = 1.2, sample workload): percent
     reduction against the baseline of CBS's energy cost (default: §9.2's energy cost, the baseline's types
     in the paper's order — DL585 G7, then R210, :func:`sim.harmony.machines.type_order`), the same against
     the baseline under the other type orders (``cost-cpu-order``, ``cost-capacity-order``), of CBS's server
@@ -37,7 +37,7 @@ def energy_reduction_readings(out: Path | None = None) -> dict[str, list[float]]
     return out_
 
 
-def _seed004_energy(pr: Profile, runs: Runs) -> dict[str, list[float]]:
+def _harmony_energy(pr: Profile, runs: Runs) -> dict[str, list[float]]:
     """One run per scheme, so no interval; the profile does not apply (the study has one size)."""
     try:
         return energy_reduction_readings()
@@ -62,7 +62,7 @@ READING_HISTORY = (
 
 HEADLINES: list[Headline] = [
     Headline(
-        "seed004-cbs-energy-reduction",
+        "harmony-9.2-cbs-energy-reduction",
         "004 Harmony",
         "§9.2 Fig. 29",
         CBS_REDUCTION_PCT,
@@ -71,7 +71,7 @@ HEADLINES: list[Headline] = [
         "% reduction",
         factor2(CBS_REDUCTION_PCT),
         None,
-        _seed004_energy,
+        _harmony_energy,
         bounds=CUT_BOUNDS,
         null=0.0,  # a reduction: its interval must exclude no effect
         reading_history=READING_HISTORY + " " + NULL_HISTORY,
@@ -80,7 +80,7 @@ HEADLINES: list[Headline] = [
 
 #: Causes of rows outside their band.
 EXPLANATIONS: dict[str, str] = {
-    "seed004-cbs-energy-reduction": (
+    "harmony-9.2-cbs-energy-reduction": (
         "Isolating runs (python -m studies.harmony.isolate energy --readings paper,cpu,capacity; ω = 1.2, "
         "constant price, borg2011-sample; CBS frees a relabelled task's short container at once; eq. 6 with "
         "a memory slope of 1.25 W/GB, estimate). The sign of the row is the baseline's type order, a reading: "

@@ -1,4 +1,4 @@
-"""Seed 001, risk-aware scheduling: FirstFitAware against TargetASAP and PackedTargetASAP
+"""Paper 001, risk-aware scheduling: FirstFitAware against TargetASAP and PackedTargetASAP
 (:mod:`studies.riskaware.scenarios`: ``repro-riskaware``; :mod:`studies.riskaware.claims`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 001's reproduction study ``repro-riskaware``."""
+"""Paper 001's reproduction study ``repro-riskaware``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from studies.scenarios import Scenario
 
 
 def ra_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """Seed 001 §5.1–5.4: FirstFitAware (``ff``) vs TargetASAP and PackedTargetASAP.
+    """Paper 001 §5.1–5.4: FirstFitAware (``ff``) vs TargetASAP and PackedTargetASAP.
 
     §5.1: "M_avg = 24 … φ = 1200 s … M_ra = 8 … n_c = 24"; the trace runs three weeks and "the window
     begins at T_begin after one week, so that the first week is a warmup"; goodput is §4's GOODPUT(T) with
@@ -19,9 +19,9 @@ def ra_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     a second reading, ``seed001-uniform-literal``, at M_ra = 8).
     Why not Borg: §5.2 keeps Borg 2019 jobs shorter than a day and prunes them to 26 machines' work over
     two weeks. The embedded Borg 2011 sample's < 1 day runs have a mean work of 1,529 core-seconds, so that
-    load takes ~990,000 jobs over three weeks (seed 001's synthetic traces have 20,000); the Target*
+    load takes ~990,000 jobs over three weeks (paper 001's synthetic traces have 20,000); the Target*
     policies re-plan every pending job on each machine event (§3.4), which at that size does not finish in
-    the reproduction's time budget. Seed 001 reports the same ordering on all four workflow types (§6.1).
+    the reproduction's time budget. Paper 001 reports the same ordering on all four workflow types (§6.1).
     """
     out: dict[tuple, Scenario] = {}
     days, warm = pr.ra_days, pr.ra_warmup_days

@@ -1,4 +1,4 @@
-"""Seed 002, SlackSched on harvest VMs: job completion time against YARN's CapacityScheduler
+"""Paper 002, SlackSched on harvest VMs: job completion time against YARN's CapacityScheduler
 (:mod:`studies.slacksched.scenarios`: ``repro-slacksched``; :mod:`studies.slacksched.claims`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 002's claims: SlackSched's reduction of mean and P90 job completion time (§4.2, Fig. 10)."""
+"""Paper 002's claims (SlackSched): SlackSched's reduction of mean and P90 job completion time (§4.2, Fig. 10)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def _jct_pair(runs: Runs, base: Scenario, other: Scenario) -> tuple[np.ndarray, 
 
 
 def _slack(stat: str):
-    """Seed 002 §4.1 defines three aggregates: (a) "mean reduction in JCT (1 − GeometricMean(nJCT))", (b)
+    """The paper's §4.1 defines three aggregates: (a) "mean reduction in JCT (1 − GeometricMean(nJCT))", (b)
     "reduction in mean JCT", (c) "reduction in tail (p90) JCT". Fig. 10's caption quotes (a) as 20–27 % and
     (b) as 25–27 %: the mean headline reports (b) by default and (a) as reading ``geomean-njct``."""
     f = np.mean if stat == "mean" else (lambda x: np.percentile(x, 90))
@@ -167,7 +167,7 @@ _capsched_preempts = baseline_terminates(_capsched_baseline, "random matching (C
 
 HEADLINES: list[Headline] = [
     Headline(
-        "seed002-slacksched-mean-jct-reduction",
+        "slacksched-4.2-mean-jct-reduction",
         "002 SlackSched",
         "§4.2 Fig. 10",
         26.0,
@@ -183,7 +183,7 @@ HEADLINES: list[Headline] = [
         reading_history=NULL_HISTORY,
     ),
     Headline(
-        "seed002-slacksched-p90-jct-reduction",
+        "slacksched-4.2-p90-jct-reduction",
         "002 SlackSched",
         "§4.2 Fig. 10",
         P90_JCT_BAND[1],
@@ -201,7 +201,7 @@ HEADLINES: list[Headline] = [
 ]
 
 _SLACK = (
-    "Set-up from the text (issue #29): a job is §4.2.1's ≈ 3 cluster-minutes (13–40 tasks; the spread is our "
+    "Set-up from the text: a job is §4.2.1's ≈ 3 cluster-minutes (13–40 tasks; the spread is our "
     "choice) at load 0.6, where the Oracle barely queues (check below), and shrinks kill the oldest start first "
     "(§4.1). SlackSched's eq. 2 counts the claims of the jobs waiting ahead (queue-aware a), and its YARN "
     "variant (Algorithm 3) runs with a threshold the paper does not give (default 0.7, Fig. 13's confidence "

@@ -1,4 +1,4 @@
-"""Seed 002's reproduction study ``repro-slacksched``."""
+"""Paper 002's reproduction study ``repro-slacksched``."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def job_tasks(pool: int = POOL) -> tuple[int, int]:
 
 
 def ss_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """Seed 002 §4.1–4.2 (Fig. 10): SlackSched vs the CapacityScheduler on one cluster of 64 HVMs.
+    """Paper 002 §4.1–4.2 (Fig. 10): SlackSched vs the CapacityScheduler on one cluster of 64 HVMs.
 
     §4.1: "we randomly select 64 HVMs for each cluster"; jobs of many tasks arrive as a Poisson process;
     CapacityScheduler = YARN's default, a random matching (§4.2); JCT is per job (last task end − job

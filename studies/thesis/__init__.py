@@ -1,10 +1,10 @@
-"""Seed 000, the thesis: variable capacity (ch. 2, 4) and the Interval-Aware Scheduler (ch. 6).
+"""Paper 000, the thesis: variable capacity (ch. 2, 4) and the Interval-Aware Scheduler (ch. 6).
 
 * :mod:`studies.thesis.scenarios` — the ``repro-thesis-ch4``, ``repro-thesis-ch6``, ``repro-grids`` and
   ``repro-generic`` scenario sets;
 * :mod:`studies.thesis.ch4` — claims of §2.1.2, §4.1 and Table 4.1;
-* :mod:`studies.thesis.ias` — claims of §6.2–6.3 (Table 6.2) and issue #10's generic instance;
-* :mod:`studies.thesis.robustness` — issue #24's ``ias-robustness`` grid.
+* :mod:`studies.thesis.ias` — claims of §6.2–6.3 (Table 6.2) and §6.2's claim on a generic heavy-tailed instance;
+* :mod:`studies.thesis.robustness` — the ``ias-robustness`` grid (§6.2's claim on heavy-tailed instances).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ STUDY_BUILDERS = {
 }
 #: the thesis' rows in table order (§4.1 and §2.1.2, Table 6.2 and §6.2–6.3, Table 4.1)
 HEADLINES = [*ch4.HEADLINES, *ias.HEADLINES, *ch4.TABLE_4_1]
-#: issue #10's generic heavy-tailed instance (listed after the seed papers' rows)
+#: §6.2's claim on instances no paper was built around (listed after the papers' own rows)
 GENERIC_HEADLINES = [*ias.GENERIC, *robustness.ROBUSTNESS]
 EXPLANATIONS = {**ch4.EXPLANATIONS, **ias.EXPLANATIONS, **robustness.EXPLANATIONS}
 FIGURES = {**ch4.FIGURES, **ias.FIGURES}

@@ -1,4 +1,4 @@
-"""Issue #24's ``ias-robustness`` grid: does IAS keep §6.2's claim ("consistently outperforms the baseline in
+"""The ``ias-robustness`` grid: does IAS keep §6.2's claim ("consistently outperforms the baseline in
 reducing job terminations, regardless of the scheduler's aggressiveness") on heavy-tailed instances it was not
 designed on? The headline is the share of the grid's cells where it does; its evidence names each failing cell."""
 
@@ -167,9 +167,9 @@ def _explain_robust(pr: Profile, runs: Runs) -> str:
 
 ROBUSTNESS: list[Headline] = [
     Headline(
-        "issue24-ias-robustness",
+        "thesis-6.2-ias-robustness-grid",
         "000 thesis",
-        "§6.2 (issue #24's heavy-tailed grid)",
+        "§6.2 (a grid of heavy-tailed instances)",
         100.0,
         "IAS consistently outperforms the baseline in reducing job terminations, regardless of the "
         "scheduler's aggressiveness (share of the grid's cells with fewer terminations than FF and goodput "
@@ -187,7 +187,7 @@ ROBUSTNESS: list[Headline] = [
 
 
 EXPLANATIONS: dict[str, str] = {
-    "issue24-ias-robustness": (
+    "thesis-6.2-ias-robustness-grid": (
         "Full grid (40 × 24 cores, 14 days, 5 capacity seeds; 1,440 runs; `varcap reproduce` at 7f3d6d2, "
         "2026-11-25): 31 of 48 cells hold at A = 0.6 (65.4 % of cells per seed), 36 at A = 0.1 (74.6 %), 31 at "
         "A = 0.9 (65.0 %). Every cell with a 5-minute minimum duration holds but one, and every cell at load "

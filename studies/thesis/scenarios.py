@@ -1,6 +1,6 @@
-"""The thesis' (seed 000) reproduction studies: §3.4/§4.1 random-walk capacity (``repro-thesis-ch4``),
+"""The thesis' (paper 000) reproduction studies: §3.4/§4.1 random-walk capacity (``repro-thesis-ch4``),
 §6.2–6.3 IAS against First-Fit (``repro-thesis-ch6``), §2.1.2/§4.2 observed grids (``repro-grids``) and
-issue #10's generic heavy-tailed instance (``repro-generic``). Each builder maps a readable key (the last
+a generic heavy-tailed instance (``repro-generic``). Each builder maps a readable key (the last
 element is the replicate) to a :class:`~studies.scenarios.Scenario`."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ GENERIC_POLICIES: dict[str, tuple[str, dict[str, str]]] = {
 
 
 def generic_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """The issue's generic heavy-tailed instance: Pareto durations capped at 72 h, 1/2/4/8 cores, 40 × 24
+    """A generic heavy-tailed instance: Pareto durations capped at 72 h, 1/2/4/8 cores, 40 × 24
     cores, 14 days, 1 change/hour, step 0.15 (dynamic range 60 %, mean 70 %), 80 % load, no warm-up.
 
     The instance does not fix the Pareto shape ``alpha`` nor its minimum ``xm``: we run α ∈ {1.1, 1.5, 2.0}
@@ -167,7 +167,7 @@ def robustness_cells(pr: Profile) -> list[tuple[float, float, str, float]]:
 
 
 def robustness_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """Issue #24's ``ias-robustness`` grid: is thesis §6.2's "IAS consistently outperforms the baseline in
+    """The ``ias-robustness`` grid: is thesis §6.2's "IAS consistently outperforms the baseline in
     reducing job terminations, regardless of the scheduler's aggressiveness" true off the thesis' workloads?
 
     Heavy-tailed Pareto workloads (capped at 72 h) over α ∈ ``pr.rob_alphas``, minimum duration 5 min and

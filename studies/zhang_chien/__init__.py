@@ -1,4 +1,4 @@
-"""Seed 003, Zhang and Chien's termination policies under variable capacity
+"""Paper 003, Zhang and Chien's termination policies under variable capacity
 (:mod:`studies.zhang_chien.scenarios`: ``repro-zhang-chien``; :mod:`studies.zhang_chien.claims`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 003's claims: LWW against Random (§5.3, Fig. 11) and the goodput decline at range 0.6 (§5.2)."""
+"""Paper 003's claims (Zhang and Chien, variable capacity): LWW against Random (§5.3, Fig. 11) and the goodput decline at range 0.6 (§5.2)."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ RANGE_DECLINE = (25.0, 45.0)  # §5.2: "the goodput has declined by 25–45 %"
 
 HEADLINES: list[Headline] = [
     Headline(
-        "seed003-lww-vs-random-goodput",
+        "zhang-chien-5.3-lww-vs-random-goodput",
         "003 variable capacity",
         "§5.3 Fig. 11",
         LWW_GAIN_UP_TO,
@@ -121,7 +121,7 @@ HEADLINES: list[Headline] = [
         reading_history=_HISTORY_77C8A6B.format(lifo="", random=""),
     ),
     Headline(
-        "seed003-range-0.6-goodput-decline",
+        "zhang-chien-5.2-range-0.6-goodput-decline",
         "003 variable capacity",
         "§5.2 Fig. 8",
         sum(RANGE_DECLINE) / 2,
@@ -140,7 +140,7 @@ HEADLINES: list[Headline] = [
 
 #: Causes of rows outside their band, each with the run that isolates it.
 EXPLANATIONS: dict[str, str] = {
-    "seed003-lww-vs-random-goodput": (
+    "zhang-chien-5.3-lww-vs-random-goodput": (
         "Outside the band only on the quick profile (LWW −2…−3 % against Random), and the cause is its 7-day "
         "window, not the termination rule: §4.2's goodput counts completed work only, and the Azure sample's "
         "VMs run up to weeks. Isolating measurement (quick, pool-fail, seeds 0/1/2, 356 machines; same runs): "

@@ -1,4 +1,4 @@
-"""Seed 003's reproduction study ``repro-zhang-chien`` and its readings of the capacity model."""
+"""Paper 003's reproduction study ``repro-zhang-chien`` and its readings of the capacity model."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ ZC_MODELS = {  # reading -> (capacity is a pool of cores?, killed jobs fail for 
 
 
 def zc_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """Seed 003 §4–5: Azure on "1,250 nodes (20,000 cores)" (16 cores each), FCFS first-fit.
+    """Paper 003 §4–5: Azure on "1,250 nodes (20,000 cores)" (16 cores each), FCFS first-fit.
 
     §4.1: range 0.6 = [0.4, 1.0] (mean 0.7), "Stepsize is one-fourth of the dynamic range" (0.15); 1 change
     per hour unless varied. No-variation reference: constant 70 %. §5.3: "When capacity decreases below the

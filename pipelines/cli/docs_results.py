@@ -1,0 +1,266 @@
+"""The reproduction's numbers in README.md and docs/reproduction.md, generated (``varcap docs``).
+
+``out_reproduction``'s full-profile rows are kept in the repository as :data:`RECORD`
+(``docs/results/reproduction-full.csv``: default readings, with the commit and time of the code that
+computed them); the README's results table and docs/reproduction.md's result summary are rendered from it
+between ``<!-- varcap docs: NAME begin -->`` and ``<!-- varcap docs: NAME end -->`` markers, and
+docs/reproduction.md's list of anchors and bands written before the runs or changed after them from the
+headlines' definitions. With no record the blocks say how to produce one. ``varcap docs`` refreshes the
+record from the warehouse when it holds full-profile rows; ``--check`` fails when the record differs from
+the warehouse or a block from what the record gives.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import polars as pl
+
+#: the columns of ``out_reproduction`` the record keeps (those of a newer table are kept too, see
+#: :func:`record_from_table`); the explanations stay in the warehouse
+RECORD_COLUMNS = (
+    "headline_id",
+    "section",
+    "anchor_value",
+    "unit",
+    "varcap_mean",
+    "ci_low",
+    "ci_high",
+    "replicates",
+    "band_low",
+    "band_high",
+    "within_band",
+    "flag",
+    "ci_method",
+    "code_commit",
+    "computed_at_utc",
+)
+#: columns a newer table may add that the record keeps when present (decisive and degenerate run counts)
+OPTIONAL_COLUMNS = ("n_decisive", "n_degenerate")
+
+
+def record_path(repo: Path) -> Path:
+    return repo / "docs" / "results" / "reproduction-full.csv"
+
+
+def marker(name: str, end: bool = False) -> str:
+    return f"<!-- varcap docs: {name} {'end' if end else 'begin'} -->"
+
+
+def replace_block(text: str, name: str, body: str, where: str) -> str:
+    """``text`` with what lies between the ``name`` markers replaced by ``body``; ValueError naming
+    ``where`` if the markers are missing (a page that lost them cannot be regenerated)."""
+    b, e = marker(name), marker(name, end=True)
+    m = re.search(re.escape(b) + r"\n.*?" + re.escape(e), text, flags=re.S)
+    if m is None:
+        raise ValueError(f"{where}: markers {b} … {e} missing")
+    return text[: m.start()] + f"{b}\n{body.rstrip()}\n{e}" + text[m.end() :]
+
+
+# ------------------------------------------------------------------------------------------------ record
+def _order() -> dict[str, int]:
+    from studies.reproduction import HEADLINES
+
+    return {h.id: i for i, h in enumerate(HEADLINES)}
+
+
+def record_from_table(df: pl.DataFrame) -> pl.DataFrame:
+    """The record of ``out_reproduction`` rows: the full profile's default readings, ids under their
+    current names, in table order, :data:`RECORD_COLUMNS` (a column an older table lacks: empty)."""
+    from studies.provenance import current_id
+
+    df = df.filter((pl.col("profile") == "full") & ~pl.col("headline_id").str.contains("@"))
+    df = df.with_columns(pl.col("headline_id").map_elements(current_id, return_dtype=pl.Utf8))
+    cols = [*RECORD_COLUMNS, *(c for c in OPTIONAL_COLUMNS if c in df.columns)]
+    df = df.with_columns(pl.lit("").alias(c) for c in cols if c not in df.columns)
+    order = _order()
+    return (
+        df.select(cols)
+        .with_columns(
+            pl.col("headline_id").map_elements(lambda i: order.get(i, len(order)), pl.Int64).alias("_o")
+        )
+        .sort("_o", "headline_id")
+        .drop("_o")
+    )
+
+
+def record_text(df: pl.DataFrame) -> str:
+    buf = io.StringIO()
+    df.write_csv(buf, float_precision=6)
+    return buf.getvalue()
+
+
+def warehouse_record() -> str | None:
+    """The record the warehouse's ``out_reproduction`` gives, or None (no warehouse, no table, or no
+    full-profile rows)."""
+    from analysis.warehouse import connect
+
+    try:
+        con = connect()
+    except FileNotFoundError:
+        return None
+    with con:
+        have = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
+        ).fetchall()[0][0]
+        if not have:
+            return None
+        df = con.sql("SELECT * FROM out_reproduction WHERE profile = 'full'").pl()
+    return record_text(record_from_table(df)) if df.height else None
+
+
+def read_record(repo: Path) -> pl.DataFrame | None:
+    p = record_path(repo)
+    if not p.is_file():
+        return None
+    return pl.read_csv(
+        p, infer_schema_length=None, schema_overrides={"flag": pl.Utf8, "code_commit": pl.Utf8}
+    )
+
+
+# ------------------------------------------------------------------------------------------------ blocks
+HOW_TO = (
+    "No full-profile results are recorded in this checkout (`{record}`). `varcap reproduce` runs the "
+    "papers' sizes (5 seeds, about an hour on 2 cores) and writes `out_reproduction`; `varcap docs` then "
+    "records its rows in `{record}`, with the commit and date of the code that computed them, and writes "
+    "them here. `varcap reproduce --quick` is a smoke test and is not recorded."
+)
+
+
+def _num(v: float | None) -> str:
+    return f"{v:.3g}"
+
+
+def _value(r: dict) -> str:
+    from studies.reproduction import value_text
+
+    return value_text(r)
+
+
+def verdict(r: dict) -> str:
+    """The in-band column: yes, or why not (not run, degenerate, not tested, no effect shown, no)."""
+    flag = r.get("flag") or ""
+    if r["within_band"] is True or r["within_band"] == "true":
+        return "yes"
+    if r["varcap_mean"] is None or r["varcap_mean"] != r["varcap_mean"]:
+        return "not run"
+    for start, word in (("degenerate", "degenerate"), ("not tested", "not tested")):
+        if flag.startswith(start):
+            return word
+    return "**no** (no effect shown)" if "includes no effect" in flag else "**no**"
+
+
+def _stamp(df: pl.DataFrame) -> str:
+    commits = sorted({c for c in df["code_commit"].fill_null("").to_list() if c})
+    dates = sorted({(t or "")[:10] for t in df["computed_at_utc"].fill_null("").to_list() if t})
+    c = ", ".join(commits) if commits else "commit not recorded"
+    d = " to ".join(dict.fromkeys([dates[0], dates[-1]])) if dates else "date not recorded"
+    return f"`varcap reproduce` at {c}, {d}"
+
+
+def results_table(df: pl.DataFrame) -> str:
+    lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
+    for r in df.iter_rows(named=True):
+        lines.append(
+            f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {_value(r)} | "
+            f"[{_num(r['band_low'])}, {_num(r['band_high'])}] | {verdict(r)} |"
+        )
+    return "\n".join(lines)
+
+
+def _counts(df: pl.DataFrame) -> str:
+    n = df.height
+    yes = sum(verdict(r) == "yes" for r in df.iter_rows(named=True))
+    reps = sorted({int(x) for x in df["replicates"].to_list() if x})
+    return f"**{yes} of the {n} headlines are inside their band** ({'/'.join(map(str, reps))} replicates)"
+
+
+def readme_block(df: pl.DataFrame | None, record: str) -> str:
+    if df is None or df.height == 0:
+        return "### Results\n\n" + HOW_TO.format(record=record)
+    return (
+        f"### Results (full profile, {_stamp(df)})\n\n"
+        f"{results_table(df)}\n\n"
+        f"{_counts(df)}; a row with one run shows `n = 1` and no interval. Every row outside its band "
+        "carries its cause and evidence in `out_reproduction.explanation` ([in short, per "
+        "row](docs/reproduction.md#results)). Generated by `varcap docs` from "
+        f"[`{record}`]({record})."
+    )
+
+
+def results_block(df: pl.DataFrame | None, record: str) -> str:
+    """docs/reproduction.md's summary: the count, then every row outside its band with its numbers."""
+    rec = f"../{record.removeprefix('docs/')}"
+    if df is None or df.height == 0:
+        return HOW_TO.format(record=record)
+    out = [
+        f"Full profile, {_stamp(df)} (generated by `varcap docs` from [`{record}`]({rec})): {_counts(df)}. "
+        "The table is in the [README](../README.md#reproduction). Rows outside their band (the cause and "
+        "evidence of each: `out_reproduction.explanation`):",
+        "",
+    ]
+    for r in df.iter_rows(named=True):
+        v = verdict(r)
+        if v == "yes":
+            continue
+        out.append(
+            f"* `{r['headline_id']}` ({r['section']}): {_value(r)} {r['unit']} against the paper's "
+            f"{r['anchor_value']:g}, band [{_num(r['band_low'])}, {_num(r['band_high'])}] — {v.strip('*')}"
+            + (f"; {r['flag']}" if r.get("flag") else "")
+            + "."
+        )
+    return "\n".join(out)
+
+
+def provenance_block() -> str:
+    """Which anchors, bands and default readings are as first written and which changed after results,
+    from the headlines' definitions (``reading_history``)."""
+    from studies.provenance import changed_after_runs
+    from studies.reproduction import HEADLINES
+
+    before, after = changed_after_runs(HEADLINES)
+    out = [
+        f"**As first written** ({len(before)} headlines; no change to the anchor, band or default reading "
+        "since the headline was added, each by the rule of its kind of claim): "
+        + ", ".join(f"`{h.id}`" for h in before)
+        + ".",
+        "",
+        f"**Changed after results** ({len(after)} headlines; `out_reproduction.reading_history` carries the "
+        "same text):",
+        "",
+    ]
+    groups: dict[str, list] = {}
+    for h in after:  # headlines with the same history share one item
+        groups.setdefault(h.reading_history, []).append(h)
+    for text, hs in groups.items():
+        out.append("* " + ", ".join(f"`{h.id}` ({h.section})" for h in hs) + f": {text}")
+    return "\n".join(out)
+
+
+def pages(repo: Path, with_warehouse: bool = True) -> dict[Path, str]:
+    """README.md and docs/reproduction.md with their generated blocks, and (``with_warehouse``, when the
+    warehouse holds full-profile rows) the record those blocks are rendered from."""
+    rec_path = record_path(repo)
+    rel = str(rec_path.relative_to(repo))
+    out: dict[Path, str] = {}
+    rec = warehouse_record() if with_warehouse else None
+    if rec is not None:
+        out[rec_path] = rec
+        df = pl.read_csv(
+            io.StringIO(rec),
+            infer_schema_length=None,
+            schema_overrides={"flag": pl.Utf8, "code_commit": pl.Utf8},
+        )
+    else:
+        df = read_record(repo)
+    readme, repro = repo / "README.md", repo / "docs" / "reproduction.md"
+    if readme.is_file():
+        out[readme] = replace_block(
+            readme.read_text(), "reproduction results", readme_block(df, rel), "README.md"
+        )
+    if repro.is_file():
+        t = replace_block(repro.read_text(), "results", results_block(df, rel), "docs/reproduction.md")
+        out[repro] = replace_block(t, "bands and anchors", provenance_block(), "docs/reproduction.md")
+    return out
