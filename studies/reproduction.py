@@ -499,7 +499,8 @@ def value_text(r: dict[str, Any]) -> str:
     n = r.get("replicates")
     lo, hi = r.get("ci_low"), r.get("ci_high")
     ns = f" (n = {n})" if n is not None else ""
-    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+    one_run = n is not None and int(n) < 2  # a table written before one-run rows had no interval
+    if one_run or lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
         return f"{m:.3g}{ns}"
     return f"{m:.3g} [{lo:.3g}, {hi:.3g}]{ns}"
 

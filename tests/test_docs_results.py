@@ -40,6 +40,9 @@ def _row(hid: str, **kw) -> dict:
         "profile": "full",
         "code_commit": "abc1234",
         "computed_at_utc": "2026-11-27T10:00:00Z",
+        "n_decisive": 5,
+        "n_degenerate": 0,
+        "verdict": "",  # empty: the verdict is read from within_band
     }
     return row | kw
 
@@ -99,7 +102,7 @@ def test_docs_writes_the_results_from_the_warehouse_and_check_bites(repo: Path, 
     readme = (repo / "README.md").read_text()
     assert "### Results (full profile, `varcap reproduce` at abc1234, 2026-11-27)" in readme
     assert (
-        "| `harmony-9.2-cbs-energy-reduction` (§9.2 Fig. 29) | 28 % | 30 [25, 35] | [14, 56] | yes |"
+        "| `harmony-9.2-cbs-energy-reduction` (§9.2 Fig. 29) | 28 % | 30 [25, 35] (n = 5) | [14, 56] | yes |"
         in readme
     )
     assert "| 96.9 (n = 1) | [100, 100] | **no** |" in readme  # one run: no interval

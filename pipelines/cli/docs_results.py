@@ -142,6 +142,9 @@ def _value(r: dict) -> str:
 def verdict(r: dict) -> str:
     """The in-band column: yes, or why not (not run, degenerate, not tested, no effect shown, no)."""
     flag = r.get("flag") or ""
+    named = {"in band": "yes", "out of band": "**no**", "effect not shown": "**no** (no effect shown)"}
+    if r.get("verdict"):  # the row's own verdict (decisive runs only), when the table has it
+        return named.get(r["verdict"], str(r["verdict"]))
     if r["within_band"] is True or r["within_band"] == "true":
         return "yes"
     if r["varcap_mean"] is None or r["varcap_mean"] != r["varcap_mean"]:
