@@ -7,7 +7,7 @@ import polars as pl
 
 from studies.claims import CUT_BOUNDS, Headline, MissingRuns, Profile, Runs, cut, per_job, seeds
 from studies.scenarios import Scenario
-from studies.slacksched.scenarios import HB_THRESHOLDS, job_tasks, mean_task_s, ss_scenarios
+from studies.slacksched.scenarios import HB_READINGS, HB_THRESHOLDS, job_tasks, mean_task_s, ss_scenarios
 
 #: §4.2, Fig. 10: "SlackSched reduces mean JCT by 25–27 %" ("mean reduction in JCT 20–27 %") "and p90
 #: JCT by 20–44 %": the ranges the paper states are the bands; the anchors are inside them.
@@ -62,6 +62,10 @@ def _slack(stat: str):
                 )
                 for t in HB_THRESHOLDS
             ]
+            pairs += [
+                (f"slacksched-heartbeat:{name}", ("capsched", r), ("slacksched-heartbeat", name, r))
+                for name in HB_READINGS
+            ]
             pairs.append(
                 (
                     "slacksched-heartbeat:scope-queue",
@@ -74,8 +78,7 @@ def _slack(stat: str):
             )
             # the former HVM stand-in (log-normal gaps, spread 1), the default until the calibrated model
             pairs += [
-                (f"{p}:former-trace", ("capsched", "former-trace", r), (p, "former-trace", r))
-                for p in pols
+                (f"{p}:former-trace", ("capsched", "former-trace", r), (p, "former-trace", r)) for p in pols
             ]
             for name, kb, ko in pairs:
                 base, other = sc.get(kb), sc.get(ko)
