@@ -304,7 +304,7 @@ def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_
         p += 1
 
 
-# ---------------------------------------------------------------------- fast waiting pass (issue #29)
+# ---------------------------------------------------------------------- fast waiting pass
 # Same choices as :func:`cost_scan` (``tests/test_slacksched_fast.py`` holds it to it and to the Python
 # placement), found with less work: eq. 1's two counts come from a bucket index over the sorted samples
 # instead of two binary searches over all of them, and the nodes without room are visited in order of a

@@ -218,7 +218,7 @@ HEADLINES: list[Headline] = [
 ]
 
 _SLACK = (
-    "Set-up from the text (issue #29): a job is §4.2.1's ≈ 3 cluster-minutes (13–40 tasks; the spread is our "
+    "Set-up from the text: a job is §4.2.1's ≈ 3 cluster-minutes (13–40 tasks; the spread is our "
     "choice) at load 0.6, where the Oracle barely queues (check below), and shrinks kill the oldest start first "
     "(§4.1). SlackSched's eq. 2 counts the claims of the jobs waiting ahead (queue-aware a), and its YARN "
     "variant (Algorithm 3) runs with a threshold the paper does not give (default 0.7, Fig. 13's confidence "

@@ -1,4 +1,4 @@
-"""Seed 002's isolating runs (issue #29): which part of SlackSched's model leaves its JCT gain small.
+"""Seed 002's isolating runs: which part of SlackSched's model leaves its JCT gain small.
 
 ``python -m studies.slacksched.isolate [--days D] [--seeds 0,1] [--spreads 0,1,2] [--trace T]`` runs, on the study's
 set-up (:func:`studies.slacksched.scenarios.ss_scenarios`: jobs of §4.2.1's size at load 0.6, a pool of 64
