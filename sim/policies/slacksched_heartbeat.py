@@ -32,7 +32,7 @@ Modelling choices (the paper leaves them open):
 * **The most likely task** is the shortest task of ``T`` that fits: eq. 1 falls with the duration ``d`` on a
   given node, so the highest probability is the shortest feasible task's (ties: earlier input row).
 * **MatchMaker** runs for the shortest task of ``T`` and claims nothing (one task per job waits at a time;
-  it is asked again after the next start).
+  it is asked again at the next start or pass).
 * **threshold** (``--set threshold=…``): the paper gives no value. The default 0.7 is the only confidence
   level the paper names (§4.2.1, Fig. 13: "to obtain 70% confidence in completion without preemption");
   a sensitivity sweep over it is reported with the seed-002 study, never tuned to the paper's figures.
