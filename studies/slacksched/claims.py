@@ -183,7 +183,11 @@ _HISTORY_TRACE = (
     "studies.slacksched.calibrate). Why: the stand-in missed the numbers the paper gives (about 10 / 59 / 91 %, "
     "mean 24 min, its median HVM changing more than once an hour) and its spread raised the pooled change "
     "rate with the diversity. The fit used the trace statistics only; the scheduler rows were first run on "
-    "the new trace after its defaults were fixed."
+    "the new trace after its defaults were fixed. The same day the reading slacksched-heartbeat (Algorithm 3) "
+    "changed from a pass at every event serving only the first job with a fitting task (now the reading "
+    "slacksched-heartbeat:event-first) to YARN's way: a heartbeat per node every second (§3.3, Appendix A; "
+    "yarn-default's 1,000 ms) offering the node to the next job when one takes nothing (the CapacityScheduler), "
+    "the threshold still 0.7 and swept."
 )
 
 HEADLINES: list[Headline] = [
