@@ -77,7 +77,16 @@ CASES: list[tuple[str, str, dict[str, str], str, dict]] = [
     ("pm-capsched", "capsched", {}, "harvest", {}),
     ("pm-capsched-acq", "capsched", {"nodes": "6", "acquirer": "1", "acquirer_period_h": "2"}, "harvest", {}),
     ("pm-ff-acq", "ff", {"nodes": "6", "acquirer": "1"}, "harvest", {}),
-    ("pm-slacksched-heartbeat", "slacksched-heartbeat", {"min_samples": "5"}, "harvest", {}),
+    # Algorithm 3 at the former readings (a pass at every event; a heartbeat serves the first job only)
+    (
+        "pm-slacksched-heartbeat",
+        "slacksched-heartbeat",
+        {"min_samples": "5", "heartbeat": "event", "apps": "first"},
+        "harvest",
+        {},
+    ),
+    # ... and as YARN runs it (the default: 1-s heartbeats, moving on to the next job)
+    ("pm-slacksched-heartbeat-yarn", "slacksched-heartbeat", {"min_samples": "5"}, "harvest", {}),
 ]
 
 

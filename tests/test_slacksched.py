@@ -409,8 +409,12 @@ def _heartbeat_pair(problem: Problem, params, seed: int):
     min_samples=hst.sampled_from([1, 3, 10_000]),
     threshold=hst.sampled_from([0.0, 0.5, 0.9, 1.0]),
     scope=hst.sampled_from(["job", "queue"]),
+    beat=hst.sampled_from([("event", 1.0), ("interval", 1.0), ("interval", 3.0)]),
+    apps=hst.sampled_from(["move-on", "first"]),
 )
-def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_samples, threshold, scope) -> None:
+def test_heartbeat_compiled_pass_equals_its_python_pass(
+    sc, acquirer, min_samples, threshold, scope, beat, apps
+) -> None:
     from dataclasses import replace
 
     from sim.policies.slacksched_heartbeat import HeartbeatParams
@@ -421,7 +425,14 @@ def test_heartbeat_compiled_pass_equals_its_python_pass(sc, acquirer, min_sample
         frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
     )
     params = replace(
-        HeartbeatParams(min_samples=min_samples, threshold=threshold, scope=scope),
+        HeartbeatParams(
+            min_samples=min_samples,
+            threshold=threshold,
+            scope=scope,
+            heartbeat=beat[0],
+            heartbeat_s=beat[1],
+            apps=apps,
+        ),
         acquirer=acquirer,
         acquirer_period_h=3 / 3600,
         acquirer_fraction=0.5,
@@ -439,10 +450,18 @@ def test_heartbeat_compiled_pass_equals_its_python_pass_on_a_harvest_pool() -> N
     tr = harvest_trace(12, horizon, seed=3, stability_spread=1.0)
     jobs = _jobs(900, horizon * 0.8, (300, 4500), 8, seed=4)
     problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon)
-    for thr, scope in itertools.product((0.5, 0.9), ("job", "queue")):
-        a, b = _heartbeat_pair(problem, HeartbeatParams(min_samples=5, threshold=thr, scope=scope), 2)
+    # the Python pass at 1-s heartbeats over 6 h is slow: the interval reading runs at 60 s here
+    for thr, scope, beat, apps in (
+        (0.5, "job", "interval", "move-on"),
+        (0.9, "job", "event", "first"),
+        (0.9, "job", "event", "move-on"),
+        (0.5, "queue", "interval", "first"),
+    ):
+        params = HeartbeatParams(min_samples=5, threshold=thr, scope=scope, heartbeat=beat, heartbeat_s=60.0,
+                                 apps=apps)  # fmt: skip
+        a, b = _heartbeat_pair(problem, params, 2)
         for f in _ATTEMPT_FIELDS:
-            assert np.array_equal(getattr(a, f), getattr(b, f)), (thr, f)
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (thr, beat, apps, f)
         assert int((b.first_start_s > jobs["submit_s"].to_numpy()).sum()) > 100
 
 
@@ -453,10 +472,46 @@ def test_heartbeat_takes_a_node_above_the_threshold_else_waits_through_matchmake
     jobs, cap, T = _waiting_scenario()
     rows = {}
     for thr in ("0.7", "0"):
-        r = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-heartbeat", {"threshold": thr})
+        st = {"threshold": thr, "heartbeat": "event"}
+        r = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-heartbeat", st)
         rows[thr] = r.jobs.filter(pl.col("job_id") == "B").row(0, named=True)
     assert rows["0.7"]["first_start_s"] == T + 60 and rows["0.7"]["terminations"] == 0
     assert rows["0"]["first_start_s"] == T and rows["0"]["terminations"] >= 1
+    # YARN's 1-s heartbeats (the default): the same choice, placed at the first heartbeat after node 0 frees
+    r = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-heartbeat", {"threshold": "0.7"})
+    b = r.jobs.filter(pl.col("job_id") == "B").row(0, named=True)
+    assert T + 60 <= b["first_start_s"] <= T + 61 and b["terminations"] == 0
+
+
+def test_heartbeat_moves_on_to_the_next_job_when_one_takes_nothing() -> None:
+    """The waiting scenario plus C, a 10-s task submitted at T + 1: on node 1 (last change 100 s ago, every gap
+    600 s) C is sure to finish while B (1 h) is not and MatchMaker makes B wait for node 0. ``apps=move-on``
+    (YARN's CapacityScheduler offers the node to the next application): C starts on node 1 at T + 1;
+    ``apps=first``: the heartbeat ends with B, and C starts only when B has gone to node 0 (T + 60)."""
+    jobs, cap, T = _waiting_scenario()
+    jobs = pl.concat([jobs, pl.DataFrame({"job_id": ["C"], "submit_s": [T + 1], "duration_s": [10.0],
+                                          "cores": [8.0]})])  # fmt: skip
+    first = {}
+    for apps in ("move-on", "first"):
+        st = {"threshold": "0.7", "heartbeat": "event", "apps": apps}
+        r = simulate(jobs, cap, 2, 48, cap.horizon_s, "slacksched-heartbeat", st, check_invariants=True)
+        first[apps] = dict(zip(r.jobs["job_id"], r.jobs["first_start_s"], strict=True))
+    assert first["move-on"]["C"] == T + 1 and first["move-on"]["B"] == T + 60
+    assert first["first"]["C"] == T + 60 and first["first"]["B"] == T + 60
+
+
+def test_interval_heartbeats_place_only_at_heartbeats() -> None:
+    """With heartbeats every ``heartbeat_s`` nothing is placed between them: a task arriving at 10.5 s on an
+    idle node starts at the next heartbeat (11 s; 15 s at a 5-s interval), at once with ``heartbeat=event``."""
+    cap = _cap([(0.0, 0, 8.0)], 1, 5000.0)
+    jobs = pl.DataFrame({"job_id": ["X"], "submit_s": [10.5], "duration_s": [100.0], "cores": [4.0]})
+    got = {}
+    for st in ({}, {"heartbeat_s": "5"}, {"heartbeat": "event"}):
+        r = simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", st)
+        got[tuple(st.items())] = float(r.jobs["first_start_s"][0])
+    assert list(got.values()) == [11.0, 15.0, 10.5]
+    with pytest.raises(ValueError, match="heartbeat"):
+        simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", {"heartbeat": "sometimes"})
 
 
 def test_heartbeat_serves_jobs_in_order_or_the_shortest_task_by_scope() -> None:
@@ -474,7 +529,7 @@ def test_heartbeat_serves_jobs_in_order_or_the_shortest_task_by_scope() -> None:
     )
     first = {}
     for scope in ("job", "queue"):
-        r = simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", {"scope": scope})
+        r = simulate(jobs, cap, 1, 8, 5000.0, "slacksched-heartbeat", {"scope": scope, "heartbeat": "event"})
         first[scope] = dict(zip(r.jobs["job_id"], r.jobs["first_start_s"], strict=True))
     assert first["job"]["X"] == 100.0 and first["job"]["Y"] == 1100.0
     assert first["queue"]["Y"] == 100.0 and first["queue"]["X"] == 150.0

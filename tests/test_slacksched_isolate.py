@@ -34,3 +34,22 @@ def test_informed_nodelay_never_waits_when_a_node_has_room() -> None:
     jobs = pl.DataFrame({"job_id": ["A"], "submit_s": [0.0], "duration_s": [3_600.0], "cores": [8.0]})
     table, terms = informed_nodelay(jobs, _cap(rows, 2, horizon), 2, 48.0, horizon, seed=0)
     assert table.row(0, named=True)["first_start_s"] == 0.0 and terms == 1
+
+
+def test_the_study_runs_the_calibrated_trace_by_default_and_the_former_as_a_reading() -> None:
+    import pytest
+
+    from studies.claims import QUICK
+    from studies.slacksched.claims import waste_share
+    from studies.slacksched.scenarios import POLS_SS, hvm_capacity, ss_scenarios
+
+    sc = ss_scenarios(QUICK)
+    for p in POLS_SS:
+        assert sc[(p, 0)].capacity["kind"] == "harvest_regimes"
+        assert sc[(p, "former-trace", 0)].capacity == {**hvm_capacity(0, "former-trace")}
+        assert sc[(p, "former-trace", 0)].capacity["kind"] == "harvest"
+    assert sc[("slacksched-heartbeat", "event-first", 0)].settings == {"heartbeat": "event", "apps": "first"}
+    with pytest.raises(ValueError, match="calibrated"):
+        hvm_capacity(0, "azure")
+    # §4.2's waste: work lost over work done (completed + lost), not over the available core-seconds
+    assert waste_share({"metrics": {"wasted_fraction": 0.1, "goodput": 0.3}}) == pytest.approx(25.0)

@@ -311,3 +311,201 @@ def harvest_trace(
         },
         seed,
     )
+
+
+#: seed 002's published harvest-VM statistics a calibrated trace is fitted to (:func:`harvest_statistics`
+#: measures them). §2.1, cluster C2: "84 % within one hour, 40 % within 10 minutes, 16 % within 1 minute";
+#: C1–C6: "a mean inter-change time of 26–224 minutes, and a 95th percentile of 1.2–11.2 hours"; Fig. 2
+#: (per HVM, per 1-hour window): "the worst 10 % HVMs can witness tens of changes in an hour while the
+#: relatively stable 50 % HVMs witness up to one change in an hour"; Fig. 1(a): "the mean magnitude of
+#: change is between ≈ 5 and 13 SMT cores"; Fig. 3: "for the first ≈ 4 days the HVM is very stable".
+HVM_PAPER = {
+    "within_1min": 0.16,
+    "within_10min": 0.40,
+    "within_1h": 0.84,
+    "mean_gap_min": (26.0, 224.0),
+    "p95_gap_h": (1.2, 11.2),
+    "stable50_rate_h": 1.0,  # at most: the median HVM's changes per hour
+    "worst10_peak_hour": 10.0,  # at least ("tens"): the worst 10 % HVMs' busiest hour
+    "change_cores": (5.0, 13.0),
+}
+
+
+def harvest_regime_trace(
+    machines: int,
+    horizon_s: float,
+    max_cores: int = 48,
+    min_cores: int = 2,
+    calm_days: float = 4.0,
+    burst_hours: float = 59.0,
+    calm_gap_h: float = 2.8,
+    burst_gap_min: float = 27.0,
+    clump_prob: float = 0.10,
+    clump_gap_s: float = 15.0,
+    node_spread: float = 0.75,
+    mean_change_cores: float = 9.0,
+    p_shrink_after_growth: float = 0.6,
+    p_shrink_after_shrink: float = 0.4,
+    eviction_prob: float = 0.02,
+    seed: int = 0,
+) -> MachineCapacityTrace:
+    """Harvest-VM cores per machine with independent axes (seed 002 §2.1, Figs. 1–3):
+
+    * **regimes** (time, Fig. 3): every HVM alternates calm periods (exponential, mean ``calm_days``) and
+      bursts (exponential, mean ``burst_hours``), starting in either with its long-run share. The gap to
+      the next change is exponential with mean ``calm_gap_h`` in a calm period and ``burst_gap_min`` in a
+      burst; a gap that runs past its period's end is cut there and drawn again in the next period.
+    * **clumps**: with ``clump_prob`` a change is followed by another after an exponential gap of mean
+      ``clump_gap_s`` (several regular VMs placed or removed together; §2.1's 16 % of C2's gaps "within 1
+      minute"), in either regime.
+    * **per-node diversity** (space, Fig. 2): HVM ``m`` runs its regime gaps ``a_m`` times faster, ``a_m``
+      log-normal with mean 1 and log-sd ``node_spread`` (a separate seeded stream). The change rate is
+      linear in ``a_m``, so the pooled expected rate does not move with the spread: ``node_spread`` says
+      "more diverse" without "more active" (0 = identical HVMs).
+    * **change sizes** (Fig. 1a): 1 + geometric cores of mean ``mean_change_cores``, clipped to
+      ``[min_cores, max_cores]``; grow/shrink by the bigram chain of :func:`harvest_trace`, evictions to 0
+      with ``eviction_prob`` per shrink (back at ``min_cores`` at the next change).
+
+    Each HVM starts at a uniform core count in ``[min_cores, max_cores]``. The defaults are a fit to
+    :data:`HVM_PAPER` (``python -m studies.slacksched.calibrate``), never to a scheduler's result. ValueError
+    naming the parameter if one is out of range."""
+    positive = (("calm_days", calm_days), ("burst_hours", burst_hours), ("calm_gap_h", calm_gap_h),
+                ("burst_gap_min", burst_gap_min), ("clump_gap_s", clump_gap_s),
+                ("mean_change_cores", mean_change_cores))  # fmt: skip
+    for name, v in positive:
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"harvest_regime_trace: {name} must be finite and > 0 (got {v:g})")
+    if not (np.isfinite(node_spread) and 0 <= node_spread <= 5):
+        raise ValueError(f"harvest_regime_trace: node_spread must be in [0, 5] (got {node_spread:g})")
+    if not 0 <= clump_prob < 1:
+        raise ValueError(f"harvest_regime_trace: clump_prob must be in [0, 1) (got {clump_prob:g})")
+    if not 1 <= min_cores < max_cores:
+        raise ValueError(
+            f"harvest_regime_trace: need 1 ≤ min_cores < max_cores (got {min_cores}, {max_cores})"
+        )
+    calm_s, burst_s = calm_days * 86400.0, burst_hours * HOUR
+    calm_gap, burst_gap = calm_gap_h * HOUR, burst_gap_min * 60.0
+    rate = (calm_s / calm_gap + burst_s / burst_gap) / (calm_s + burst_s) / (1.0 - clump_prob)
+    _periods("harvest_regime_trace", horizon_s * machines, 1.0 / rate)
+    rng = np.random.default_rng(seed)
+    act = np.random.default_rng([seed, 1]).lognormal(-(node_spread**2) / 2, node_spread, machines)
+    p_geo = 1.0 / max(mean_change_cores, 1.0)
+    ts: list[float] = []
+    ms: list[int] = []
+    cs: list[int] = []
+    for m in range(machines):
+        a = float(act[m])
+        cur = int(rng.integers(min_cores, max_cores + 1))
+        ts.append(0.0)
+        ms.append(m)
+        cs.append(cur)
+        burst = bool(rng.random() < burst_s / (calm_s + burst_s))
+        end = float(rng.exponential(burst_s if burst else calm_s))
+        t = 0.0
+        clump = False
+        last_shrink = bool(rng.random() < 0.5)
+        while True:
+            if clump:
+                t += float(rng.exponential(clump_gap_s))
+            else:
+                gap = float(rng.exponential(burst_gap if burst else calm_gap)) / a
+                if t + gap >= end:  # the period ends first: draw again in the next one
+                    t, burst = end, not burst
+                    end = t + float(rng.exponential(burst_s if burst else calm_s))
+                    if t >= horizon_s:
+                        break
+                    continue
+                t += gap
+            if t >= horizon_s:
+                break
+            clump = bool(rng.random() < clump_prob)
+            if cur == 0:
+                cur, last_shrink = min_cores, False
+            else:
+                shrink = rng.random() < (p_shrink_after_shrink if last_shrink else p_shrink_after_growth)
+                size = int(rng.geometric(p_geo))
+                if shrink and rng.random() < eviction_prob:
+                    nxt = 0
+                elif shrink:
+                    nxt = max(cur - size, min_cores)
+                else:
+                    nxt = min(cur + size, max_cores)
+                if nxt == cur:  # at a bound: the change goes the other way
+                    nxt = min(cur + size, max_cores) if shrink else max(cur - size, min_cores)
+                    shrink = not shrink
+                cur, last_shrink = nxt, shrink
+            ts.append(t)
+            ms.append(m)
+            cs.append(cur)
+    return MachineCapacityTrace(
+        np.array(ts),
+        np.array(ms),
+        np.array(cs, dtype=float),
+        machines,
+        horizon_s,
+        "harvest_regimes",
+        {
+            "max_cores": max_cores,
+            "min_cores": min_cores,
+            "calm_days": calm_days,
+            "burst_hours": burst_hours,
+            "calm_gap_h": calm_gap_h,
+            "burst_gap_min": burst_gap_min,
+            "clump_prob": clump_prob,
+            "clump_gap_s": clump_gap_s,
+            "node_spread": node_spread,
+            "mean_change_cores": mean_change_cores,
+            "p_shrink_after_growth": p_shrink_after_growth,
+            "p_shrink_after_shrink": p_shrink_after_shrink,
+            "eviction_prob": eviction_prob,
+        },
+        seed,
+    )
+
+
+def harvest_statistics(tr: MachineCapacityTrace) -> dict[str, float]:
+    """Seed 002 §2.1's statistics of a per-machine trace (the keys of :data:`HVM_PAPER`): the shares of
+    inter-change times within 1 min / 10 min / 1 h, their mean (min) and 95th percentile (h) (gaps between
+    consecutive changes of one HVM; its initial size is no change); Fig. 2's per-HVM stability read per
+    HVM (§2.1: "the worst 10 % HVMs can witness tens of changes in an hour while the relatively stable
+    50 % HVMs witness up to one change in an hour"): the median HVM's changes per hour
+    (``stable50_rate_h``) and the mean busiest whole hour of the 10 % HVMs with the most changes
+    (``worst10_peak_hour``); the same per HVM-hour window, Fig. 2's unit, for reference (``window_p50``,
+    ``worst10_window_mean``: the median and the mean of the worst 10 % windows); the mean magnitude of a
+    change in cores (evictions and returns included, §2.1 counts an eviction as a change to 0), the rate in
+    changes per HVM-hour and the mean HVM cores (time-weighted). ValueError if the trace has fewer than two
+    inter-change times."""
+    t, m, c = tr.time_s, tr.machine, tr.cores
+    order = np.lexsort((t, m))
+    t, m, c = t[order], m[order], c[order]
+    same = m[1:] == m[:-1]
+    first = np.ones(t.size, bool)
+    first[1:] = ~same
+    gaps = np.diff(t)[same]
+    if gaps.size < 2:
+        raise ValueError("harvest_statistics: the trace has fewer than two inter-change times")
+    sizes = np.abs(np.diff(c))[same]
+    hours = int(tr.horizon_s // HOUR)
+    ch = ~first & (t < hours * HOUR)
+    win = np.bincount((m[ch] * hours + (t[ch] // HOUR).astype(np.int64)), minlength=tr.machines * hours)
+    worst = np.sort(win)[-max(1, win.size // 10) :]
+    per_hvm = win.reshape(tr.machines, hours) if hours else np.zeros((tr.machines, 1), np.int64)
+    busy = np.argsort(per_hvm.sum(axis=1), kind="stable")[-max(1, tr.machines // 10) :]
+    # time-weighted cores: each row holds until the machine's next row (or the horizon)
+    nxt = np.append(t[1:], tr.horizon_s)
+    nxt[np.flatnonzero(~np.append(same, False))] = tr.horizon_s
+    held = np.clip(nxt - t, 0.0, None)
+    return {
+        "within_1min": float(np.mean(gaps <= 60.0)),
+        "within_10min": float(np.mean(gaps <= 600.0)),
+        "within_1h": float(np.mean(gaps <= HOUR)),
+        "mean_gap_min": float(gaps.mean() / 60.0),
+        "p95_gap_h": float(np.percentile(gaps, 95) / HOUR),
+        "stable50_rate_h": float(np.median(per_hvm.mean(axis=1))),
+        "worst10_peak_hour": float(per_hvm[busy].max(axis=1).mean()),
+        "window_p50": float(np.median(win)),
+        "worst10_window_mean": float(worst.mean()),
+        "change_cores": float(sizes.mean()),
+        "changes_per_hvm_hour": float(ch.sum() / max(tr.machines * hours, 1)),
+        "mean_cores": float((c * held).sum() / max(held.sum(), 1e-9)),
+    }

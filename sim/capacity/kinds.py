@@ -176,6 +176,25 @@ def _harvest(spec: CapacitySpec, a: BuildArgs) -> Any:
     )
 
 
+def _harvest_regimes(spec: CapacitySpec, a: BuildArgs) -> Any:
+    from sim.capacity.generators import harvest_regime_trace
+
+    p = spec.get
+    return harvest_regime_trace(
+        p("pool"),
+        a.horizon_s,
+        max_cores=p("max_cores"),
+        calm_days=p("calm_days"),
+        burst_hours=p("burst_hours"),
+        calm_gap_h=p("calm_gap_h"),
+        burst_gap_min=p("burst_gap_min"),
+        clump_prob=p("clump_prob"),
+        node_spread=p("node_spread"),
+        mean_change_cores=p("mean_change_cores"),
+        seed=p("seed"),
+    )
+
+
 def _budget(spec: CapacitySpec, a: BuildArgs) -> Any:
     from sim.capacity.generators import budget_trace
 
@@ -318,6 +337,25 @@ register(
         _harvest,
         # seed 002's VMs change about once an hour each (generators.harvest_trace: mean 3600 s)
         points=lambda s, m, h: s.get("pool") * (h / 3600.0 + 1.0),
+    )
+)
+register(
+    CapacityKind(
+        "harvest_regimes",
+        "seed 002: harvest VMs calibrated to §2.1: calm periods, bursts, per-VM activity",
+        {
+            "pool": Param(int, REQUIRED, "harvest VMs"),
+            "max_cores": Param(int, 48, "cores of a full VM"),
+            "calm_days": Param(float, 4.0, "mean calm period, days (Fig. 3)"),
+            "burst_hours": Param(float, 59.0, "mean burst period, hours"),
+            "calm_gap_h": Param(float, 2.8, "mean gap between changes in a calm period, hours"),
+            "burst_gap_min": Param(float, 27.0, "mean gap between changes in a burst, minutes"),
+            "clump_prob": Param(float, 0.10, "share of changes followed by another within seconds"),
+            "node_spread": Param(float, 0.75, "log-sd of the VMs' activity (0: identical VMs)"),
+            "mean_change_cores": Param(float, 9.0, "mean change size, cores (Fig. 1a: 5–13)"),
+            "seed": Param(int, 0, "random seed"),
+        },
+        _harvest_regimes,
     )
 )
 register(

@@ -185,6 +185,7 @@ class Cluster:
         queue_aware: bool = False,
         duration_order: str | None = None,
         reserve: bool = False,
+        heartbeat_s: float | None = None,
     ) -> None:
         if problem.memory_gb is not None:
             raise ValueError("the harvest-VM loop models cores only; drop memory_gb from the platform")
@@ -239,6 +240,15 @@ class Cluster:
         self.acquisitions = 0
         self.capacity_times = tr.time_s
         self.tick_s = cfg.acquirer_period_s if cfg.acquirer else INF
+        # heartbeat scheduling (YARN): the pass runs only at heartbeat instants, every ``heartbeat_s``; the
+        # Acquirer then runs at the first heartbeat at or after each of its periods
+        self.heartbeat_s = heartbeat_s
+        self._beat = False
+        self._next_acq = self.tick_s
+        if heartbeat_s is not None:
+            if not (np.isfinite(heartbeat_s) and heartbeat_s > 0):
+                raise ValueError(f"heartbeat interval must be finite and > 0 s (got {heartbeat_s:g})")
+            self.tick_s = float(heartbeat_s)
         self._cap_dirty = True  # allocation, decommissioning or a node's cores changed in this instant
         self._accept = np.zeros(self.M, bool)
         # the queue: positions in FIFO order, a min-tree of the cores of the jobs still queued there
@@ -265,6 +275,9 @@ class Cluster:
             s_sorted = sub[self.drank_job]
             new = np.concatenate(([True], s_sorted[1:] != s_sorted[:-1])) if self.n else np.zeros(0, bool)
             self.dgroup = np.maximum.accumulate(np.where(new, np.arange(self.n), 0)).astype(np.int64)
+            # first rank of the next group after each rank's (n after the last group)
+            starts = np.flatnonzero(new)
+            self.dnext = np.append(starts[1:], self.n).astype(np.int64)[np.cumsum(new) - 1]
             self.dtree = np.full(2 * self.dsize, INF)
         # per-machine future capacity (for the oracle): event times and cores per machine
         order = np.lexsort((tr.time_s, tr.machine))
@@ -508,6 +521,17 @@ class Cluster:
                 self._enqueue(j)
 
     def on_tick(self, loop: Loop, t: float) -> None:
+        """A heartbeat (with ``heartbeat_s``: the pass runs at this instant's end; the Acquirer at the first
+        heartbeat at or after its period) or, without, the Acquirer's period."""
+        if self.heartbeat_s is None:
+            self._acquire(t)
+            return
+        self._beat = True
+        if t >= self._next_acq:
+            self._next_acq += self.cfg.acquirer_period_s
+            self._acquire(t)
+
+    def _acquire(self, t: float) -> None:
         """Algorithm 2: request replacements first, then gracefully decommission the most recently changed."""
         live = np.flatnonzero(self.allocated & ~self.decom)
         k = int(np.floor(self.cfg.acquirer_fraction * live.size))
@@ -546,8 +570,11 @@ class Cluster:
         return -1, -1
 
     def on_instant_end(self, loop: Loop, t: float) -> None:
-        """One pass over the queue front to back; then the capacity step and the invariant check."""
-        if self._qlen:
+        """One pass over the queue front to back (with ``heartbeat_s``: only at a heartbeat instant); then the
+        capacity step and the invariant check."""
+        beat = self.heartbeat_s is None or self._beat
+        self._beat = False
+        if self._qlen and beat:
             from sim.harvest.passes import max_free  # free().max(), compiled
 
             self.pass_no += 1

@@ -303,7 +303,7 @@ def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_
         p += 1
 
 
-# ---------------------------------------------------------------------- fast waiting pass (issue #29)
+# ---------------------------------------------------------------------- fast waiting pass
 # Same choices as :func:`cost_scan` (``tests/test_slacksched_fast.py`` holds it to it and to the Python
 # placement), found with less work: eq. 1's two counts come from a bucket index over the sorted samples
 # instead of two binary searches over all of them, and the nodes without room are visited in order of a
@@ -525,24 +525,29 @@ def cost_scan_fast(
 
 @cached_njit
 def heartbeat_scan(
-    dtree, dsize, drank_job, dgroup, qpos, cores, duration, cap, used, accept, last_change, last_dir, ps2,
-    ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores,
-    nclaim, threshold, state, pass_no, t,
+    dtree, dsize, drank_job, dgroup, dnext, qpos, cores, duration, cap, used, accept, last_change, last_dir,
+    ps2, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end,
+    claim_cores, nclaim, threshold, move_on, mm_seen, state, pass_no, t,
 ):  # fmt: skip
     """Algorithm 3's pass, compiled (:class:`sim.policies.slacksched_heartbeat.Heartbeat`'s Python pass, the
     same choices): nodes heartbeat in index order from ``state[1]`` (reset to 0 when ``state[0]`` is not
-    ``pass_no``). For node ``m`` the first queued task in ``dtree`` order that fits it (the first job, in
-    ``dtree``'s group order, with a task that fits; within it the shortest) starts on ``m`` if its eq. 1
-    completion probability there exceeds ``threshold``; else MatchMaker runs for that job's shortest queued
-    task (once per job until the next start). Returns the next start as ``(queue position, node)``, or
+    ``pass_no``). For node ``m`` the first job, in ``dtree``'s group order, with a queued task that fits it
+    is served: its shortest fitting task starts on ``m`` if its eq. 1 completion probability there exceeds
+    ``threshold``; else MatchMaker runs for that job's shortest queued task and starts it if its node has
+    room now. If the job takes nothing, ``move_on`` serves the next job with a fitting task (YARN's
+    CapacityScheduler moves on to the next application), else the heartbeat ends. MatchMaker's "wait" is
+    remembered per job for the call (``mm_seen``: a stamp per group's first leaf, ``state[2]`` the call's
+    stamp): nothing changes within a call. Returns the next start as ``(queue position, node)``, or
     ``(-1, -1)``. ``dtree``: min-tree of queued tasks' cores in (group, duration, row) order, ``drank_job``
-    its task per leaf, ``dgroup`` the first leaf of each leaf's group. Eq. 1 and MatchMaker go through the
-    bucket index of ``xs`` (``start``/``x0``/``inv_h``, :func:`search_table`) and :func:`_best_node_fast`
-    (this pass claims nothing), the same values as :func:`_eq1` and :func:`_best_node`."""
+    its task per leaf, ``dgroup`` the first leaf of each leaf's group, ``dnext`` the first leaf of the next
+    group. Eq. 1 and MatchMaker go through the bucket index of ``xs`` (``start``/``x0``/``inv_h``,
+    :func:`search_table`) and :func:`_best_node_fast` (this pass claims nothing), the same values as
+    :func:`_eq1` and :func:`_best_node`."""
     if state[0] != pass_no:
         state[0], state[1] = pass_no, 0
+    state[2] += 1
+    stamp = state[2]
     free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
-    mm_group = -1  # the group whose MatchMaker said "wait" in this call
     order = np.empty(0, np.int64)  # the nodes by first end, built at the first MatchMaker of this call
     key = np.empty(0)
     mend, macc = np.empty((0, 0)), np.empty((0, 0))
@@ -553,33 +558,37 @@ def heartbeat_scan(
     while m < free.size:
         if free[m] >= 0 and dtree[1] <= free[m]:
             r = _qt_first_le(dtree, dsize, 0, free[m])
-            j = drank_job[r]
-            if modelled:
-                pc, _ = _eq1f(xs, cum, elapsed[m], duration[j], ps[m], start, x0, inv_h)
-            else:
-                pc = 1.0
-            if pc > threshold:
-                state[1] = m
-                return qpos[j], m
-            g = dgroup[r]
-            if g != mm_group:
-                s = drank_job[_qt_first_le(dtree, dsize, g, 1e300)]
-                if have_order == 0:
-                    order, key = _wait_order(free, ends, count, claim_end, nclaim)
-                    w = ends.shape[1] + claim_end.shape[1]
-                    mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
-                    mlen = np.zeros(free.size, np.int64)
-                    built = np.zeros(free.size, np.bool_)
-                    have_order = 1
-                best, _, best_a = _best_node_fast(
-                    cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
-                    modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t, order, key,
-                    mend, macc, mlen, built,
-                )  # fmt: skip
-                if best >= 0 and best_a == 0.0:
+            while r >= 0:
+                j = drank_job[r]
+                if modelled:
+                    pc, _ = _eq1f(xs, cum, elapsed[m], duration[j], ps[m], start, x0, inv_h)
+                else:
+                    pc = 1.0
+                if pc > threshold:
                     state[1] = m
-                    return qpos[s], best
-                mm_group = g
+                    return qpos[j], m
+                g = dgroup[r]
+                if mm_seen[g] != stamp:
+                    s = drank_job[_qt_first_le(dtree, dsize, g, 1e300)]
+                    if have_order == 0:
+                        order, key = _wait_order(free, ends, count, claim_end, nclaim)
+                        w = ends.shape[1] + claim_end.shape[1]
+                        mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
+                        mlen = np.zeros(free.size, np.int64)
+                        built = np.zeros(free.size, np.bool_)
+                        have_order = 1
+                    best, _, best_a = _best_node_fast(
+                        cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
+                        modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t, order,
+                        key, mend, macc, mlen, built,
+                    )  # fmt: skip
+                    if best >= 0 and best_a == 0.0:
+                        state[1] = m
+                        return qpos[s], best
+                    mm_seen[g] = stamp
+                if not move_on:
+                    break
+                r = _qt_first_le(dtree, dsize, dnext[r], free[m])
         m += 1
     state[1] = m
     return -1, -1

@@ -19,7 +19,7 @@ per machine (machine i has its cores while i < alive, so a LIFO turn-off is a sh
 * ``slacksched``: the job goes to the node with the smallest ``E`` (ties: lower index) if that node has room
   now; otherwise it waits and the choice is recomputed at the next instant (Algorithm 1; non-work-
   conserving). ``slacksched-nodelay``: among nodes with room now, the highest ``P_c`` (ties: lower index).
-* **Queue-aware ``a``** (issue #29): the schedule pass visits the queue front to back; a job that waits for
+* **Queue-aware ``a``**: the schedule pass visits the queue front to back; a job that waits for
   node ``m`` *claims* its cores there until its planned end (``t + a + d``), so every job behind it in the
   same pass computes ``a`` on ``m`` with those cores taken (running jobs' ends and the claims merged by
   end). Without it a burst's tasks all computed the same small ``a`` for the same few stable nodes and all
@@ -251,7 +251,7 @@ class SlackSched(Dispatched):
 
     def declare(self, problem: Problem, params: SlackSchedParams, seed: int) -> Cluster:
         cl = self._cluster(problem, params, seed)
-        if not self.delay:  # NoDelay's whole loop compiled (sim.harvest.loop: the same results; issue #30)
+        if not self.delay:  # NoDelay's whole loop compiled (sim.harvest.loop: the same results)
 
             def compiled_run():
                 from sim.harvest.loop import run_nodelay

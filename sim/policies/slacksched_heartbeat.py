@@ -10,21 +10,29 @@ that node has room now, else it waits).
 
 Modelling choices (the paper leaves them open):
 
-* **Heartbeats.** YARN nodes heartbeat every second or so, so at every instant of the event loop (an
-  arrival, an end, a capacity change: the only times the cluster changes) every node taking jobs
-  heartbeats once, in index order; a node keeps taking tasks while the rule places one (YARN's
-  multiple assignments per heartbeat). Between instants nothing is re-evaluated (eq. 1's ``e`` grows, but
-  no decision is taken until the next event).
+* **Heartbeats** (``heartbeat``). ``interval`` (default): §3.3 runs SlackSched inside YARN, whose
+  scheduling is "triggered on heartbeats" (Appendix A): every ``heartbeat_s`` seconds (YARN's default
+  NodeManager interval, 1 s) every node taking jobs heartbeats once, in index order (a fixed phase per
+  node; the trace's nodes are exchangeable), and only then is anything placed: an arrival or a freed node
+  waits for the next heartbeat, and eq. 1's ``e`` grows between heartbeats, so a task declined at one may
+  pass the threshold at a later one with no event between. The Acquirer runs at the first heartbeat at or
+  after each of its periods. ``event`` (the former reading): every node heartbeats once at every instant
+  of the event loop (an arrival, an end, a capacity change) and never between. In both a node keeps
+  taking tasks while the rule places one (YARN's multiple assignments per heartbeat).
 * **The tasks ``T``** (``scope``). ``job`` (default): §3.1, "SlackSched only affects the third decision [the
   placement] and uses the default orchestrator mechanisms for the first two" (the order of jobs and of
-  tasks within a job), so a heartbeat serves jobs first-come first-served: ``T`` is the queued tasks of the
-  first job (tasks submitted at the same instant form a job; a killed task stays in its job) that has a
-  task fitting the node; ``queue``: ``T`` is every queued task, the pseudocode read literally (the rule
-  then picks tasks across jobs, shortest first). Both are run and reported.
+  tasks within a job), so a heartbeat serves jobs first-come first-served: ``T`` is the queued tasks of
+  one job (tasks submitted at the same instant form a job; a killed task stays in its job), starting with
+  the first job that has a task fitting the node; ``queue``: ``T`` is every queued task, the pseudocode
+  read literally (the rule then picks tasks across jobs, shortest first). Both are run and reported.
+* **Moving on** (``apps``, scope ``job``). ``move-on`` (default): when a job takes nothing on the
+  heartbeat (no task passes the threshold and MatchMaker starts none), the node is offered to the next job
+  with a fitting task, in queue order, as YARN's CapacityScheduler offers a node to each application of
+  its queue in turn; ``first`` (the former reading): the heartbeat ends with the first such job.
 * **The most likely task** is the shortest task of ``T`` that fits: eq. 1 falls with the duration ``d`` on a
   given node, so the highest probability is the shortest feasible task's (ties: earlier input row).
 * **MatchMaker** runs for the shortest task of ``T`` and claims nothing (one task per job waits at a time;
-  it is asked again after the next start).
+  it is asked again at the next start or pass).
 * **threshold** (``--set threshold=…``): the paper gives no value. The default 0.7 is the only confidence
   level the paper names (§4.2.1, Fig. 13: "to obtain 70% confidence in completion without preemption");
   a sensitivity sweep over it is reported with the seed-002 study, never tuned to the paper's figures.
@@ -46,18 +54,31 @@ from sim.policies import Dispatched, register
 from sim.policies.slacksched import SlackSchedParams, completion_probability, matchmaker
 from sim.problem import Problem
 
+#: YARN's NodeManager heartbeat interval (``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``,
+#: 1000 ms by default in yarn-default.xml)
+YARN_HEARTBEAT_S = 1.0
+
 
 @bounded(threshold=Bound(0.0, 1.0, "completion probability"))
 @dataclass(frozen=True)
 class HeartbeatParams(SlackSchedParams):
     threshold: float = 0.7
     scope: str = "job"
+    heartbeat: str = "interval"
+    heartbeat_s: float = YARN_HEARTBEAT_S
+    apps: str = "move-on"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], not {self.threshold}")
         if self.scope not in ("job", "queue"):
             raise ValueError(f"scope must be 'job' or 'queue', not {self.scope!r}")
+        if self.heartbeat not in ("interval", "event"):
+            raise ValueError(f"heartbeat must be 'interval' or 'event', not {self.heartbeat!r}")
+        if not (0.001 <= self.heartbeat_s <= 3600.0):
+            raise ValueError(f"heartbeat_s must be in [0.001, 3600] s, not {self.heartbeat_s}")
+        if self.apps not in ("move-on", "first"):
+            raise ValueError(f"apps must be 'move-on' or 'first', not {self.apps!r}")
 
 
 class Heartbeat(Dispatched):
@@ -79,28 +100,32 @@ class Heartbeat(Dispatched):
             xs, _ = cl.history.sorted_samples(t)
             modelled = xs.size >= params.min_samples and xs.size > 0
             free = cl.free()
-            mm_group = -1
+            waits: set[int] = set()  # jobs whose MatchMaker said "wait" in this call (nothing changes in it)
             m = state["node"]
             while m < cl.M:
                 if free[m] >= 0 and cl.dtree[1] <= free[m]:
                     r = _qt_first_le(cl.dtree, cl.dsize, 0, float(free[m]))
-                    j = int(cl.drank_job[r])
-                    pc = 1.0
-                    if modelled:
-                        ps = cl.history.p_shrink(cl.last_dir[m : m + 1])
-                        e = np.array([t - cl.last_change[m]])
-                        pc = float(completion_probability(xs, ps, e, float(cl.duration[j]))[0])
-                    if pc > params.threshold:
-                        state["node"] = m
-                        return int(cl.qpos[j]), m
-                    g = int(cl.dgroup[r])
-                    if g != mm_group:
-                        s = int(cl.drank_job[_qt_first_le(cl.dtree, cl.dsize, g, 1e300)])
-                        k, a, _ = matchmaker(cl, s, t, modelled)
-                        if k >= 0 and a == 0.0:
+                    while r >= 0:
+                        j = int(cl.drank_job[r])
+                        pc = 1.0
+                        if modelled:
+                            ps = cl.history.p_shrink(cl.last_dir[m : m + 1])
+                            e = np.array([t - cl.last_change[m]])
+                            pc = float(completion_probability(xs, ps, e, float(cl.duration[j]))[0])
+                        if pc > params.threshold:
                             state["node"] = m
-                            return int(cl.qpos[s]), k
-                        mm_group = g
+                            return int(cl.qpos[j]), m
+                        g = int(cl.dgroup[r])
+                        if g not in waits:
+                            s = int(cl.drank_job[_qt_first_le(cl.dtree, cl.dsize, g, 1e300)])
+                            k, a, _ = matchmaker(cl, s, t, modelled)
+                            if k >= 0 and a == 0.0:
+                                state["node"] = m
+                                return int(cl.qpos[s]), k
+                            waits.add(g)
+                        if params.apps == "first":
+                            break
+                        r = _qt_first_le(cl.dtree, cl.dsize, int(cl.dnext[r]), float(free[m]))
                 m += 1
             state["node"] = m
             return -1, -1
@@ -109,8 +134,8 @@ class Heartbeat(Dispatched):
 
     def scan(self, params: HeartbeatParams):
         """The compiled pass (:func:`sim.harvest.passes.heartbeat_scan`), the same choices as :meth:`python_scan`."""
-        state = np.array([-1, 0], np.int64)
-        cache: dict = {"pass": -1, "xs": None}
+        state = np.array([-1, 0, 0], np.int64)  # pass, heartbeat cursor, call stamp
+        cache: dict = {"pass": -1, "xs": None, "seen": None}
 
         def scan(cl: Cluster, t: float, p: int, top: float) -> tuple[int, int]:
             from sim.harvest.passes import heartbeat_scan, search_table
@@ -128,11 +153,14 @@ class Heartbeat(Dispatched):
                 )
             xs, cum = cache["xs"], cache["cum"]
             ends, cores, count = cl.ends_rows()
+            if cache["seen"] is None:
+                cache["seen"] = np.zeros(max(cl.n, 1), np.int64)
             q, m = heartbeat_scan(
                 cl.dtree,
                 cl.dsize,
                 cl.drank_job,
                 cl.dgroup,
+                cl.dnext,
                 cl.qpos,
                 cl.cores,
                 cl.duration,
@@ -155,6 +183,8 @@ class Heartbeat(Dispatched):
                 cl.claim_cores,
                 cl.nclaim,
                 params.threshold,
+                params.apps == "move-on",
+                cache["seen"],
                 state,
                 cl.pass_no,
                 t,
@@ -177,6 +207,7 @@ class Heartbeat(Dispatched):
             params.window_h * 3600.0,
             scan=self.scan(params) if compiled else self.python_scan(params),
             duration_order=params.scope,
+            heartbeat_s=params.heartbeat_s if params.heartbeat == "interval" else None,
         )
 
     def declare(self, problem: Problem, params: HeartbeatParams, seed: int) -> Cluster:

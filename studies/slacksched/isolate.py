@@ -1,6 +1,6 @@
-"""Seed 002's isolating runs (issue #29): which part of SlackSched's model leaves its JCT gain small.
+"""Seed 002's isolating runs: which part of SlackSched's model leaves its JCT gain small.
 
-``python -m studies.slacksched.isolate [--days D] [--seeds 0,1] [--spreads 0,1,2]`` runs, on the study's
+``python -m studies.slacksched.isolate [--days D] [--seeds 0,1] [--spreads 0,1,2] [--trace T]`` runs, on the study's
 set-up (:func:`studies.slacksched.scenarios.ss_scenarios`: jobs of §4.2.1's size at load 0.6, a pool of 64
 harvest-VM stand-ins), the CapacityScheduler (random matching), SlackSched, NoDelay, the Oracle and one
 variant built here, and prints each one's mean and p90 JCT cut against random matching and its
@@ -14,7 +14,10 @@ termination cut:
 * ``stability_spread`` of the stand-in pool (seed 002 Fig. 2's spatial diversity: 0 = identical HVMs, 1 the
   study's, 2 more diverse): how much per-HVM signal eq. 1 can find through the time since the last change.
 
-``--thresholds 0.5,0.6,0.7,0.8,0.9`` sweeps Algorithm 3's threshold (``slacksched-heartbeat``) instead.
+``--thresholds 0.5,0.6,0.7,0.8,0.9`` sweeps Algorithm 3's threshold (``slacksched-heartbeat``) instead;
+``--table calibrated,former-trace`` prints SlackSched, NoDelay, Algorithm 3 and the Oracle against random
+matching on each HVM trace with §4.2's waste share of every run. ``--trace`` picks the HVM trace
+(:func:`studies.slacksched.scenarios.hvm_capacity`: ``calibrated``, the default, or ``former-trace``).
 
 Nothing here changes a scheduler; it reads the simulator's outputs only.
 """
@@ -34,7 +37,7 @@ from sim.metrics import compute_metrics
 from sim.policies import Dispatched
 from sim.problem import Problem
 from studies.scenarios import Scenario
-from studies.slacksched.scenarios import LOAD, POOL, job_tasks
+from studies.slacksched.scenarios import LOAD, POOL, hvm_capacity, job_tasks
 
 
 @dataclass(frozen=True)
@@ -65,28 +68,45 @@ class InformedNoDelay(Dispatched):
         return Cluster(problem, params.cluster(), seed, place)
 
 
-def _scenario(policy: str, spread: float, seed: int, days: float) -> Scenario:
+def _scenario(
+    policy: str, spread: float | None, seed: int, days: float, trace: str = "calibrated"
+) -> Scenario:
     lo, hi = job_tasks()
-    cap = {"kind": "harvest", "pool": POOL, "max_cores": 48, "stability_spread": spread, "seed": seed}
+    cap = hvm_capacity(seed, trace)
+    if spread is not None:  # the pool's diversity: the calibrated model's node spread, the former's spread
+        cap["node_spread" if trace == "calibrated" else "stability_spread"] = spread
     return Scenario(f"harvest-jobs-{lo}-{hi}", cap, policy, machines=POOL, cores=48, horizon_days=days,
                     seed=seed, load=LOAD)  # fmt: skip
 
 
+#: the last run's metrics (``run`` returns only what ``cuts`` reads)
+LAST_METRICS: dict[str, float] = {}
+
+
 def run(
-    policy: str, spread: float, seed: int, days: float, settings: dict[str, str] | None = None
+    policy: str,
+    spread: float | None,
+    seed: int,
+    days: float,
+    settings: dict[str, str] | None = None,
+    trace: str = "calibrated",
 ) -> tuple[pl.DataFrame, int]:
     """Per-job-group completion times (:func:`sim.workloads.generators.group_completion_times`) and terminations of
-    ``policy`` (a registered policy with ``settings``, or ``informed-nodelay``) on the study's set-up."""
+    ``policy`` (a registered policy with ``settings``, or ``informed-nodelay``) on the study's set-up with the
+    HVM trace ``trace`` (:func:`studies.slacksched.scenarios.hvm_capacity`; ``spread`` None: its default
+    diversity). The run's metrics are left in :data:`LAST_METRICS`."""
     from sim import simulate
     from sim.workloads.generators import group_completion_times
     from studies.scenarios import build_capacity, build_jobs
 
-    sc = _scenario("capsched", spread, seed, days)
+    sc = _scenario("capsched", spread, seed, days, trace)
     jobs = build_jobs(sc, Path("."), POOL)
     tr = build_capacity(sc, Path("."), POOL)
     assert isinstance(tr, MachineCapacityTrace)
     if policy != InformedNoDelay.name:
         r = simulate(jobs, tr, POOL, 48, sc.horizon_s, policy=policy, settings=settings, seed=seed)
+        LAST_METRICS.clear()
+        LAST_METRICS.update({k: float(v) for k, v in r.metrics.items() if isinstance(v, int | float)})
         return group_completion_times(r.jobs), int(r.metrics["terminations"])
     table, terms = informed_nodelay(jobs, tr, POOL, 48.0, sc.horizon_s, seed)
     return group_completion_times(table), terms
@@ -119,6 +139,31 @@ def cuts(base: tuple[pl.DataFrame, int], other: tuple[pl.DataFrame, int]) -> tup
 
 
 POLICIES = ("slacksched", "slacksched-nodelay", InformedNoDelay.name, "oracle")
+#: the table's rows: SlackSched (waiting), NoDelay, Algorithm 3 and the Oracle against random matching
+TABLE = ("slacksched", "slacksched-nodelay", "slacksched-heartbeat", "oracle")
+
+
+def waste_share(metrics: dict[str, float]) -> float:
+    """§4.2's waste: "work wasted due to preemptions divided by total work done" (wasted / (completed +
+    wasted) core-seconds), in %."""
+    w, g = metrics["wasted_fraction"], metrics["goodput"]
+    return 100.0 * w / max(w + g, 1e-12)
+
+
+def table(traces: list[str], seeds: list[int], days: float) -> None:
+    """Print, per HVM trace and seed, each of :data:`TABLE`'s mean / p90 JCT and termination cut against
+    random matching and every run's §4.2 waste share."""
+    print(f"{'trace':13s} {'seed':>4s} {'policy':21s} {'mean cut %':>10s} {'p90 cut %':>9s} {'term cut %':>10s} "
+          f"{'waste %':>7s}")  # fmt: skip
+    for trace in traces:
+        for seed in seeds:
+            base = run("capsched", None, seed, days, trace=trace)
+            print(f"{trace:13s} {seed:>4d} {'capsched':21s} {'':>10s} {'':>9s} {'':>10s} "
+                  f"{waste_share(LAST_METRICS):>7.1f}", flush=True)  # fmt: skip
+            for p in TABLE:
+                mc, pc, tc = cuts(base, run(p, None, seed, days, trace=trace))
+                print(f"{trace:13s} {seed:>4d} {p:21s} {mc:>10.1f} {pc:>9.1f} {tc:>10.1f} "
+                      f"{waste_share(LAST_METRICS):>7.1f}", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -129,13 +174,21 @@ def main() -> None:
     ap.add_argument(
         "--thresholds", default="", help="Algorithm 3's thresholds to sweep instead (e.g. 0.5,0.7)"
     )
+    ap.add_argument("--trace", default="calibrated", help="HVM trace: calibrated | former-trace")
+    ap.add_argument(
+        "--table", default="", help="print the policy table on these traces (e.g. calibrated,former-trace)"
+    )
     a = ap.parse_args()
+    if a.table:
+        table(a.table.split(","), [int(x) for x in a.seeds.split(",")], a.days)
+        return
     if a.thresholds:
         print(f"{'seed':>4s} {'threshold':>9s} {'mean cut %':>10s} {'p90 cut %':>9s} {'term cut %':>10s}")
         for seed in (int(x) for x in a.seeds.split(",")):
-            base = run("capsched", 1.0, seed, a.days)
+            base = run("capsched", None, seed, a.days, trace=a.trace)
             for thr in a.thresholds.split(","):
-                mc, pc, tc = cuts(base, run("slacksched-heartbeat", 1.0, seed, a.days, {"threshold": thr}))
+                st = {"threshold": thr}
+                mc, pc, tc = cuts(base, run("slacksched-heartbeat", None, seed, a.days, st, trace=a.trace))
                 print(f"{seed:>4d} {float(thr):>9g} {mc:>10.1f} {pc:>9.1f} {tc:>10.1f}", flush=True)
         return
     print(
@@ -143,9 +196,9 @@ def main() -> None:
     )
     for spread in (float(x) for x in a.spreads.split(",")):
         for seed in (int(x) for x in a.seeds.split(",")):
-            base = run("capsched", spread, seed, a.days)
+            base = run("capsched", spread, seed, a.days, trace=a.trace)
             for p in POLICIES:
-                mc, pc, tc = cuts(base, run(p, spread, seed, a.days))
+                mc, pc, tc = cuts(base, run(p, spread, seed, a.days, trace=a.trace))
                 print(f"{spread:>6g} {seed:>4d} {p:18s} {mc:>10.1f} {pc:>9.1f} {tc:>10.1f}", flush=True)
 
 
