@@ -13,3 +13,5 @@ here registers nothing anywhere: every list is assembled where it is defined.
 
 #: The seed papers' packages, in seed order (000 … 004).
 PAPERS = ("thesis", "riskaware", "slacksched", "zhang_chien", "harmony")
+#: The chapters beyond the papers, one package each (their studies; no headline).
+BEYOND = ("beyond_carbon", "beyond_preemption")

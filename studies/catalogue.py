@@ -11,10 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from studies import reproduction
+from studies.riskaware.sweeps import SWEEP_STUDIES as RISKAWARE_SWEEPS
 from studies.scenarios import SWEEP_STUDIES, Scenario
+from studies.slacksched.sweeps import SWEEP_STUDIES as SLACKSCHED_SWEEPS
+from studies.thesis.sweeps import SWEEP_STUDIES as THESIS_SWEEPS
+from studies.zhang_chien.sweeps import SWEEP_STUDIES as ZHANG_CHIEN_SWEEPS
 
 #: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
-STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
+STUDIES: dict[str, Callable[[], list[Scenario]]] = {
+    **THESIS_SWEEPS,
+    **RISKAWARE_SWEEPS,
+    **ZHANG_CHIEN_SWEEPS,
+    **SLACKSCHED_SWEEPS,
+    **SWEEP_STUDIES,
+    **reproduction.studies(),
+}
 # the chapters' studies beyond the seeds (carbon-defer, carbon-ias-forecast, spot-real, each with its -quick
 # profile) come with the reproduction studies: studies.reproduction.CHAPTER_STUDY_BUILDERS
 

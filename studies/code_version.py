@@ -9,7 +9,7 @@ from pathlib import Path
 
 #: the studies modules a scenario's run goes through (runner, scenario building, this key); see
 #: :func:`result_sources`
-_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py", "studies/code_version.py", "studies/carbon.py")
+_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py", "studies/code_version.py", "studies/signals.py")
 
 
 @functools.cache

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import carbon, harmony, riskaware, slacksched, spot, thesis, zhang_chien
+from studies import beyond_carbon, beyond_preemption, harmony, riskaware, slacksched, thesis, zhang_chien
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
 from studies.riskaware.scenarios import ra_scenarios
 from studies.scenarios import Scenario
@@ -106,8 +106,8 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
 #: per profile (``<base>[-quick]``), materialized by ``varcap run`` (quick) and ``varcap reproduce`` (full),
 #: their rows in ``out_study_results`` and their keys in ``out_study_scenarios``.
 CHAPTER_STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **spot.STUDY_BUILDERS,  # issue #28: spot-real (the beyond_preemption chapter)
-    **carbon.STUDY_BUILDERS,  # issue #27: carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
+    **beyond_preemption.STUDY_BUILDERS,  # spot-real
+    **beyond_carbon.STUDY_BUILDERS,  # carbon-defer, carbon-ias-forecast
 }
 
 
