@@ -36,6 +36,15 @@ from sim.workloads.generators import offered_load
 from sim.workloads.registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
 from studies.signals import scenario_signal, signal_input
 
+#: short names of capacity kinds in scenario labels and partition keys (:mod:`studies.keys`); a kind not
+#: listed shows its own name
+SHORT_KIND = {
+    "random_walk": "rw",
+    "random_uniform": "ru",
+    "risk_aware_walk": "riskwalk",
+    "carbon_budget": "co2",
+}
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -96,12 +105,6 @@ class Scenario:
 
     def label(self) -> str:
         """Compact description, e.g. ``azure rw(f=1,step=0.15) ias(aggressiveness=0.6)``."""
-        short = {
-            "random_walk": "rw",
-            "random_uniform": "ru",
-            "risk_aware_walk": "raw",
-            "carbon_budget": "co2",
-        }
         cap = ",".join(
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
             for k, v in self.capacity.items()
@@ -109,7 +112,7 @@ class Scenario:
         )
         cap = cap.replace("changes_per_hour", "f")
         st = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
-        kind = short.get(self.capacity["kind"], self.capacity["kind"])
+        kind = SHORT_KIND.get(self.capacity["kind"], self.capacity["kind"])
         return f"{self.workload} {kind}({cap}) {self.policy}{'(' + st + ')' if st else ''}"
 
     @classmethod
