@@ -8,6 +8,7 @@ zone, so ``date_trunc``/``month()`` on ``ts_utc`` give UTC days and months.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import duckdb
@@ -26,7 +27,8 @@ def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse read-only, in UTC: the published snapshot of ``path`` (default
     ``$VARCAP_WAREHOUSE`` or ``data/warehouse.duckdb``), or ``path`` itself if no snapshot exists yet (a
     warehouse built before snapshots; such a connection does block writers). FileNotFoundError if neither
-    exists."""
+    exists. With ``$VARCAP_STUDY_RESULTS`` set (a parquet file; a chapter's report asset sets it), that
+    file is ``out_study_results`` in this connection: the rows of the chapter's own studies."""
     p = Path(path) if path else warehouse_path()
     snap = snapshot_path(p)
     target = snap if snap.exists() else p
@@ -34,6 +36,10 @@ def connect(path: str | Path | None = None) -> duckdb.DuckDBPyConnection:
         raise FileNotFoundError(f"{p}: no warehouse yet; run `make run`")
     con = duckdb.connect(str(target), read_only=True)
     con.execute("SET TimeZone = 'UTC'")
+    rows = os.environ.get("VARCAP_STUDY_RESULTS")
+    if rows:  # a chapter's report: its own studies' rows stand in for out_study_results
+        quoted = rows.replace("'", "''")
+        con.execute(f"CREATE TEMP VIEW out_study_results AS SELECT * FROM read_parquet('{quoted}')")
     return con
 
 

@@ -41,6 +41,7 @@ from sim.capacity.intervals import (
     on_time_per_machine,
 )
 from sim.capacity.trace import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace, month_bounds, to_hourly
+from studies.signals import grid_series
 
 
 class CapacityConfig(dg.Config):
@@ -52,8 +53,9 @@ class CapacityConfig(dg.Config):
     mean: float = MEAN_CAPACITY
     seed: int = 0
     carbon: list[str] = Field(
-        ["CAISO:electricitymaps:2024-04", "ERCOT:electricitymaps:2024-04", "MISO:eia930:2022-04"],
-        description="GRID:SOURCE:YYYY-MM months from core_grid_carbon for constant-carbon-budget traces",
+        grid_series(),
+        description="GRID:SOURCE:YYYY-MM months from core_grid_carbon for constant-carbon-budget traces "
+        "(default: the grid months the studies read, studies.signals.GRIDS)",
     )
     prices: list[str] = Field(
         ["ERCOT:HB_HUBAVG:2024-04", "CAISO:TH_NP15_GEN-APND:2024-04"],

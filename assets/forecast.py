@@ -19,6 +19,7 @@ from assets.warehouse import write_tables
 from sim.capacity.trace import month_bounds, to_hourly
 from sim.forecast import METHODS, forecast_matrix, horizon_errors
 from sim.paths import samples_dir
+from studies.signals import grid_series
 
 ISSUED_FILE = "watttime/WattTime_CAISO_NORTH_forecast_5min_2023-06-08_to_2023-07-08.parquet"
 ISSUED_UNIT = "WattTime MOER, unit not stated upstream (lbs/MWh in WattTime's API)"
@@ -27,12 +28,7 @@ CARBON_UNIT = "gCO2eq/kWh"
 
 class ForecastConfig(dg.Config):
     series: list[str] = Field(
-        [
-            "CAISO:electricitymaps:2024-04",
-            "ERCOT:electricitymaps:2024-04",
-            "GB:electricitymaps:2024-04",
-            "MISO:eia930:2022-04",  # the third grid of carbon-defer and carbon-ias-forecast
-        ],
+        [*grid_series(), "GB:electricitymaps:2024-04"],  # the studies' grid months, and GB's
         description="GRID:SOURCE:YYYY-MM months of core_grid_carbon to forecast (every hour of the month "
         "is an issue instant)",
     )

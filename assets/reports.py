@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +30,14 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.raw import POOL
-from assets.reproduction import PROFILE_PARTITIONS, profile_study_deps
+from assets.reproduction import PROFILE_PARTITIONS, profile_study_deps, results_of
 from assets.schema import Col, TableSchema
 from assets.warehouse import replace_table
 from sim import paths
+from studies import papers
 from studies import reproduction as repro
+from studies.papers import Chapter
+from studies.thesis import ZIPFS
 
 OUT_STUDY_SCENARIOS = TableSchema(
     "out_study_scenarios",
@@ -182,7 +186,7 @@ def out_workload_stats(duckdb: DuckDBResource) -> dg.MaterializeResult:
             "SELECT workload, duration_s, coalesce(cores, cpu_request_norm) AS cores, memory_gb FROM core_jobs"
         ).pl()
     # the thesis platform (1000 × 24 cores, 30 days) at its 80 % load; seed 0 as in the studies
-    zipf = {wl: zipf_workload(float(wl.split("-")[1]), 1000, 24, 30 * DAY, seed=0) for wl in repro.ZIPFS}
+    zipf = {wl: zipf_workload(float(wl.split("-")[1]), 1000, 24, 30 * DAY, seed=0) for wl in ZIPFS}
     df = workload_stats_frame(jobs, zipf)
     with duckdb.get_connection() as conn:
         replace_table(conn, OUT_WORKLOAD_STATS, df)
@@ -190,117 +194,8 @@ def out_workload_stats(duckdb: DuckDBResource) -> dg.MaterializeResult:
 
 
 # ------------------------------------------------------------------------------------------------ reports
-@dataclass(frozen=True)
-class Chapter:
-    """A notebook ``notebooks/<name>.ipynb``, its title for the index, and what it reads."""
-
-    name: str
-    title: str
-    blurb: str
-    tables: tuple[str, ...]
-    studies: tuple[str, ...] = ()  # reproduction study bases; each profile's partition reads its studies
-
-    @property
-    def profiled(self) -> bool:
-        """One report per reproduction profile (an asset partition each): it reads studies or the
-        profile-partitioned tables."""
-        return bool(self.studies) or bool(set(self.tables) & PROFILED_TABLES)
-
-
-CHAPTERS: tuple[Chapter, ...] = (
-    Chapter(
-        "ch2_capacity",
-        "Thesis ch. 2 — Variable capacity and cloud workloads",
-        "Table 2.2 workload statistics; Fig. 2.2 capacity under a constant carbon budget per grid.",
-        (
-            "core_grid_carbon",
-            "out_capacity_traces",
-            "out_capacity_points",
-            "out_capacity_characterization",
-            "out_workload_stats",
-        ),
-    ),
-    Chapter(
-        "ch4_variable_capacity",
-        "Thesis ch. 4 — First-Fit under variable capacity",
-        "Figs. 4.1–4.8 goodput, terminations, latency vs change frequency and step; Figs. 4.9–4.10 "
-        "observed grids; Table 4.1 Zipf workloads.",
-        ("out_study_results", "out_study_scenarios", "out_workload_stats"),
-        ("repro-thesis-ch4", "repro-grids"),
-    ),
-    Chapter(
-        "ch5_intervals",
-        "Thesis ch. 5 — Machine intervals",
-        "Figs. 5.1–5.4 interval lengths vs change frequency and step, observed grids, remaining time.",
-        (
-            "out_capacity_characterization",
-            "out_machine_intervals",
-            "out_interval_survival",
-            "out_interval_conditional",
-        ),
-    ),
-    Chapter(
-        "ch6_ias",
-        "Thesis ch. 6 — The Interval-Aware Scheduler",
-        "Figs. 6.1–6.3 heuristics and aggressiveness; Table 6.2 IAS vs First-Fit.",
-        ("out_study_results", "out_study_scenarios"),
-        ("repro-thesis-ch6", "repro-generic"),
-    ),
-    Chapter(
-        "riskaware",
-        "Paper 001 — Risk-aware scheduling",
-        "Figs. 1–4: goodput of FirstFitAware, TargetASAP and PackedTargetASAP over replicates.",
-        ("out_study_results", "out_study_scenarios"),
-        ("repro-riskaware",),
-    ),
-    Chapter(
-        "slacksched",
-        "Paper 002 — SlackSched on harvest VMs",
-        "Figs. 9–10: job completion time CDFs and their reduction vs the CapacityScheduler.",
-        ("out_study_results", "out_study_scenarios"),
-        ("repro-slacksched",),
-    ),
-    Chapter(
-        "zhang_chien",
-        "Paper 003 — Termination policies under variable capacity",
-        "Figs. 8–11: goodput decline with dynamic range and by termination policy.",
-        ("out_study_results", "out_study_scenarios"),
-        ("repro-zhang-chien",),
-    ),
-    Chapter(
-        "harmony",
-        "Paper 004 — Harmony: heterogeneity-aware capacity provisioning",
-        "Figs. 10–33: task classes, ARIMA forecast vs actual arrivals, energy cost of CBS/CBP vs the "
-        "baseline, machines on, cost/delay over ω (varcap sweep harmony).",
-        ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals"),
-    ),
-    Chapter(
-        "beyond_carbon",
-        "Beyond the papers — carbon a scheduler could really have known",
-        "As-of forecast error per horizon; deferral savings with an oracle against honest forecasts per grid "
-        "(95 % intervals); ias-forecast against ias and ff on CAISO, ERCOT, MISO; carbon of killed work.",
-        ("core_grid_carbon", "core_grid_marginal", "core_grid_forecast", "out_study_results"),
-        ("carbon-defer", "carbon-ias-forecast", "repro-grids"),
-    ),
-    Chapter(
-        "beyond_preemption",
-        "Beyond the papers — real preemption on spot pools",
-        "FF's waste on three AWS spot availability traces vs matched random walks; IAS without a "
-        "stable floor; checkpoint/restart and the checkpoint interval against IAS without (spot-real).",
-        ("core_spot_availability", "out_study_results", "out_study_scenarios"),
-        ("spot-real",),
-    ),
-    Chapter(
-        "reproduction",
-        "Reproduction — every paper headline next to varcap's",
-        "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",
-        ("out_reproduction",),
-    ),
-)
-
-
-#: tables with one asset partition per reproduction profile: a chapter reading one is partitioned too
-PROFILED_TABLES = {"out_study_results", "out_reproduction"}
+#: every chapter, from the registry of papers (``studies/papers.py``): its notebook, tables and studies
+CHAPTERS: tuple[Chapter, ...] = papers.CHAPTERS
 
 
 def reports_dir() -> Path:
@@ -354,12 +249,15 @@ def execute_notebook(
     warehouse: Path,
     params: dict[str, object],
     timeout_s: int = 600,
+    study_results: Path | None = None,
     provenance: dict[str, object] | None = None,
 ) -> Executed:
     """Execute ``nb_path`` headless with ``params`` injected after its ``parameters`` cell, against
     ``warehouse`` (read-only), write ``<out_dir>/<name>.html`` and each figure output as
-    ``<out_dir>/figures/<name>/<figure>.png``; ``provenance`` (:mod:`assets.provenance`) is shown at the top
-    of the page and written beside the figures. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
+    ``<out_dir>/figures/<name>/<figure>.png``; ``study_results`` (a parquet file of ``out_study_results``
+    rows) stands in for that table in the notebook's connections (``$VARCAP_STUDY_RESULTS``,
+    :func:`analysis.warehouse.connect`); ``provenance`` (:mod:`assets.provenance`) is shown at the top of
+    the page and written beside the figures. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
     the cell's traceback in ``detail``) if a cell fails."""
     import nbformat
     from nbclient import NotebookClient
@@ -378,6 +276,7 @@ def execute_notebook(
         **os.environ,
         "VARCAP_WAREHOUSE": str(warehouse),
         "VARCAP_STATIC_CHARTS": "1",
+        **({"VARCAP_STUDY_RESULTS": str(study_results)} if study_results else {}),
         "PYTHONPATH": os.pathsep.join(
             [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
         ),
@@ -450,8 +349,25 @@ def execute_notebook(
 
 
 def _chapter_deps(ch: Chapter) -> list[str | dg.AssetDep]:
-    """The tables the chapter reads and, per profile partition, that profile's study assets."""
+    """The tables the chapter reads and, per profile partition, that profile's study assets (whose runs it
+    reads itself: :func:`chapter_results`), so its upstream holds exactly its own studies."""
     return [*ch.tables, *profile_study_deps(ch.studies)]
+
+
+def chapter_results(ch: Chapter, profile: str, warn: Callable[[str], None]) -> Path:
+    """``data/reports/results/<chapter>-<profile>.parquet``: the ``out_study_results`` rows of the chapter's
+    own studies in ``profile``, from their cached runs (what its study assets simulated); the notebook reads
+    them as ``out_study_results``. ``dg.Failure`` if none of them has run."""
+    pr = repro.PROFILES[profile]
+    builders = repro.study_builders()
+    ids = list(dict.fromkeys(s.id for base in ch.studies for s in builders[base](pr).values()))
+    df = results_of(ids, pr, warn, f"studies of {ch.name} ({', '.join(ch.studies)})")
+    out = reports_dir() / "results" / f"{ch.name}-{profile}.parquet"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".parquet.tmp")
+    df.write_parquet(tmp)
+    tmp.replace(out)
+    return out
 
 
 def chapter_study_ids(ch: Chapter, profile: str) -> dict[str, list[str]]:
@@ -506,13 +422,14 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         }
         from assets.provenance import chapter_provenance
 
+        rows = chapter_results(ch, context.partition_key, context.log.warning) if ch.studies else None
         with duckdb.get_connection() as con:
             prov = chapter_provenance(
                 ch.name, str(params["profile"]), context.run_id, chapter_read_ids(ch, params["profile"]), con
             )
         try:
             ex = execute_notebook(
-                nb, reports_dir(), Path(duckdb.database), params, config.timeout_s, provenance=prov
+                nb, reports_dir(), Path(duckdb.database), params, config.timeout_s, rows, provenance=prov
             )
         except CellFailed as e:  # one line for the CLI; the cell's traceback in the run's metadata (the UI)
             raise dg.Failure(

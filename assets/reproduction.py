@@ -14,6 +14,7 @@ scenarios have not run gets a row saying so (``not run: …``); with none run th
 """
 
 import time
+from collections.abc import Callable
 
 import dagster as dg
 import polars as pl
@@ -50,6 +51,20 @@ def profile_study_deps(bases: list[str] | tuple[str, ...]) -> list[dg.AssetDep]:
     return deps
 
 
+def results_of(ids: list[str], pr: repro.Profile, warn: Callable[[str], None], what: str) -> pl.DataFrame:
+    """``out_study_results`` rows (profile ``pr``) of the cached runs of scenarios ``ids``; a run directory
+    that cannot be used is reported through ``warn``. ``dg.Failure`` naming the command if none has run."""
+    found, problems = sweep.scan_runs(ids)
+    for msg in problems:
+        warn(msg)
+    if not found:
+        raise dg.Failure(
+            f"no runs of the {pr.name} {what}: run `varcap {'run' if pr.name == 'quick' else 'reproduce'}` first"
+        )
+    df = sweep.results_frame(found).with_columns(pl.lit(pr.name).alias("profile"))
+    return df.select(OUT_STUDY_RESULTS.column_names)
+
+
 def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
     """The profile of the partition being materialized (``Failure`` naming the known ones)."""
     name = context.partition_key
@@ -71,18 +86,9 @@ def _profile(context: dg.AssetExecutionContext) -> repro.Profile:
 )
 def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     pr = _profile(context)
-    ids = [s.id for s in repro.profile_scenarios(pr)]
-    ids = list(dict.fromkeys(ids))
-    found, problems = sweep.scan_runs(ids)
-    for msg in problems:
-        context.log.warning(msg)
-    if not found:
-        raise dg.Failure(
-            f"no runs of the {pr.name} reproduction studies: run `varcap "
-            f"{'run' if pr.name == 'quick' else 'reproduce'}` first"
-        )
-    df = sweep.results_frame(found).with_columns(pl.lit(pr.name).alias("profile"))
-    df = df.select(OUT_STUDY_RESULTS.column_names)
+    ids = list(dict.fromkeys(s.id for s in repro.profile_scenarios(pr)))
+    df = results_of(ids, pr, context.log.warning, "reproduction studies")
+    ran = df.height  # one row per scenario run
     with duckdb.get_connection() as conn:
         exists = conn.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_study_results'"
@@ -102,7 +108,7 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
         metadata={
             "dagster/row_count": df.height,
             "profile": pr.name,
-            "scenarios": len(found),
+            "scenarios": ran,
             "of_profile": len(ids),
         }
     )

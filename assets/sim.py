@@ -30,7 +30,8 @@ from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
 from studies import sweep
 from studies.catalogue import STUDIES, all_scenarios, study
-from studies.scenarios import GRIDS, Scenario
+from studies.scenarios import Scenario
+from studies.signals import GRIDS
 
 CODE_VERSION = sweep.code_version()
 

@@ -56,6 +56,19 @@ EMAPS_ZONE_TO_GRID = {
     "GB": "GB",
 }
 
+#: The Electricity Maps zone-years the embedded samples hold (``data/samples/electricitymaps``), as
+#: ``pipelines/make_samples.py`` builds them.
+EMAPS_SAMPLE_ZONE_YEARS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("US-CAL-CISO", (2021, 2022, 2023, 2024)),
+    ("US-TEX-ERCO", (2021, 2022, 2023, 2024)),
+    ("US-MIDA-PJM", (2024,)),
+    ("US-NY-NYIS", (2024,)),
+    ("DE-LU", (2024,)),
+    ("GB", (2024,)),
+)
+#: The zones a remote Electricity Maps download fetches unless its listing names others.
+EMAPS_REMOTE_ZONES = ("US-CAL-CISO", "US-TEX-ERCO", "US-MIDW-MISO", "US-CENT-SWPP")
+
 #: EIA-930 balancing-authority (respondent) code -> varcap grid name.
 EIA_BA_TO_GRID = {
     "CISO": "CAISO",
@@ -206,7 +219,7 @@ def _borg2019_remote(p: dict[str, Any]) -> list[RemoteFile]:
 def _emaps_remote(p: dict[str, Any]) -> list[RemoteFile]:
     base = p.get("base_url", "https://data.electricitymaps.com/{release}")
     release = path_part("release", p.get("release", "2025-01-27"))
-    zones = names(p, "zones", ["US-CAL-CISO", "US-TEX-ERCO", "US-MIDW-MISO", "US-CENT-SWPP"])
+    zones = names(p, "zones", list(EMAPS_REMOTE_ZONES))
     years = integers(p, "years", [2024], 1900, 2200)
     return [
         RemoteFile(
@@ -312,14 +325,7 @@ DATASETS: dict[str, Dataset] = {
             "Electricity Maps hourly carbon intensity per zone-year",
             tuple(
                 f"electricitymaps/{z}_{y}_hourly.parquet"
-                for z, ys in [
-                    ("US-CAL-CISO", (2021, 2022, 2023, 2024)),
-                    ("US-TEX-ERCO", (2021, 2022, 2023, 2024)),
-                    ("US-MIDA-PJM", (2024,)),
-                    ("US-NY-NYIS", (2024,)),
-                    ("DE-LU", (2024,)),
-                    ("GB", (2024,)),
-                ]
+                for z, ys in EMAPS_SAMPLE_ZONE_YEARS
                 for y in ys
             ),
             remote=_emaps_remote,

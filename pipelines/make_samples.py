@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from assets.download import sha256_file
-from assets.sources import GOOGLE_2011_TASK_EVENTS_COLUMNS
+from assets.sources import EMAPS_SAMPLE_ZONE_YEARS, GOOGLE_2011_TASK_EVENTS_COLUMNS
 from sim.paths import samples_dir
 
 #: shared/data relative path -> sample path stem (without extension)
@@ -40,14 +40,7 @@ for _s in (0, 1, 2, 3, 10):
     MAPPING[f"workload/google2011/task_events_part-{_s:05d}-of-00500.csv.gz"] = (
         f"google2011/task_events_part-{_s:05d}-of-00500"
     )
-for _z, _ys in [
-    ("US-CAL-CISO", (2021, 2022, 2023, 2024)),
-    ("US-TEX-ERCO", (2021, 2022, 2023, 2024)),
-    ("US-MIDA-PJM", (2024,)),
-    ("US-NY-NYIS", (2024,)),
-    ("DE-LU", (2024,)),
-    ("GB", (2024,)),
-]:
+for _z, _ys in EMAPS_SAMPLE_ZONE_YEARS:
     for _y in _ys:
         MAPPING[f"carbon_intensity/electricitymaps/{_z}_{_y}_hourly.csv"] = (
             f"electricitymaps/{_z}_{_y}_hourly"

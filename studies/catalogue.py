@@ -1,6 +1,8 @@
 """The study catalogue: every named study that expands to :class:`~studies.scenarios.Scenario` runs —
-the sweep studies (:data:`studies.scenarios.SWEEP_STUDIES`) and each paper's reproduction studies in both
-profiles (:func:`studies.reproduction.studies`), assembled here explicitly, once, at import.
+each paper's sweep studies (``SWEEP_STUDIES`` of its package, :data:`studies.papers.PAPERS` order), the
+generic smoke study (:data:`studies.scenarios.SWEEP_STUDIES`) and every profiled study in both profiles
+(:func:`studies.reproduction.studies`: the papers' reproduction studies and the chapters' studies), assembled
+here, once, at import.
 
 Harmony's studies (paper 004) choose their capacity themselves and have their own runner
 (:mod:`studies.harmony.runner`); they are not in this catalogue.
@@ -11,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from studies import reproduction
+from studies.papers import PAPERS
 from studies.scenarios import SWEEP_STUDIES, Scenario
 
-#: name → scenario list builder, in catalogue order (sweep studies, then the reproduction studies)
-STUDIES: dict[str, Callable[[], list[Scenario]]] = {**SWEEP_STUDIES, **reproduction.studies()}
-# the chapters' studies beyond the papers (carbon-defer, carbon-ias-forecast, spot-real, each with its -quick
-# profile) come with the reproduction studies: studies.reproduction.CHAPTER_STUDY_BUILDERS
+#: name → scenario list builder, in catalogue order (sweep studies, then the profiled studies)
+STUDIES: dict[str, Callable[[], list[Scenario]]] = {
+    **{name: build for p in PAPERS for name, build in p.sweep_studies.items()},
+    **SWEEP_STUDIES,
+    **reproduction.studies(),
+}
 
 #: base names of the studies outside the reproduction that a chapter reads (``assets.reports.Chapter.studies``):
 #: ``varcap run`` simulates their ``<base>-quick`` study, ``varcap reproduce`` their ``<base>`` study; their rows

@@ -108,11 +108,6 @@ def seeds(pr: Profile) -> range:
     return range(pr.replicates)
 
 
-def walk(f: float, step: float, seed: int, dr: float = 0.6) -> dict[str, Any]:
-    """A random-walk capacity spec (``f`` changes per hour, ``step``, dynamic range ``dr``)."""
-    return {"kind": "random_walk", "changes_per_hour": f, "step": step, "dynamic_range": dr, "seed": seed}
-
-
 # --------------------------------------------------------------------------------------------- headlines
 Runs = dict[str, dict[str, Any]]  # scenario id -> run.json row
 

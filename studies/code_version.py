@@ -1,4 +1,13 @@
-"""The scenario cache key's code part: which sources a scenario's result depends on, and their hash."""
+"""The scenario cache key's code part: which sources a scenario's result depends on, and their hash.
+
+What decides a result is the simulator (``sim/``: every policy module and the ``sim`` modules they and the
+run path import; not the benchmarks, nor Harmony's simulator, which no scenario runs) and the generic run
+path (:data:`_RUN_PATH`: the runner, scenario building, the signals a run reads, this key), together with the
+scenario's own parameters (its id). A paper's or chapter's modules, its study lists and the catalogue are
+not in it: editing them keeps every cached run whose parameters are unchanged. Each file counts by its
+syntax tree without docstrings (:func:`normalized_source`), so comments, docstrings and layout do not
+count either.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +16,41 @@ import functools
 import hashlib
 from pathlib import Path
 
-#: the studies modules a scenario's run goes through (runner, scenario building, this key); see
+#: the studies modules a scenario's run goes through (runner, scenario building, signals, this key); see
 #: :func:`result_sources`
-_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py", "studies/code_version.py", "studies/carbon.py")
+_RUN_PATH = ("studies/sweep.py", "studies/scenarios.py", "studies/signals.py", "studies/code_version.py")
 
 
 @functools.cache
 def code_version() -> str:
     """The scenario cache key's code part: hash of the sources a scenario's result depends on
-    (:func:`result_sources`), so editing a benchmark, the Harmony simulator or the docs keeps every cached
-    run. Computed once per process."""
+    (:func:`result_sources`), so editing a benchmark, the Harmony simulator, a paper's studies, a comment
+    or the docs keeps every cached run. Computed once per process."""
     return source_version(Path(__file__).resolve().parents[1])
 
 
 def source_version(root: Path) -> str:
-    """Hash (12 hex) of the relative paths and contents of :func:`result_sources` under ``root``."""
+    """Hash (12 hex) of the relative paths and normalized sources (:func:`normalized_source`) of
+    :func:`result_sources` under ``root``."""
     h = hashlib.sha256()
     for f in result_sources(root):
         h.update(str(f.relative_to(root)).encode())
-        h.update(f.read_bytes())
+        h.update(normalized_source(f).encode())
     return h.hexdigest()[:12]
+
+
+def normalized_source(path: Path) -> str:
+    """The module's syntax tree without its docstrings (module, class and function), dumped without
+    positions: equal for two sources that differ only in comments, docstrings or layout. (The dump's form
+    belongs to the Python version: a new Python may change every key once.)"""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):  # fmt: skip
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
 
 
 def result_sources(root: Path) -> list[Path]:
@@ -34,7 +58,8 @@ def result_sources(root: Path) -> list[Path]:
     building), every policy module (``sim/policies/``), and every ``sim`` module these import — at any
     depth, inside functions too, or named as a string (``sim/__init__``'s lazy names) — with the
     ``__init__`` of each package on the way. Engine, event loop, metrics, workload and capacity registries
-    and generators are in; ``sim/bench/scale.py``, ``sim/harmony/`` and the studies' catalogues are not."""
+    and generators are in; ``sim/bench/``, ``sim/harmony/``, the papers' packages, the registry and the
+    catalogue are not."""
     todo = [root / r for r in _RUN_PATH] + sorted((root / "sim" / "policies").glob("*.py"))
     seen: set[Path] = set()
     while todo:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies.scenarios import Scenario
+from studies.scenarios import SHORT_KIND, Scenario
 
 
 def partition_keys(scenarios: list[Scenario]) -> dict[str, str]:
@@ -19,12 +19,6 @@ def partition_keys(scenarios: list[Scenario]) -> dict[str, str]:
     return {i: (k if seen[k] == 1 else f"{k} #{i[:6]}") for i, k in raw.items()}
 
 
-_SHORT_KIND = {
-    "random_walk": "rw",
-    "random_uniform": "ru",
-    "risk_aware_walk": "riskwalk",
-    "carbon_budget": "co2",
-}
 _SHORT_KEY = {"changes_per_hour": "f", "aggressiveness": "A", "dynamic_range": "dr"}
 
 
@@ -34,7 +28,7 @@ def _fmt(v: Any) -> str:
 
 def _key(sc: Scenario) -> str:
     cap = sc.capacity
-    parts = [_SHORT_KIND.get(cap["kind"], cap["kind"])]
+    parts = [SHORT_KIND.get(cap["kind"], cap["kind"])]
     for k, v in cap.items():
         if k in ("kind", "seed") or (k == "dynamic_range" and v == 0.6):
             continue

@@ -21,8 +21,7 @@ or relative to the fixed-capacity goodput); each is reported as its own row (``h
 ``reading``), the default reading first. Rows outside their band carry an ``explanation`` that names the
 cause with the run that isolates it (an explaining reading in the same study).
 
-Where things are: each paper is a package (:mod:`studies.thesis`, :mod:`studies.riskaware`,
-:mod:`studies.slacksched`, :mod:`studies.zhang_chien`, :mod:`studies.harmony`) holding its scenario sets
+Where things are: each paper is a package listed in :data:`studies.papers.PAPERS`, holding its scenario sets
 (``STUDY_BUILDERS``), its headlines (``HEADLINES``: anchor, band, compute and evidence functions — the only
 copy of each paper number), the causes of its rows outside their band (``EXPLANATIONS``) and what its
 notebooks' charts show of the paper (``FIGURES``). :mod:`studies.claims` holds what they share (profiles,
@@ -48,38 +47,25 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import carbon, generalization_claims, harmony, riskaware, slacksched, spot, thesis, zhang_chien
+from studies import generalization_claims
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
-from studies.riskaware.scenarios import ra_scenarios
+from studies.papers import PAPERS
 from studies.scenarios import Scenario
 
-# names the CLI, the assets and the tests use from here (defined in the paper packages)
-from studies.slacksched import ss_scenarios
-from studies.thesis import ZIPFS, ch4_scenarios, ch6_scenarios, generic_scenarios, grid_scenarios
-from studies.thesis.ias import GENERIC_DEFAULT, _generic_cut
-from studies.zhang_chien import ZC_MODELS, _lww_vs_random, _range_decline, zc_scenarios
-
 __all__ = [
+    "CHAPTER_STUDY_BUILDERS",
     "COLUMNS",
     "EXPLANATIONS",
     "FIGURES",
     "FULL",
-    "GENERIC_DEFAULT",
     "HEADLINES",
     "PROFILES",
     "QUICK",
-    "CHAPTER_STUDY_BUILDERS",
     "STUDY_BUILDERS",
-    "ZC_MODELS",
-    "ZIPFS",
     "Headline",
     "MissingRuns",
     "Profile",
     "Runs",
-    "ch4_scenarios",
-    "ch6_scenarios",
-    "generic_scenarios",
-    "grid_scenarios",
     "load_profile_runs",
     "markdown",
     "value_text",
@@ -87,24 +73,15 @@ __all__ = [
     "mean_ci_method",
     "profile_scenarios",
     "profile_studies",
-    "ra_scenarios",
     "reproduction_rows",
-    "ss_scenarios",
     "studies",
     "study_builders",
     "study_name",
-    "zc_scenarios",
-    "_generic_cut",
-    "_lww_vs_random",
-    "_range_decline",
 ]
 
-#: The papers' studies, in catalogue order.
+#: The papers' profiled studies (the reproduction studies), in registry order (:data:`studies.papers.PAPERS`).
 STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **thesis.STUDY_BUILDERS,
-    **zhang_chien.STUDY_BUILDERS,
-    **slacksched.STUDY_BUILDERS,
-    **riskaware.STUDY_BUILDERS,
+    **{base: build for p in PAPERS if not p.beyond for base, build in p.study_builders.items()},
     **generalization_claims.STUDY_BUILDERS,  # the central claims on generated instances
 }
 
@@ -112,8 +89,7 @@ STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
 #: per profile (``<base>[-quick]``), materialized by ``varcap run`` (quick) and ``varcap reproduce`` (full),
 #: their rows in ``out_study_results`` and their keys in ``out_study_scenarios``.
 CHAPTER_STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **spot.STUDY_BUILDERS,  # spot-real (the beyond_preemption chapter)
-    **carbon.STUDY_BUILDERS,  # carbon-defer, carbon-ias-forecast (the beyond_carbon chapter)
+    base: build for p in PAPERS if p.beyond for base, build in p.study_builders.items()
 }
 
 
@@ -122,37 +98,23 @@ def study_builders() -> dict[str, Callable[[Profile], dict[tuple, Scenario]]]:
     return {**STUDY_BUILDERS, **CHAPTER_STUDY_BUILDERS}
 
 
-#: Every headline in table order (the rows of ``out_reproduction`` and of ``varcap reproduce``'s table).
+#: Every headline in table order (the rows of ``out_reproduction`` and of ``varcap reproduce``'s table):
+#: each paper's rows together, in registry order.
 HEADLINES: list[Headline] = [
-    *thesis.HEADLINES,
-    *riskaware.HEADLINES,
-    *slacksched.HEADLINES,
-    *zhang_chien.HEADLINES,
-    *thesis.GENERIC_HEADLINES,
-    *generalization_claims.HEADLINES,
-    *harmony.HEADLINES,
+    *(h for p in PAPERS for h in p.headlines),
+    *generalization_claims.HEADLINES,  # each paper's central claim off its own instances
 ]
 
 #: Explanations of rows outside their band: each names the cause and the run that isolates it (kept next
 #: to its headline in the paper's package; see the README's reproduction section).
 EXPLANATIONS: dict[str, str] = {
-    **thesis.EXPLANATIONS,
-    **riskaware.EXPLANATIONS,
-    **slacksched.EXPLANATIONS,
-    **zhang_chien.EXPLANATIONS,
-    **harmony.EXPLANATIONS,
+    **{k: v for p in PAPERS for k, v in p.explanations.items()},
     **generalization_claims.EXPLANATIONS,
 }
 
 #: Per report chapter (notebook name), the paper's numbers its charts show next to varcap's, as the
 #: report asset injects them (``paper = …``): the papers' own constants, never a second copy.
-FIGURES: dict[str, dict[str, Any]] = {
-    **thesis.FIGURES,
-    **riskaware.FIGURES,
-    **slacksched.FIGURES,
-    **zhang_chien.FIGURES,
-    **harmony.FIGURES,
-}
+FIGURES: dict[str, dict[str, Any]] = {k: v for p in PAPERS for k, v in p.figures.items()}
 
 
 def study_name(base: str, pr: Profile) -> str:

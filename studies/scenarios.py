@@ -6,20 +6,9 @@ and the capacity of a scenario (:func:`build_jobs`, :func:`build_capacity`) need
 inputs (``data/sim/inputs``: workloads and grid signals written by the ``out_sim_inputs`` asset) and
 :mod:`sim` — never DuckDB, so many scenario processes can run while the warehouse is being written.
 
-Sweep studies (:data:`SWEEP_STUDIES`; from the seeds, see the README's sweep section; the reproduction
-studies ``repro-*`` are the paper packages', and :mod:`studies.catalogue` lists both):
-
-* ``thesis-ch4-synthetic`` — 6 change frequencies × 4 step sizes × {azure, borg2011} × ff (48).
-* ``thesis-ch6-ias`` — {zipf-1.1 … zipf-1.8, azure} × {ff, ias (A = 0.6)} at 1 change/h, step 0.15 (18).
-* ``thesis-ch6-aggressiveness`` — the same workloads × ias with A ∈ {0.1 … 0.9} (81; A = 0.6 shared).
-* ``thesis-grids`` — {CAISO, ERCOT, MISO} constant-carbon-budget traces × azure × {ff, ias} (6).
-* ``riskaware`` — paper 001 §5.4: M_avg ∈ {20 … 28}, φ ∈ {400 … 32400 s}, M_ra ∈ {4 … 16} one at a time,
-  × {ff, ff-unaware, target-stretch, target-asap, packed-target-asap} (65).
-* ``zhang-chien`` — paper 003: dynamic range × structure (random walk, random uniform) × frequency ×
-  termination policy (lifo, random, lww, lfd) on azure (48).
-* ``slacksched`` — paper 002: harvest-VM pool × {ff, slacksched-nodelay, slacksched, oracle} × Acquirer
-  off/on (8).
-* ``smoke`` — 4 tiny scenarios (tests, the dask executor check).
+Sweep studies: the smoke study here (:data:`SWEEP_STUDIES`, the only one that names no paper: 4 tiny
+scenarios for tests and the dask executor check); each paper's sweep studies are in its package
+(``studies/<paper>/sweeps.py``) and :mod:`studies.papers` lists them all for :mod:`studies.catalogue`.
 """
 
 from __future__ import annotations
@@ -31,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from sim.capacity.kinds import get_kind
@@ -41,19 +29,21 @@ from sim.capacity.trace import (
     CapacitySpec,
     CapacityTrace,
     MachineCapacityTrace,
-    month_bounds,
-    to_hourly,
 )
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.policies import get_policy, parse_params
 from sim.workloads.generators import offered_load
 from sim.workloads.registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
+from studies.signals import scenario_signal, signal_input
 
-CH4_FREQS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-CH4_STEPS = (0.15, 0.3, 0.45, 0.6)
-ZIPF = tuple(f"zipf-{s / 10:.1f}" for s in range(11, 19))
-GRIDS = {"CAISO": "electricitymaps:2024-04", "ERCOT": "electricitymaps:2024-04", "MISO": "eia930:2022-04"}
-RISKAWARE = ("ff", "ff-unaware", "target-stretch", "target-asap", "packed-target-asap")
+#: short names of capacity kinds in scenario labels and partition keys (:mod:`studies.keys`); a kind not
+#: listed shows its own name
+SHORT_KIND = {
+    "random_walk": "rw",
+    "random_uniform": "ru",
+    "risk_aware_walk": "riskwalk",
+    "carbon_budget": "co2",
+}
 
 
 @dataclass(frozen=True)
@@ -115,12 +105,6 @@ class Scenario:
 
     def label(self) -> str:
         """Compact description, e.g. ``azure rw(f=1,step=0.15) ias(aggressiveness=0.6)``."""
-        short = {
-            "random_walk": "rw",
-            "random_uniform": "ru",
-            "risk_aware_walk": "raw",
-            "carbon_budget": "co2",
-        }
         cap = ",".join(
             f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
             for k, v in self.capacity.items()
@@ -128,7 +112,7 @@ class Scenario:
         )
         cap = cap.replace("changes_per_hour", "f")
         st = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
-        kind = short.get(self.capacity["kind"], self.capacity["kind"])
+        kind = SHORT_KIND.get(self.capacity["kind"], self.capacity["kind"])
         return f"{self.workload} {kind}({cap}) {self.policy}{'(' + st + ')' if st else ''}"
 
     @classmethod
@@ -139,100 +123,26 @@ class Scenario:
 _LATER_FIELDS: dict[str, Any] = {"warmup_days": 0.0, "sizing": "offered"}
 
 
-def _walk(freq: float, step: float, dr: float = 0.6, seed: int = 0) -> dict[str, Any]:
-    return {"kind": "random_walk", "changes_per_hour": freq, "step": step, "dynamic_range": dr, "seed": seed}
-
-
-def _ch4() -> list[Scenario]:
-    out = []
-    for wl, days in (("azure", 30.0), ("borg2011", 7.0)):
-        for f in CH4_FREQS:
-            for s in CH4_STEPS:
-                out.append(Scenario(wl, _walk(f, s), horizon_days=days))
-    return out
-
-
-def _ch6(policies: list[tuple[str, dict[str, str]]]) -> list[Scenario]:
-    out = []
-    for wl in (*ZIPF, "azure"):
-        machines = 1000 if wl.startswith("zipf") else 0
-        for p, st in policies:
-            out.append(Scenario(wl, _walk(1.0, 0.15), p, st, machines=machines))
-    return out
-
-
-def _grids() -> list[Scenario]:
-    return [
-        Scenario("azure", {"kind": "carbon_budget", "grid": g, "signal": s}, p)
-        for g, s in GRIDS.items()
-        for p in ("ff", "ias")
-    ]
-
-
-def _riskaware() -> list[Scenario]:
-    grid = [(m, 1200.0, 8) for m in (20, 22, 24, 26, 28)]
-    grid += [(24, phi, 8) for phi in (400.0, 1200.0, 3600.0, 10800.0, 32400.0)]
-    grid += [(24, 1200.0, r) for r in (4, 6, 8, 12, 16)]
-    out = []
-    for m_avg, phi, m_ra in dict.fromkeys(grid):
-        cap = {"kind": "risk_aware_walk", "m_avg": m_avg, "m_ra": m_ra, "period_s": phi, "seed": 0}
-        for p in RISKAWARE:
-            out.append(Scenario("borg2011-riskaware", cap, p, machines=m_avg + m_ra, horizon_days=21.0))
-    return out
-
-
-def _zhang_chien() -> list[Scenario]:
-    out = []
-    for dr in (0.2, 0.6):
-        for kind in ("random_walk", "random_uniform"):
-            for f in (1.0, 4.0, 12.0):
-                cap = {"kind": kind, "changes_per_hour": f, "dynamic_range": dr, "seed": 0}
-                if kind == "random_walk":
-                    cap["step"] = 0.15
-                for term in ("lifo", "random", "lww", "lfd"):
-                    out.append(Scenario("azure", cap, "ff", {"termination": term}))
-    return out
-
-
-def _slacksched() -> list[Scenario]:
-    cap = {"kind": "harvest", "pool": 64, "max_cores": 48, "stability_spread": 1.0, "seed": 0}
-    return [
-        Scenario("harvest-tasks", cap, p, {"nodes": "32", "acquirer": str(acq).lower()}, 64, 48, 7.0)
-        for acq in (False, True)
-        for p in ("ff", "slacksched-nodelay", "slacksched", "oracle")
-    ]
+def walk(f: float, step: float, seed: int = 0, dr: float = 0.6) -> dict[str, Any]:
+    """A random-walk capacity spec (``f`` changes per hour, ``step``, dynamic range ``dr``, walk ``seed``):
+    the one helper every study builds its walks with."""
+    return {"kind": "random_walk", "changes_per_hour": f, "step": step, "dynamic_range": dr, "seed": seed}
 
 
 def _smoke() -> list[Scenario]:
     return [
-        Scenario("zipf-1.5", _walk(f, 0.15), p, machines=40, horizon_days=3.0)
+        Scenario("zipf-1.5", walk(f, 0.15), p, machines=40, horizon_days=3.0)
         for f in (1.0, 4.0)
         for p in ("ff", "ias")
     ]
 
 
-#: The sweep studies (the reproduction studies, ``repro-*``, are the paper packages'; the whole catalogue,
-#: both together, is :data:`studies.catalogue.STUDIES`).
-SWEEP_STUDIES: dict[str, Any] = {
-    "thesis-ch4-synthetic": _ch4,
-    "thesis-ch6-ias": lambda: _ch6([("ff", {}), ("ias", {"aggressiveness": "0.6"})]),
-    "thesis-ch6-aggressiveness": lambda: _ch6(
-        [("ias", {"aggressiveness": f"{a / 10:.1f}"}) for a in range(1, 10)]
-    ),
-    "thesis-grids": _grids,
-    "riskaware": _riskaware,
-    "zhang-chien": _zhang_chien,
-    "slacksched": _slacksched,
-    "smoke": _smoke,
-}
+#: The generic sweep study (each paper's are in its package; the whole catalogue is
+#: :data:`studies.catalogue.STUDIES`).
+SWEEP_STUDIES: dict[str, Any] = {"smoke": _smoke}
 
 
 # ---------------------------------------------------------------------- building a scenario's inputs
-#: the exported input (``data/sim/inputs``) holding each kind of hourly signal a scenario reads: file and
-#: value column; a scenario's series is ``<grid>:<signal>`` of its capacity's parameters
-SIGNAL_INPUTS = {"carbon": ("grid_carbon.parquet", "gco2_per_kwh")}
-
-
 def workload_needs(workload: str) -> str | None:
     """The exported input file a workload is built from (None: generated from its parameters). ValueError
     listing the workloads for an unknown one."""
@@ -245,37 +155,11 @@ def capacity_needs(capacity: dict[str, Any]) -> list[str]:
     ValueError for an unknown kind or a signal no exported input holds."""
     spec = CapacitySpec.from_dict(capacity)
     kind = get_kind(spec.kind)
-    out = [_signal_input(spec)[0]] if kind.signal else []
+    out = [signal_input(spec)[0]] if kind.signal else []
     for name, param in kind.params.items():
         if param.type is dict and name in spec.params:  # a nested spec (a pool's `of`)
             out += capacity_needs(spec.params[name])
     return list(dict.fromkeys(out))
-
-
-def _signal_input(spec: CapacitySpec) -> tuple[str, str]:
-    signal = get_kind(spec.kind).signal
-    if signal not in SIGNAL_INPUTS:
-        raise ValueError(
-            f"capacity kind {spec.kind!r} is built from a {signal} signal; scenarios read "
-            f"{', '.join(SIGNAL_INPUTS)} signals (exported by out_sim_inputs)"
-        )
-    return SIGNAL_INPUTS[signal]
-
-
-def scenario_signal(spec: CapacitySpec, inputs: Path) -> np.ndarray:
-    """The hourly signal of a signal kind's spec: its series ``<grid>:<signal>`` of the exported input,
-    over the month ``signal`` ends with (``source:YYYY-MM``), hour by hour by the one gap rule of
-    :func:`sim.capacity.trace.to_hourly`. FileNotFoundError for a missing input, ValueError for a missing series."""
-    fname, column = _signal_input(spec)
-    f = inputs / fname
-    if not f.is_file():
-        raise FileNotFoundError(f"{f}: sweep input missing; materialize out_sim_inputs")
-    series = f"{spec.get('grid')}:{spec.get('signal')}"
-    sig = pl.read_parquet(f).filter(pl.col("series") == series)
-    if sig.height == 0:
-        raise ValueError(f"{f}: no {get_kind(spec.kind).signal} series {series}")
-    start, end = month_bounds(str(spec.get("signal")).rpartition(":")[2])
-    return to_hourly(sig["ts_utc"], sig[column], start, end)
 
 
 def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:

@@ -38,7 +38,6 @@ from sim.capacity.trace import DAY
 from sim.energy import CARBON_METRIC_NAMES
 from sim.metrics import METRIC_NAMES
 from sim.paths import data_dir, home
-from studies.carbon import scenario_carbon, signal_spec
 from studies.code_version import code_version, result_sources, source_version  # noqa: F401
 from studies.keys import partition_keys  # noqa: F401
 from studies.scenarios import (
@@ -49,6 +48,7 @@ from studies.scenarios import (
     sized_jobs,
     workload_needs,
 )
+from studies.signals import scenario_carbon, signal_spec
 
 _ROW_KEYS = ("scenario_id", "params", "machines", "metrics", "wall_s", "code_version", "inputs_version")
 log = logging.getLogger(__name__)

@@ -66,8 +66,11 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(sweep, "scan_runs", lambda ids=None, out=None: ([_fake_run_row(sc)], []))
     seen: dict[str, dict] = {}
 
-    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600):
+    rows_of: dict[str, object] = {}
+
+    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600, study_results=None):
         seen[nb_path.stem] = params
+        rows_of[nb_path.stem] = study_results
         fig = out_dir / "figures" / nb_path.stem / "fig01.png"
         fig.parent.mkdir(parents=True, exist_ok=True)
         fig.write_bytes(b"\x89PNG\r\n\x1a\n")
@@ -102,6 +105,10 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
     assert {n: p["profile"] for n, p in seen.items()} == {
         ch.name: "full" if ch.profiled else "auto" for ch in rep.CHAPTERS if ch.name != "harmony"
     }
+    # a chapter that reads studies gets its own studies' rows (their runs, in a parquet file)
+    for name, rows in rows_of.items():
+        studies = next(ch.studies for ch in rep.CHAPTERS if ch.name == name)
+        assert (rows is not None and pl.read_parquet(rows).height >= 1) if studies else rows is None, name
     for ch in rep.CHAPTERS:
         if ch.profiled:
             key = dg.AssetKey(f"report_{ch.name}")

@@ -14,7 +14,8 @@ import pytest
 from assets.capacity import _hourly, _series_sql
 from assets.schema import CORE_GRID_CARBON
 from sim.capacity.trace import HOUR, CapacitySpec, month_bounds, to_hourly
-from studies.scenarios import Scenario, build_capacity, scenario_signal
+from studies.scenarios import Scenario, build_capacity
+from studies.signals import scenario_signal
 
 START = datetime(2022, 6, 1, tzinfo=UTC)
 

@@ -56,16 +56,16 @@ def _project_imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
 
     ``from a.b import c`` is an import of the module ``a.b.c`` if that is a module, else of ``a.b``; the
     parent packages Python initializes on the way are not counted (a package's ``__init__`` importing
-    its own submodules is how packages work, not a circle). Imports under ``if TYPE_CHECKING:`` never
-    run and are skipped; imports inside a function or lambda body are *lazy* (run on first call)."""
+    its own submodules is how packages work, not a circle). Imports inside a function or lambda body are
+    *lazy* (run on first call); so are imports under ``if TYPE_CHECKING:``, which never run but are a
+    dependency all the same (a type named from a module above is a layering error like any other)."""
     is_pkg = path.name == "__init__.py"
     out: list[tuple[str, int, bool]] = []
 
     def visit(node: ast.AST, lazy: bool) -> None:
         for ch in ast.iter_child_nodes(node):
-            if isinstance(ch, ast.If) and "TYPE_CHECKING" in ast.unparse(ch.test):
-                continue
-            inner = lazy or isinstance(ch, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            typing_only = isinstance(ch, ast.If) and "TYPE_CHECKING" in ast.unparse(ch.test)
+            inner = lazy or typing_only or isinstance(ch, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             if isinstance(ch, ast.Import):
                 out.extend((a.name, ch.lineno, lazy) for a in ch.names if a.name in MODULES)
             elif isinstance(ch, ast.ImportFrom):
@@ -202,25 +202,76 @@ def test_definitions_load_no_model_or_chart_library() -> None:
 
 
 def test_every_paper_package_is_listed_and_the_table_holds_exactly_their_headlines() -> None:
-    """``studies.PAPERS`` names every paper package on disk; each supplies its scenario sets, headlines,
-    explanations and chart numbers, and the reproduction table is exactly the papers' headlines, each id
-    once (a headline defined anywhere else, or dropped from the table, fails here)."""
+    """``studies.papers.PAPERS`` names every package under ``studies/`` once; each supplies its scenario
+    sets, headlines, explanations and chart numbers, and the reproduction table is exactly the papers'
+    headlines, each id once (a headline defined anywhere else, or dropped from the table, fails here)."""
     import importlib
 
-    import studies
     from assets.reports import CHAPTERS
     from studies import reproduction
+    from studies.papers import PAPERS
 
-    assert {p.parent.name for p in (ROOT / "studies").glob("*/__init__.py")} == set(studies.PAPERS)
+    packages = [p.package for p in PAPERS]
+    assert len(set(packages)) == len(packages)
+    assert {p.parent.name for p in (ROOT / "studies").glob("*/__init__.py")} == set(packages)
     heads, builders, explanations, figures = [], {}, {}, {}
-    for name in studies.PAPERS:
+    for name in packages:
         paper = importlib.import_module(f"studies.{name}")
-        heads += [*paper.HEADLINES, *getattr(paper, "GENERIC_HEADLINES", [])]
+        heads += paper.HEADLINES
         builders.update(paper.STUDY_BUILDERS)
         explanations.update(paper.EXPLANATIONS)
         figures.update(paper.FIGURES)
     ids = [h.id for h in reproduction.HEADLINES]
     assert len(set(ids)) == len(ids) and sorted(ids) == sorted(h.id for h in heads)
-    assert builders == reproduction.STUDY_BUILDERS
+    assert builders == reproduction.study_builders()
     assert explanations == reproduction.EXPLANATIONS and set(explanations) <= set(ids)
     assert figures == reproduction.FIGURES and set(figures) <= {ch.name for ch in CHAPTERS}
+    chapters = [ch.name for ch in CHAPTERS]
+    assert len(set(chapters)) == len(chapters)
+    assert set(chapters) <= {f.stem for f in (ROOT / "notebooks").glob("*.ipynb")}
+
+
+def test_no_generic_studies_module_names_a_paper_study() -> None:
+    """Outside the paper packages, no module under ``studies/`` names a paper's or chapter's study: the
+    generic runner, scenario building and catalogue are built from the registry."""
+    from studies.catalogue import STUDIES
+
+    names = [n for n in STUDIES if n != "smoke"] + ["repro-", "carbon-", "spot-real"]
+    for f in sorted((ROOT / "studies").glob("*.py")):
+        if f.name == "papers.py":  # the registry: chapters name the studies they read
+            continue
+        text = f.read_text()
+        hits = [n for n in names if f'"{n}' in text or f"'{n}" in text]
+        assert not hits, f"{f.relative_to(ROOT)} names {hits}"
+
+
+def test_typing_only_and_lazy_imports_are_seen(tmp_path: Path) -> None:
+    """An import under ``if TYPE_CHECKING:`` or inside a function counts (as lazy) for the circle check."""
+    f = tmp_path / "probe.py"
+    f.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from studies import sweep\n"
+        "def f():\n    from studies.claims import Profile\n"
+        "from studies import scenarios\n"
+    )
+    assert sorted(_project_imports("studies.probe", f)) == [
+        ("studies.claims", 5, True),
+        ("studies.scenarios", 6, False),
+        ("studies.sweep", 3, True),
+    ]
+
+
+def test_generic_studies_modules_import_no_paper_package() -> None:
+    """The generic modules of ``studies/`` (runner, scenario building, signals, claims, catalogue, the
+    reproduction table) import no paper's or chapter's package, lazily or not: they reach the papers through
+    the registry (``studies.papers``) only."""
+    from studies.papers import PAPERS
+
+    packages = {f"studies.{p.package}" for p in PAPERS}
+    bad = []
+    for f in sorted((ROOT / "studies").glob("*.py")):
+        module = _module_name(f)
+        for target, line, _ in _project_imports(module, f):
+            if target in packages or target.rpartition(".")[0] in packages:
+                bad.append(f"{f.relative_to(ROOT)}:{line} imports {target}")
+    assert not bad, "generic studies modules importing a paper:\n" + "\n".join(bad)

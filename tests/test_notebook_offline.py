@@ -38,6 +38,7 @@ def _warehouse(path: Path) -> None:
         replace_table(con, OUT_REPRODUCTION, pl.DataFrame(rows))
 
 
+@pytest.mark.slow  # starts a Jupyter kernel and executes a notebook
 def test_nbconvert_execute_draws_charts_offline(tmp_path: Path) -> None:
     wh = tmp_path / "warehouse.duckdb"
     _warehouse(wh)

@@ -150,16 +150,22 @@ def test_metric_columns_come_from_the_metric_list() -> None:
 # ------------------------------------------------------------------------------------------ cache key
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of the sources the key is computed from."""
-    shutil.copytree(ROOT / "sim", tmp_path / "sim", ignore=shutil.ignore_patterns("__pycache__"))
-    (tmp_path / "studies").mkdir()
-    for f in ("sweep.py", "scenarios.py", "__init__.py"):
-        shutil.copy(ROOT / "studies" / f, tmp_path / "studies" / f)
+    """A copy of the sources the key is computed from, and of the papers' packages."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "sim", tmp_path / "sim", ignore=ignore)
+    shutil.copytree(ROOT / "studies", tmp_path / "studies", ignore=ignore)
     return tmp_path
 
 
 def _edit(path: Path) -> None:
-    path.write_text(path.read_text() + "\n# edited\n")
+    """A change of code (a new module-level name)."""
+    path.write_text(path.read_text() + "\n_EDITED = 1\n")
+
+
+def _comment(path: Path) -> None:
+    """A change of comments and docstrings only."""
+    text = path.read_text().replace('"""', '"""Edited. ', 1)
+    path.write_text("# edited\n" + text + "\n# edited too\n")
 
 
 def test_cache_key_covers_what_a_result_depends_on(tree: Path) -> None:
@@ -179,6 +185,8 @@ def test_cache_key_covers_what_a_result_depends_on(tree: Path) -> None:
         "sim/capacity/generators.py",
         "sim/capacity/kinds.py",
         "studies/scenarios.py",
+        "studies/signals.py",
+        "studies/sweep.py",
     ):
         _edit(tree / f)
         changed = sweep.source_version(tree)
@@ -186,4 +194,39 @@ def test_cache_key_covers_what_a_result_depends_on(tree: Path) -> None:
         key = changed
     files = {str(f.relative_to(tree)) for f in sweep.result_sources(tree)}
     assert {"sim/engine/trees.py", "sim/engine/admission.py", "sim/harvest/passes.py", "sim/__init__.py"} <= files
-    assert not {f for f in files if f.startswith("sim/harmony") or f == "sim/bench/scale.py"}
+    assert not {f for f in files if f.startswith(("sim/harmony", "sim/bench"))}
+    assert not {f for f in files if f.startswith("studies/") and f.count("/") > 1}  # no paper's module
+
+
+def test_cache_key_ignores_papers_study_lists_and_comments(tree: Path) -> None:
+    """A paper's chapter module, its study lists, the registry and the catalogue, and comments or docstrings
+    anywhere, leave the key (``varcap --version``'s code version) unchanged; the simulator changes it."""
+    key = sweep.source_version(tree)
+    for f in (
+        "studies/beyond_carbon/scenarios.py",  # a chapter's module
+        "studies/thesis/sweeps.py",  # a paper's sweep lists
+        "studies/thesis/scenarios.py",  # its reproduction studies
+        "studies/zhang_chien/claims.py",
+        "studies/papers.py",
+        "studies/catalogue.py",
+        "studies/reproduction.py",
+    ):
+        _edit(tree / f)
+        _comment(tree / f)
+        assert sweep.source_version(tree) == key, f
+    for f in ("sim/engine/kernel.py", "sim/policies/ias.py", "studies/sweep.py", "studies/scenarios.py"):
+        _comment(tree / f)
+        assert sweep.source_version(tree) == key, f
+    _edit(tree / "sim/engine/kernel.py")
+    assert sweep.source_version(tree) != key
+
+
+def test_version_prints_package_and_code_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from pipelines.cli import main, package_version
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out.strip()
+    assert out == f"varcap {package_version()} (code version {sweep.code_version()})"
+    assert package_version().count(".") == 2

@@ -58,11 +58,12 @@ def test_every_chapter_has_a_notebook_and_a_parameters_cell() -> None:
 def test_study_membership_and_workload_stats() -> None:
     from assets.reports import study_membership, workload_stats_frame
     from studies import reproduction as repro
+    from studies.thesis.scenarios import ch4_scenarios
 
     m = study_membership([repro.QUICK])
     ch4 = m.filter(pl.col("base_study") == "repro-thesis-ch4")
     assert set(ch4["study"]) == {"repro-thesis-ch4-quick"}
-    assert ch4.height == len({s.id for s in repro.ch4_scenarios(repro.QUICK).values()})
+    assert ch4.height == len({s.id for s in ch4_scenarios(repro.QUICK).values()})
     assert json.loads(ch4["key_json"][0])[-1] == ch4["replicate"][0]
     jobs = pl.DataFrame(
         {

@@ -15,6 +15,10 @@ from sim.workloads.generators import group_completion_times, harvest_jobs, nativ
 from studies import reproduction as repro
 from studies.catalogue import STUDIES, study
 from studies.scenarios import Scenario
+from studies.thesis.ias import _generic_cut
+from studies.thesis.scenarios import ch4_scenarios, ch6_scenarios, generic_scenarios
+from studies.zhang_chien.claims import _lww_vs_random, _range_decline
+from studies.zhang_chien.scenarios import ZC_MODELS, zc_scenarios
 
 
 def test_existing_ids_unchanged_and_warmup_changes_id() -> None:
@@ -140,7 +144,7 @@ def test_mean_ci_student_t() -> None:
 
 def test_headline_rows_bands_and_readings(monkeypatch: pytest.MonkeyPatch) -> None:
     pr = repro.QUICK
-    sc = repro.ch4_scenarios(pr)
+    sc = ch4_scenarios(pr)
     runs: repro.Runs = {}
     for k, s in sc.items():
         fixed = k[1] == "fixed"
@@ -181,8 +185,8 @@ def test_pool_capacity_is_one_machine_holding_every_core() -> None:
 
 def test_seed003_readings_and_range_decline(monkeypatch: pytest.MonkeyPatch) -> None:
     pr = repro.QUICK
-    sc = repro.zc_scenarios(pr)
-    assert {k[0] for k in sc if k[0] != "fixed"} == set(repro.ZC_MODELS)
+    sc = zc_scenarios(pr)
+    assert {k[0] for k in sc if k[0] != "fixed"} == set(ZC_MODELS)
     # pool readings use the pool capacity; fail readings the <rule>-fail termination
     s = sc[("pool-fail", "random", 0)]
     assert s.capacity["kind"] == "pool" and s.settings["termination"] == "random-fail"
@@ -191,19 +195,19 @@ def test_seed003_readings_and_range_decline(monkeypatch: pytest.MonkeyPatch) -> 
     runs: repro.Runs = {
         s.id: {"metrics": {"goodput": goodput[k[0] if k[0] == "fixed" else k[1]]}} for k, s in sc.items()
     }
-    out = repro._lww_vs_random(pr, runs)
-    assert list(out) == list(repro.ZC_MODELS) and out["pool-fail"] == pytest.approx([80.0] * pr.replicates)
-    dec = repro._range_decline(pr, runs)
+    out = _lww_vs_random(pr, runs)
+    assert list(out) == list(ZC_MODELS) and out["pool-fail"] == pytest.approx([80.0] * pr.replicates)
+    dec = _range_decline(pr, runs)
     assert next(iter(dec)) == "pool-fail:random" and dec["pool-fail:random"][0] == pytest.approx(50.0)
 
 
 def test_generic_headline_default_reading_first_and_evidence_on_miss() -> None:
     pr = repro.QUICK
-    sc = repro.generic_scenarios(pr)
+    sc = generic_scenarios(pr)
     runs: repro.Runs = {
         s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 40.0}} for k, s in sc.items()
     }
-    res = repro._generic_cut(pr, runs)
+    res = _generic_cut(pr, runs)
     assert next(iter(res)) == "default" and res["default"] == pytest.approx([60.0] * pr.replicates)
     assert all(k.startswith("pareto-") for k in list(res)[1:])
     h = next(x for x in repro.HEADLINES if x.id == "thesis-6.2-ias-cut-generic")
@@ -256,7 +260,7 @@ def test_table_6_2_trend_headline() -> None:
     assert spearman_critical(8) == pytest.approx(0.642857, abs=1e-6)  # the tabulated n = 8, α = 0.05 value
     assert h.band == pytest.approx((-1.0, -0.642857), abs=1e-6) and h.bounds == (-1.0, 1.0)
     pr = repro.QUICK
-    sc = repro.ch6_scenarios(pr)
+    sc = ch6_scenarios(pr)
 
     def runs_with(cut_of: dict[str, float]) -> repro.Runs:
         out: repro.Runs = {}
@@ -274,7 +278,7 @@ def test_table_6_2_trend_headline() -> None:
 
 
 def _zc_runs(goodput: dict[str, float], terminations: dict[str, float]) -> repro.Runs:
-    sc = repro.zc_scenarios(repro.QUICK)
+    sc = zc_scenarios(repro.QUICK)
     return {
         s.id: {
             "metrics": {
@@ -300,7 +304,7 @@ def test_degenerate_rows_are_flagged_not_in_band(monkeypatch: pytest.MonkeyPatch
     assert "77c8a6b" in row["reading_history"] and "after" in row["reading_history"]
     # an effect claim: a mean in the band whose interval includes no effect does not pass
     runs = _zc_runs(g, dict.fromkeys(g, 5.0))
-    sc = repro.zc_scenarios(repro.QUICK)
+    sc = zc_scenarios(repro.QUICK)
     for r, v in zip(range(3), (0.49, 0.52, 0.505), strict=True):  # LWW − Random: −2 %, +4 %, +1 %
         runs[sc[("pool-fail", "lww", r)].id]["metrics"] = {"goodput": v, "terminations": 5.0}
     row = repro.reproduction_rows(repro.QUICK, runs).row(0, named=True)

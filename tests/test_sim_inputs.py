@@ -24,7 +24,7 @@ def test_out_sim_inputs_keeps_the_borg_samples_core_time(
     from assets.sources import DATASETS
     from assets.warehouse import replace_table
     from sim import paths
-    from studies.scenarios import GRIDS
+    from studies.signals import GRIDS
 
     ds = DATASETS["borg2011_task_events"]
     files = [RawFile(paths.samples_dir() / r, r, ds.has_header, ds.columns) for r in ds.sample_files]

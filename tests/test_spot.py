@@ -123,8 +123,8 @@ def test_spot_real_study_shape() -> None:
     assert {s.settings["checkpoint_interval_s"] for s in ck} == {"300", "900", "1800", "3600", "7200"}
     assert len({s.id for s in sc}) == len(sc) == 252
     # the quick profile (`varcap run`): 7 days, the rate walk, no oracle, three intervals; keys name the runs
+    from studies.beyond_preemption import spot_scenarios
     from studies.claims import QUICK
-    from studies.spot import spot_scenarios
 
     quick = spot_scenarios(QUICK)
     assert len(study("spot-real-quick")) == len(quick) == 144

@@ -170,6 +170,7 @@ def home(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # a dask LocalCluster and a multiprocess sweep of the same study
 def test_sweep_multiprocess_then_dask_give_the_same_metrics(home: Path, monkeypatch) -> None:
     from distributed import LocalCluster
 

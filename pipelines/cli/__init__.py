@@ -91,8 +91,44 @@ __all__ = [
 ]
 
 
+def version_line() -> str:
+    """``varcap <package version> (code version <hash>)``: the package's version (``pyproject.toml``) and
+    the scenario cache key's code part (:func:`studies.code_version.code_version`, the hash of what decides a
+    simulation's result)."""
+    from studies.code_version import code_version
+
+    return f"varcap {package_version()} (code version {code_version()})"
+
+
+def package_version() -> str:
+    """The version in the checkout's ``pyproject.toml``, else the installed package's."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if pyproject.is_file():
+        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+    from importlib.metadata import version
+
+    return version("varcap")
+
+
+class _Version(argparse.Action):
+    """``--version``: print :func:`version_line` and exit (computed only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kw)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(version_line())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
+    ap.add_argument(
+        "--version", action=_Version, help="print the package version and the code version of cached runs, then exit"
+    )
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks (also VARCAP_DEBUG=1)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="materialize every asset (embedded samples by default)")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from studies.slacksched.claims import EXPLANATIONS, FIGURES, HEADLINES
 from studies.slacksched.scenarios import POLS_SS, ss_scenarios
+from studies.slacksched.sweeps import SWEEP_STUDIES
 
 STUDY_BUILDERS = {"repro-slacksched": ss_scenarios}
 
-__all__ = ["EXPLANATIONS", "FIGURES", "HEADLINES", "POLS_SS", "STUDY_BUILDERS", "ss_scenarios"]
+__all__ = ["EXPLANATIONS", "FIGURES", "HEADLINES", "POLS_SS", "STUDY_BUILDERS", "SWEEP_STUDIES", "ss_scenarios"]

@@ -217,7 +217,7 @@ def grid_capacity(grid: str):
     """The constant-carbon-budget capacity trace of ``grid`` over its April (mean 70 % of 1000 machines),
     from the exported sweep input ``grid_carbon.parquet`` (thesis §2.1.2)."""
     from sim.capacity.generators import budget_trace
-    from studies.scenarios import GRIDS
+    from studies.signals import GRIDS
     from studies.sweep import inputs_dir
 
     f = inputs_dir() / "grid_carbon.parquet"

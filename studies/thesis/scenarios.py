@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies.claims import Profile, seeds, walk
-from studies.scenarios import GRIDS, Scenario
+from studies.claims import Profile, seeds
+from studies.scenarios import Scenario, walk
+from studies.signals import GRIDS
 
 
 def ch4_scenarios(pr: Profile) -> dict[tuple, Scenario]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from studies.claims import Profile, seeds, walk
-from studies.scenarios import Scenario
+from studies.claims import Profile, seeds
+from studies.scenarios import Scenario, walk
 
 ZC_MODELS = {  # reading -> (capacity is a pool of cores?, killed jobs fail for good?)
     "pool-fail": (True, True),

@@ -1,9 +1,9 @@
-"""Issue #28: real preemption — public spot availability traces against matched random walks,
-checkpoint/restart, and IAS on pools with no stable floor.
+"""The beyond_preemption chapter's study: real preemption — public spot availability traces against
+matched random walks, checkpoint/restart, and IAS on pools with no stable floor.
 
 ``spot-real`` exists once per reproduction profile, like the reproduction studies (catalogue names
-``spot-real`` for ``full``, ``spot-real-quick``; :data:`STUDY_BUILDERS`, registered in
-:data:`studies.reproduction.CHAPTER_STUDY_BUILDERS`, so ``varcap run`` materializes the quick one and
+``spot-real`` for ``full``, ``spot-real-quick``; :data:`STUDY_BUILDERS`, listed in
+:mod:`studies.papers`, so ``varcap run`` materializes the quick one and
 ``varcap reproduce`` the full one, and the ``beyond_preemption`` chapter reads them from
 ``out_study_results``). ``full`` (252 distinct scenarios, ~16 CPU s of simulation, measured 2026-11-24):
 

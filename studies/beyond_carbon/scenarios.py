@@ -1,10 +1,6 @@
-"""Beyond the seeds (issue #27): carbon-aware deferral with as-of forecasts, and the carbon signal every
-run is accounted against.
+"""The beyond_carbon chapter's studies: carbon-aware deferral with as-of forecasts (the carbon signal every
+run is accounted against is generic: :mod:`studies.signals`).
 
-* :func:`signal_spec` / :func:`scenario_carbon` — the hourly intensity a scenario's run is handed
-  (``sim.simulate(..., carbon=…)``): its capacity's carbon signal (a ``carbon_budget``), or the series its
-  policy settings name (``grid``, ``signal``, as the ``defer`` policy takes them); None otherwise (energy is
-  still accounted, carbon is NaN).
 * ``carbon-defer`` (:func:`carbon_defer`) — grids × job length × slack × forecast method, ``defer`` on a
   fixed platform that every job fits (capacity constant at 100 %, so the saving is the deferral's alone),
   against ``ff`` on the same jobs. The sweep inputs hold each grid's month only, so the first
@@ -26,16 +22,11 @@ run is accounted against.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sim.capacity.kinds import get_kind
-from sim.capacity.trace import CapacitySpec
-from sim.energy import CarbonSignal
-from studies.scenarios import GRIDS, Scenario, scenario_signal
-
-if TYPE_CHECKING:
-    from studies.claims import Profile
+from studies.claims import Profile
+from studies.scenarios import Scenario
+from studies.signals import GRIDS
 
 METHODS = ("oracle", "persist24", "profile7d", "sarimax")
 SLACKS = ("2.0", "6.0")
@@ -44,25 +35,6 @@ SEEDS = (0, 1)
 QUICK_SEEDS = (0, 1, 2)
 WARMUP_DAYS = 7.0
 HORIZON_DAYS = 14.0
-
-
-def signal_spec(sc: Scenario) -> CapacitySpec | None:
-    """The carbon series a scenario's run is accounted against (a carbon_budget spec naming it), or None."""
-    spec = CapacitySpec.from_dict(sc.capacity)
-    if get_kind(spec.kind).signal == "carbon":
-        return spec
-    if sc.settings.get("grid") and sc.settings.get("signal"):
-        return CapacitySpec("carbon_budget", {"grid": sc.settings["grid"], "signal": sc.settings["signal"]})
-    return None
-
-
-def scenario_carbon(sc: Scenario, inputs: Path) -> CarbonSignal | None:
-    """The hourly intensity of :func:`signal_spec` from the exported sweep inputs (None: no series).
-    Raises like :func:`studies.scenarios.scenario_signal`."""
-    spec = signal_spec(sc)
-    if spec is None:
-        return None
-    return CarbonSignal(scenario_signal(spec, inputs), 0, f"{spec.get('grid')}:{spec.get('signal')}")
 
 
 def _scenario(grid: str, hours: str, policy: str, settings: dict[str, Any], seed: int) -> Scenario:
@@ -155,7 +127,7 @@ def _profiled(
     return build
 
 
-#: the beyond_carbon chapter's studies per profile, registered in ``studies.reproduction.CHAPTER_STUDY_BUILDERS``
+#: the beyond_carbon chapter's studies per profile, listed in :mod:`studies.papers`
 STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
     "carbon-defer": _profiled(carbon_defer, carbon_defer_quick),
     "carbon-ias-forecast": _profiled(carbon_ias_forecast, carbon_ias_forecast_quick),
