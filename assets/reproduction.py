@@ -189,7 +189,7 @@ def _as_current(other: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
     deps=["out_sim_inputs", *profile_study_deps(list(generalization_claims.STUDY_BUILDERS))],
     code_version="1",
     description="Per central claim and generated instance: both arms' results, decisive or why not, and "
-    "whether the claim holds (studies/generalization_claims.py); one partition per profile. The "
+    "whether the claim holds (studies/generalization_claims/); one partition per profile. The "
     "out_reproduction rows ending in -generalization are the share of decisive instances that hold.",
 )
 def out_reproduction_instances(

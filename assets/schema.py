@@ -634,7 +634,7 @@ ALL_TABLES[OUT_REPRODUCTION.name] = OUT_REPRODUCTION
 
 OUT_REPRODUCTION_INSTANCES = TableSchema(
     "out_reproduction_instances",
-    "The generalization rows' instances (`varcap reproduce`; studies/generalization_claims.py): per central "
+    "The generalization rows' instances (`varcap reproduce`; studies/generalization_claims/): per central "
     "claim and generated instance (drawn from one master seed, no study built around it) both arms' results, "
     "whether the pair is decisive (the policy faced the decision the claim is about) and whether the claim "
     "holds there. The `-generalization` rows of out_reproduction are the share of decisive instances that hold.",

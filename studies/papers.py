@@ -153,12 +153,15 @@ PAPERS: tuple[Paper, ...] = (
                 "stable floor; checkpoint/restart and the checkpoint interval against IAS without (spot-real).",
                 ("core_spot_availability", *_PROFILED), ("spot-real",)),
     )),
+    # each paper's central claim off its own instances: rows, no chapter of its own (the papers' chapters and
+    # the reproduction page show them)
+    Paper("generalization_claims", "", "Central claims on generated instances"),
 )  # fmt: skip
 
 #: The chapter that belongs to no paper: every headline of every paper next to varcap's.
 REPRODUCTION_CHAPTER = Chapter(
     "reproduction",
-    "Reproduction — every seed headline next to varcap's",
+    "Reproduction — every paper's headlines next to varcap's",
     "out_reproduction: paper value, varcap mean ± 95 % CI, acceptance band.",
     ("out_reproduction",),
 )

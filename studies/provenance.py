@@ -2,7 +2,7 @@
 warehouse written before a rename stays readable), the commit and time of a run of the table, and which
 anchors, bands and default readings were written before the runs and which changed after.
 
-Imports nothing of the paper packages: :mod:`studies.reproduction` and ``varcap docs`` pass the headlines in.
+Names no paper: the former ids are each paper's (``FORMER_IDS`` in its package, read through the registry).
 """
 
 from __future__ import annotations
@@ -14,32 +14,33 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-#: Headline ids before they named their paper and section (2026-11-27), old → new. A warehouse written
-#: before the rename has the old ids in ``out_reproduction.headline_id``; :func:`current_id` reads them.
-FORMER_IDS: dict[str, str] = {
-    "issue10-generic-ias-cut": "thesis-6.2-ias-cut-generic",
-    "issue24-ias-robustness": "thesis-6.2-ias-robustness-grid",
-    "seed001-targetasap-goodput-gain": "riskaware-6-targetasap-goodput-gain",
-    "seed001-packed-goodput-gain": "riskaware-6-packed-goodput-gain",
-    "seed002-slacksched-mean-jct-reduction": "slacksched-4.2-mean-jct-reduction",
-    "seed002-slacksched-p90-jct-reduction": "slacksched-4.2-p90-jct-reduction",
-    "seed003-lww-vs-random-goodput": "zhang-chien-5.3-lww-vs-random-goodput",
-    "seed003-range-0.6-goodput-decline": "zhang-chien-5.2-range-0.6-goodput-decline",
-    "seed004-cbs-energy-reduction": "harmony-9.2-cbs-energy-reduction",
-}
-#: the prefix of every headline id: the paper it tests
-ID_PREFIXES = ("thesis-", "riskaware-", "slacksched-", "zhang-chien-", "harmony-")
+
+@functools.cache
+def former_id_map() -> dict[str, str]:
+    """Headline ids before they named their paper and section (2026-11-27), old → new, as each paper's
+    package states them (``FORMER_IDS``): a warehouse written before the rename has the old ids in
+    ``out_reproduction.headline_id``; :func:`current_id` reads them."""
+    from studies.papers import PAPERS
+
+    return {old: new for p in PAPERS for old, new in getattr(p.module, "FORMER_IDS", {}).items()}
+
+
+def id_prefixes() -> tuple[str, ...]:
+    """The prefix of every headline id: the home it belongs to (``thesis-``, ``zhang-chien-``, …)."""
+    from studies.papers import PAPERS
+
+    return tuple(f"{p.package.replace('_', '-')}-" for p in PAPERS)
 
 
 def current_id(headline_id: str) -> str:
     """``headline_id`` under its current name (a reading's ``@<reading>`` suffix kept)."""
     base, at, reading = headline_id.partition("@")
-    return FORMER_IDS.get(base, base) + at + reading
+    return former_id_map().get(base, base) + at + reading
 
 
 def former_ids(headline_id: str) -> list[str]:
     """The names ``headline_id`` had before, oldest first (empty if never renamed)."""
-    return [old for old, new in FORMER_IDS.items() if new == headline_id]
+    return [old for old, new in former_id_map().items() if new == headline_id]
 
 
 @functools.cache

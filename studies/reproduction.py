@@ -47,7 +47,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from studies import generalization_claims
 from studies.claims import FULL, PROFILES, QUICK, Headline, MissingRuns, Profile, Runs
 from studies.papers import PAPERS
 from studies.scenarios import Scenario
@@ -81,8 +80,7 @@ __all__ = [
 
 #: The papers' profiled studies (the reproduction studies), in registry order (:data:`studies.papers.PAPERS`).
 STUDY_BUILDERS: dict[str, Callable[[Profile], dict[tuple, Scenario]]] = {
-    **{base: build for p in PAPERS if not p.beyond for base, build in p.study_builders.items()},
-    **generalization_claims.STUDY_BUILDERS,  # the central claims on generated instances
+    base: build for p in PAPERS if not p.beyond for base, build in p.study_builders.items()
 }
 
 #: Studies of the chapters beyond the papers (no headline reads them): like the reproduction studies, one
@@ -100,17 +98,11 @@ def study_builders() -> dict[str, Callable[[Profile], dict[tuple, Scenario]]]:
 
 #: Every headline in table order (the rows of ``out_reproduction`` and of ``varcap reproduce``'s table):
 #: each paper's rows together, in registry order.
-HEADLINES: list[Headline] = [
-    *(h for p in PAPERS for h in p.headlines),
-    *generalization_claims.HEADLINES,  # each paper's central claim off its own instances
-]
+HEADLINES: list[Headline] = [h for p in PAPERS for h in p.headlines]
 
 #: Explanations of rows outside their band: each names the cause and the run that isolates it (kept next
 #: to its headline in the paper's package; see the README's reproduction section).
-EXPLANATIONS: dict[str, str] = {
-    **{k: v for p in PAPERS for k, v in p.explanations.items()},
-    **generalization_claims.EXPLANATIONS,
-}
+EXPLANATIONS: dict[str, str] = {k: v for p in PAPERS for k, v in p.explanations.items()}
 
 #: Per report chapter (notebook name), the paper's numbers its charts show next to varcap's, as the
 #: report asset injects them (``paper = …``): the papers' own constants, never a second copy.

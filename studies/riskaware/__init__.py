@@ -10,4 +10,19 @@ from studies.riskaware.sweeps import SWEEP_STUDIES
 STUDY_BUILDERS = {"repro-riskaware": ra_scenarios}
 FIGURES: dict[str, dict] = {}
 
-__all__ = ["EXPLANATIONS", "FIGURES", "HEADLINES", "STUDY_BUILDERS", "SWEEP_STUDIES", "ra_scenarios"]
+
+#: this paper's headline ids before they named their section (2026-11-27), old → new
+FORMER_IDS = {
+    "seed001-targetasap-goodput-gain": "riskaware-6-targetasap-goodput-gain",
+    "seed001-packed-goodput-gain": "riskaware-6-packed-goodput-gain",
+}
+
+__all__ = [
+    "FORMER_IDS",
+    "EXPLANATIONS",
+    "FIGURES",
+    "HEADLINES",
+    "STUDY_BUILDERS",
+    "SWEEP_STUDIES",
+    "ra_scenarios",
+]
