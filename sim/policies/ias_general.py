@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from sim.bounds import Bound, bounded
 from sim.capacity.intervals import FIT_MODULES, IntervalModel, extract_intervals
 from sim.engine import H2_FLAG, H4_FLAG, PRED_IAS, Admission
 from sim.engine.admission import H2_BANDED_FLAG
@@ -54,6 +55,12 @@ MIN_EVENTS = 25  # observed interval ends for a machine's own survival curve (S.
 MEDIAN = 0.5
 
 
+@bounded(
+    aggressiveness=Bound(0.0, 1.0),
+    period_s=Bound(
+        0.0, 1e9, "seconds", lo_open=True, auto="the trace's change period", step_s=1.0, what="periods"
+    ),
+)
 @dataclass(frozen=True)
 class IASGeneralParams:
     placement: str = "any"  # any | h1 (IAS's strict partition)
@@ -108,6 +115,13 @@ class IASGeneral(Dispatched):
     name = "ias-general"
     Params = IASGeneralParams
     warm_imports = FIT_MODULES
+    description = (
+        "varcap's extension of IAS (not the thesis' algorithm): every job on every machine, always-on first; "
+        "a job starts where the machine's interval more likely outlives it than not; H2 on variable machines"
+    )
+    label = "IAS-general"
+    warm = True
+    auto_defaults = {"period_s": "the trace's change period, else inferred from its change times"}  # noqa: RUF012
 
     def admission(self, problem: Problem, p: IASGeneralParams) -> Admission:
         """The compiled admission rules of ``ias-general`` with ``p`` (ValueError as ``ias``'s H2 period

@@ -59,7 +59,10 @@ from sim.problem import Problem
 YARN_HEARTBEAT_S = 1.0
 
 
-@bounded(threshold=Bound(0.0, 1.0, "completion probability"))
+@bounded(
+    threshold=Bound(0.0, 1.0, "completion probability"),
+    heartbeat_s=Bound(0.1, 3600.0, "seconds", step_s=1.0, max_steps=3e6, what="heartbeats"),
+)
 @dataclass(frozen=True)
 class HeartbeatParams(SlackSchedParams):
     threshold: float = 0.7
@@ -75,8 +78,8 @@ class HeartbeatParams(SlackSchedParams):
             raise ValueError(f"scope must be 'job' or 'queue', not {self.scope!r}")
         if self.heartbeat not in ("interval", "event"):
             raise ValueError(f"heartbeat must be 'interval' or 'event', not {self.heartbeat!r}")
-        if not (0.001 <= self.heartbeat_s <= 3600.0):
-            raise ValueError(f"heartbeat_s must be in [0.001, 3600] s, not {self.heartbeat_s}")
+        if not (0.1 <= self.heartbeat_s <= 3600.0):
+            raise ValueError(f"heartbeat_s must be in [0.1, 3600] s, not {self.heartbeat_s}")
         if self.apps not in ("move-on", "first"):
             raise ValueError(f"apps must be 'move-on' or 'first', not {self.apps!r}")
 

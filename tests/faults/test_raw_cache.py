@@ -30,7 +30,9 @@ def client(tmp_path: Path, waits: list[float] | None = None, **kw) -> Downloader
 
 def test_close_delimited_body_cut_short_is_completed(http_server: FixtureServer, tmp_path: Path) -> None:
     """No Content-Length and the connection closed half-way: it used to be cached as complete."""
-    url = http_server.add("/p.csv", Route(CSV, "text/csv", no_length=True, cut_after=len(CSV) // 2))
+    url = http_server.add(
+        "/p.csv", Route(CSV, "text/csv", no_length=True, cut_after=len(CSV) // 2, etag='"v1"')
+    )
     res = client(tmp_path).fetch(url, "p.csv", expect="csv")
     assert res.path.read_bytes() == CSV and res.resumed
     assert json.loads(Path(str(res.path) + ".meta.json").read_text())["length_verified"] is True
@@ -49,9 +51,12 @@ def test_close_delimited_body_that_cannot_be_confirmed_is_refused(
 
 def test_206_from_the_wrong_offset_restarts_clean(http_server: FixtureServer, tmp_path: Path) -> None:
     """A 206 that restarts from byte 0 used to be appended to the part: a corrupt file."""
-    url = http_server.add("/r.csv", Route(CSV, "text/csv", range_from_zero=True))
+    url = http_server.add("/r.csv", Route(CSV, "text/csv", range_from_zero=True, etag='"v1"'))
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "r.csv.part").write_bytes(CSV[:1000])
+    (tmp_path / "cache" / "r.csv.part.json").write_text(
+        '{"validator": "\\"v1\\""}'
+    )  # resumable: its validator
     res = client(tmp_path).fetch(url, "r.csv", expect="csv")
     assert res.path.read_bytes() == CSV
     assert http_server.routes["/r.csv"].ranges == ["bytes=1000-", ""]
@@ -132,9 +137,10 @@ def test_modified_embedded_sample_is_a_clear_error(tmp_path: Path, monkeypatch: 
 def test_complete_leftover_part_is_kept(http_server: FixtureServer, tmp_path: Path) -> None:
     """A part that already holds the whole file (the run died before the rename) is confirmed by the
     server's 416 and kept, not downloaded again."""
-    url = http_server.add("/whole.csv", Route(CSV, "text/csv"))
+    url = http_server.add("/whole.csv", Route(CSV, "text/csv", etag='"v1"'))
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "whole.csv.part").write_bytes(CSV)
+    (tmp_path / "cache" / "whole.csv.part.json").write_text('{"validator": "\\"v1\\""}')
     res = client(tmp_path).fetch(url, "whole.csv", expect="csv")
     assert res.path.read_bytes() == CSV
     assert http_server.routes["/whole.csv"].ranges == [f"bytes={len(CSV)}-"]
