@@ -68,7 +68,8 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
 
     rows_of: dict[str, object] = {}
 
-    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600, study_results=None):
+    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600, study_results=None, provenance=None):
+        assert provenance is not None and provenance["chapter"] == nb_path.stem  # every page states its own
         seen[nb_path.stem] = params
         rows_of[nb_path.stem] = study_results
         fig = out_dir / "figures" / nb_path.stem / "fig01.png"
