@@ -148,7 +148,7 @@ def build_traces(conn, cfg: CapacityConfig) -> Iterator[tuple[str, str, Capacity
 
 
 def spot_traces(conn, machines: int) -> Iterator[tuple[str, str, CapacityTrace]]:
-    """Each trace of ``core_spot_availability`` (if built) scaled to ``machines`` (issue #28)."""
+    """Each trace of ``core_spot_availability`` (if built) scaled to ``machines``."""
     from sim.capacity.spot import scale
 
     have = conn.sql(

@@ -1,4 +1,4 @@
-"""``core_grid_forecast``: as-of forecasts of the grids' carbon intensity (issue #27) and WattTime's issued
+"""``core_grid_forecast``: as-of forecasts of the grids' carbon intensity and WattTime's issued
 CAISO_NORTH forecasts; forecast error per horizon in the metadata. All computation is in :mod:`sim.forecast`
 (the same code the ``defer`` policy forecasts with) and :mod:`analysis.forecast`."""
 

@@ -95,7 +95,7 @@ TS_OUT_OF_RANGE = "ts_utc < TIMESTAMPTZ '2000-01-01 00:00:00+00' OR ts_utc > now
 #: Net generation is output minus the plants' own use; at night a solar fleet draws station power and
 #: EIA-930 reports it slightly negative. Down to this bound the value is kept as reported (it is net
 #: generation; every intensity counts it as 0); below it, the hour is a misreport and blocks the table
-#: (issue #26: -5000 MWh of gas used to pass). WAT and OTH (pumped storage, batteries) may go lower.
+#: (-5000 MWh of gas used to pass). WAT and OTH (pumped storage, batteries) may go lower.
 #: A chosen bound, not a fitted one: well above a fleet's station use, far below a real misreport.
 NEGATIVE_GENERATION_TOLERANCE_MWH = 100.0
 
@@ -281,7 +281,7 @@ RAW_FILES = TableSchema(
 
 CORE_SPOT_AVAILABILITY = TableSchema(
     "core_spot_availability",
-    "Public spot-instance availability traces (skypilot-org/spot-traces, issue #28): instances of a pool "
+    "Public spot-instance availability traces (skypilot-org/spot-traces): instances of a pool "
     "available at each tick.",
     (
         Col("trace", "VARCHAR", "-", "varcap trace name, e.g. us-west-2a_v100_16", False),
@@ -489,7 +489,7 @@ OUT_SIM_RESULTS = TableSchema(
         Col("seed", "BIGINT", "-", "scenario seed", False),
         # the metric columns: one per entry of sim.metrics.METRICS (the one list of metrics)
         *(Col(m.name, "BIGINT" if m.kind is int else "DOUBLE", m.unit, m.description) for m in METRICS),
-        *(Col(m.name, "DOUBLE", m.unit, m.description) for m in CARBON_METRICS),  # sim/energy.py (#27)
+        *(Col(m.name, "DOUBLE", m.unit, m.description) for m in CARBON_METRICS),  # sim/energy.py
         Col("wall_s", "DOUBLE", "s", "simulation wall time of the run that produced the row", False),
         Col("code_version", "VARCHAR", "-", "hash of the simulator and catalogue sources", False),
         Col("inputs_version", "VARCHAR", "-", "data version of out_sim_inputs used", False),
@@ -809,7 +809,7 @@ ALL_TABLES.update(HARMONY_TABLES)
 # ---------------------------------------------------------------------------------- grid forecasts
 GRID_FORECAST = TableSchema(
     "core_grid_forecast",
-    "As-of forecasts of grid signals (issue #27): per grid, method and issue instant, the value forecast "
+    "As-of forecasts of grid signals: per grid, method and issue instant, the value forecast "
     "for each target interval. Every method but `oracle` reads only values whose interval had ended by "
     "`issued_at` (sim/forecast.py); `issued` rows are a real issued archive (WattTime CAISO_NORTH).",
     (

@@ -1,4 +1,4 @@
-"""Spot availability traces (issue #28): ``core_spot_availability`` from ``raw_spot_availability``.
+"""Spot availability traces: ``core_spot_availability`` from ``raw_spot_availability``.
 
 The raw asset (generated from :data:`assets.sources.DATASETS`) registers the embedded sample
 (``data/samples/spot/*.parquet``: ``tick``, ``available``) or downloads the upstream JSONs
@@ -86,7 +86,7 @@ def build_spot(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFrame]
     kinds={"duckdb", "polars"},
     deps=["raw_files", "raw_spot_availability"],
     code_version="1",
-    description="Spot availability per trace and tick (AWS 16-node V100 pools, 300 s ticks; issue #28).",
+    description="Spot availability per trace and tick (AWS 16-node V100 pools, 300 s ticks).",
 )
 def core_spot_availability(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
     t0 = time.perf_counter()

@@ -282,7 +282,7 @@ def _print_overhead(workers: int) -> None:
     )
 
 
-#: issue #25: what the Dagster runner may cost per scenario over a plain process pool
+#: what the Dagster runner may cost per scenario over a plain process pool
 OVERHEAD_TARGET_S = 0.2
 
 

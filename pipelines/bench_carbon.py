@@ -1,4 +1,4 @@
-"""What carbon accounting (issue #27, :mod:`sim.energy`) adds to a Borg-scale First-Fit run:
+"""What carbon accounting (:mod:`sim.energy`) adds to a Borg-scale First-Fit run:
 ``python -m pipelines.bench_carbon [--repeats N]``.
 
 The Borg-scale case of :mod:`sim.bench` (600,000 resampled borg2011 jobs, 200 machines × 24 cores, 7 days,

@@ -1,4 +1,4 @@
-"""What keeps the CLI honest when things go wrong (issue #15): one clear line per error, read-only
+"""What keeps the CLI honest when things go wrong: one clear line per error, read-only
 warehouse access that waits briefly for a writer, outputs written atomically, and Dagster pool slots
 that a dead run can no longer hold.
 

@@ -133,7 +133,7 @@ def simulate(
     checkpoint, settings = split_settings(settings)  # any policy: checkpoint/restart settings
     problem = Problem.build(jobs_df, platform, cap, horizon_s, False, check_invariants, checkpoint)
     # the problem holds what the run needs: a caller that handed its frame over (``varcap simulate``) frees
-    # its columns for the run (issue #30: the Borg-scale peak RSS)
+    # its columns for the run (the Borg-scale peak RSS)
     del jobs, jobs_df
     if carbon is not None:
         problem = replace(problem, carbon=carbon)

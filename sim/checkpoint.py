@@ -1,4 +1,4 @@
-"""Checkpoint/restart, one model for both engines (issue #28; thesis §4.4.2, eqs. 4.2–4.3).
+"""Checkpoint/restart, one model for both engines (thesis §4.4.2, eqs. 4.2–4.3).
 
 Settings any policy accepts (``--set KEY=VALUE``, a scenario's ``settings``), all seconds, default 0 (off);
 a jobs frame may carry them as optional columns of the same names, a job's value (where not null)

@@ -1,4 +1,4 @@
-"""Per-attempt energy and carbon (issue #27), computed from a run's attempt log and capacity steps after the
+"""Per-attempt energy and carbon, computed from a run's attempt log and capacity steps after the
 run — no engine changes, for every policy.
 
 **Power model** (:class:`PowerModel`): a machine draws ``idle_w + (busy_w − idle_w) × u`` with ``u`` the

@@ -194,7 +194,7 @@ def run_first_fit(
 
     ``admission`` arrays are given in input row order; they are reordered for the engine here."""
     o = problem.order
-    # jobs already in submit order (the usual case): the arrays themselves, not copies (issue #30: the
+    # jobs already in submit order (the usual case): the arrays themselves, not copies (the
     # copies were ~25 MB of the Borg-scale run's peak), and outputs are not permuted back
     srt = in_submit_order(o)
     if admission is not None:

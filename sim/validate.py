@@ -174,7 +174,7 @@ def check_jobs(
                     f"{where(i)}: memory_gb must not be more than {float(memory_gb):g} GB (one machine; "
                     f"the job could never run) (got {jobs['memory_gb'][i]})"
                 )
-    from sim.checkpoint import KEYS as CHECKPOINT_COLUMNS  # optional per-job settings (issue #28)
+    from sim.checkpoint import KEYS as CHECKPOINT_COLUMNS  # optional per-job settings
 
     for col in (c for c in CHECKPOINT_COLUMNS if c in jobs.columns):
         v = _numeric(jobs, col, where)

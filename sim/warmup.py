@@ -26,7 +26,7 @@ from collections.abc import Callable
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
-# (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s; issue #30)
+# (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
 
 

@@ -41,7 +41,7 @@ class Profile:
     ra_mra: tuple[int, ...]
     gen_alphas: tuple[float, ...] = (1.1, 1.5, 2.0)
     gen_xms: tuple[float, ...] = (300.0, 3600.0)
-    # ias-robustness (issue #24): Pareto α, offered loads (of the mean capacity), platform and horizon
+    # ias-robustness: Pareto α, offered loads (of the mean capacity), platform and horizon
     rob_alphas: tuple[float, ...] = (1.1, 1.5, 2.0, 2.5)
     rob_loads: tuple[float, ...] = (0.5, 0.7, 0.9)
     rob_machines: int = 40

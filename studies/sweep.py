@@ -230,7 +230,7 @@ def run_scenario(sc: Scenario, inputs: Path | None = None, out: Path | None = No
     window = {"window_start_s": sc.window_start_s} if sc.warmup_days else {}
     # a pool capacity (paper 003's resource level) is one machine holding the whole platform's cores
     n_sim, c_sim = simulated_platform(sc, machines)
-    carbon = scenario_carbon(sc, inputs)  # energy and carbon of every run (issue #27), NaN carbon without one
+    carbon = scenario_carbon(sc, inputs)  # energy and carbon of every run, NaN carbon without one
     r = simulate(jobs, cap, n_sim, c_sim, sc.horizon_s, sc.policy, dict(sc.settings), seed=sc.seed,
                  carbon=carbon, energy=True, **window)  # fmt: skip
     # carbon metrics without a value (no signal, no slack) are stored as null, not NaN (NaN ≠ NaN)
@@ -284,7 +284,7 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
                 "horizon_s": float(p["horizon_days"]) * DAY,
                 "seed": int(p["seed"]),
                 **{k: r["metrics"][k] for k in METRIC_NAMES},
-                **{k: r["metrics"].get(k) for k in CARBON_METRIC_NAMES},  # None in runs before #27
+                **{k: r["metrics"].get(k) for k in CARBON_METRIC_NAMES},  # None in runs recorded before carbon accounting
                 "wall_s": float(r["wall_s"]),
                 "code_version": r["code_version"],
                 "inputs_version": r["inputs_version"],

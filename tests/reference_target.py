@@ -1,4 +1,4 @@
-"""The plain Target* implementation (issue #11's starting point), kept as the reference the indexed
+"""The plain Target* implementation (starting point), kept as the reference the indexed
 :mod:`sim.policies.target` is held to: every pending job is re-planned with numpy ``earliest_start`` on each
 machine event. Slow (≈200 jobs/s); tests only."""
 

@@ -1,5 +1,5 @@
 """``python -m sim.bench scale`` measures ``varcap simulate`` as a user runs it and writes its own table
-(issue #30, item 4): the child's own CPU and peak RSS, and the generated table between the doc's markers."""
+: the child's own CPU and peak RSS, and the generated table between the doc's markers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checkpoint/restart (issue #28): thesis eqs. 4.2–4.3 on hand-computed cases, in both engines."""
+"""Checkpoint/restart: thesis eqs. 4.2–4.3 on hand-computed cases, in both engines."""
 
 from __future__ import annotations
 

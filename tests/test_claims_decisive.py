@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from studies import reproduction as repro
+from studies import thesis
 from studies.claims import CUT_BOUNDS, Headline, Profile, Runs
 
 H = 3600.0
@@ -208,13 +209,13 @@ def test_each_reading_is_judged_on_its_own_runs(monkeypatch: pytest.MonkeyPatch)
     from studies.thesis import ias
 
     pr = repro.QUICK
-    sc = repro.generic_scenarios(pr)
+    sc = thesis.generic_scenarios(pr)
     runs: Runs = {s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 0.0}} for k, s in sc.items()}
     # the default instance (5-minute minimum) is degenerate; the 1-hour one is decisive
     monkeypatch.setattr(
         ias, "ias_decision", lambda runs, f, i: "H2 protects every one" if i.workload.endswith("-300") else ""
     )
-    h = next(x for x in repro.HEADLINES if x.id == "issue10-generic-ias-cut")
+    h = next(x for x in repro.HEADLINES if x.id == "thesis-6.2-ias-cut-generic")
     monkeypatch.setattr(repro, "HEADLINES", [h])
     by = {r["reading"]: r for r in repro.reproduction_rows(pr, runs).iter_rows(named=True)}
     assert by["default"]["verdict"] == "not tested" and by["default"]["n_degenerate"] == pr.replicates

@@ -242,7 +242,7 @@ def test_inline_commands_name_real_subcommands_and_options() -> None:
             bad.append(f"{page}: `{span}`: {e}")
     # `varcap X …` wherever it stands in a code span (also inside quoted messages), up to the next `varcap`
     for page, span in [(p, s) for p in PAGES for s in re.findall(r"`([^`]+)`", prose(p))]:
-        for part in re.split(r"(?=\bvarcap )", span)[1:]:
+        for part in re.split(r"(?=\bvarcap)", span)[1:]:
             words = re.sub(r"[()`,;]", " ", part).split()
             if len(words) < 2 or not re.fullmatch(r"[a-z][\w-]*", words[1]):
                 continue

@@ -1,4 +1,4 @@
-"""Per-attempt energy and carbon (sim/energy.py) and the ``defer`` policy (issue #27)."""
+"""Per-attempt energy and carbon (sim/energy.py) and the ``defer`` policy."""
 
 from __future__ import annotations
 

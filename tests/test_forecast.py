@@ -1,4 +1,4 @@
-"""As-of forecasts (issue #27): no method but the oracle reads an hour that had not ended at its issue;
+"""As-of forecasts: no method but the oracle reads an hour that had not ended at its issue;
 the deferral rule; the core_grid_forecast asset on the samples."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Golden results: every policy on small seeded scenarios reproduces the metrics and per-job outcomes
 recorded in ``tests/golden_sim.json`` exactly (bit for bit). The file was written by the engines before the
-one-core refactor (issue #11); regenerate it only for an intended change of results:
+one-core refactor; regenerate it only for an intended change of results:
 ``python -m tests.test_golden --write``."""
 
 from __future__ import annotations

@@ -334,7 +334,7 @@ def test_fifo_per_class_and_priority_order():
     assert st[1] == 400.0 and st[2] == 400.0
 
 
-# ------------------------------------------------------------------------------ issue #29: Harmony model
+# ------------------------------------------------------------------------------ : Harmony model
 def test_short_class_service_time_is_time_held_in_a_short_container(small):
     jobs, tc = small
     cpu, mem, pr = (jobs[c].to_numpy() for c in ("cpu", "mem", "priority"))

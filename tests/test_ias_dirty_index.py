@@ -1,4 +1,4 @@
-"""Issue #30: the dirty pass's (cores, duration) index over queued H2/H4-class jobs
+""": the dirty pass's (cores, duration) index over queued H2/H4-class jobs
 (sim.engine.queue._qx_new): its answers equal a scan of the queued jobs, through appends, starts and a
 compaction (every position moved)."""
 

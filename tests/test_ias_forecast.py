@@ -1,4 +1,4 @@
-"""``ias-forecast`` (issue #27 item 2): forecast-predicted machine-interval ends inside IAS."""
+"""``ias-forecast`` (item 2): forecast-predicted machine-interval ends inside IAS."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_predicted_ends_and_confidence_by_hand() -> None:
     alive = np.array([2.0, 2.0, 1.0, 1.0, 2.0, 2.0])
     good = np.array([[2.0, 2.0, 1.0], [2.0, 1.0, 1.0], [1.0, 1.0, 2.0], [1.0, 2.0, 2.0]] + [[2.0] * 3] * 2)
     ok, rate = confidence_mask(alive, good, 1, 0.9, 168)
-    # issue 0 is scored at hour 3 (its horizon ends then): machine 1 predicted off at 2 h, actual 2 h
+    # the forecast issued at hour 0 is scored at hour 3 (its horizon ends then): machine 1 predicted off at 2 h, actual 2 h
     assert np.isnan(rate[:3]).all() and rate[3] == 1.0 and ok[3] and not ok[:3].any()
     late = good.copy()
     late[0] = [2.0, 2.0, 2.0]  # predicted on through the horizon, actually off at 2 h: an overshoot

@@ -1,4 +1,4 @@
-"""Issue #30: the H4-class frontier (sim.engine.queue._front_build) prunes IAS's full queue passes without
+""": the H4-class frontier (sim.engine.queue._front_build) prunes IAS's full queue passes without
 changing a decision: the same schedules with and without it, and as the naive full rescan."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #24's study set-up: IAS readings in the ch. 6 study, the ias-robustness grid and its headline,
+"""study set-up: IAS readings in the ch. 6 study, the ias-robustness grid and its headline,
 H1's pool evidence, and seed 003's platform sized from the work inside the horizon."""
 
 from __future__ import annotations

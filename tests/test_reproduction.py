@@ -220,7 +220,7 @@ def test_generic_headline_default_reading_first_and_evidence_on_miss() -> None:
 def test_intervals_never_leave_the_possible_range() -> None:
     from studies.claims import CUT_BOUNDS, R_BOUNDS
 
-    # a cut near 100 % with spread: Student t would pass 100 (issue #25: "86.8 [62.8, 111]")
+    # a cut near 100 % with spread: Student t would pass 100 ("86.8 [62.8, 111]")
     cuts = [70.0, 92.0, 98.5]
     m, lo, hi = repro.mean_ci(cuts)
     assert hi > 100.0  # the unbounded interval does leave the range

@@ -1,4 +1,4 @@
-"""The Borg-scale memory cuts (issue #30) change no decision: jobs already in submit order reach the kernel
+"""The Borg-scale memory cuts change no decision: jobs already in submit order reach the kernel
 as the problem's own arrays (no reordered copies) and give the same per-job results as the same jobs in
 another row order, which takes the copying path."""
 

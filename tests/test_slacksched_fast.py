@@ -1,4 +1,4 @@
-"""Waiting SlackSched's fast pass (issue #29's speed criterion) makes exactly the choices of the plain compiled
+"""Waiting SlackSched's fast pass (speed criterion) makes exactly the choices of the plain compiled
 pass and of the Python placement: the bucket index counts like ``np.searchsorted``, the ordered, bounded
 node search finds the same node."""
 

@@ -1,4 +1,4 @@
-"""Spot availability traces (issue #28): sample, remote download, core normalization, capacity kind,
+"""Spot availability traces: sample, remote download, core normalization, capacity kind,
 IAS without a stable floor, and the spot-real study."""
 
 from __future__ import annotations

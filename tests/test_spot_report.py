@@ -1,4 +1,4 @@
-"""The ``beyond_preemption`` chapter (issue #28) as a report asset: partitioned by profile, each partition
+"""The ``beyond_preemption`` chapter as a report asset: partitioned by profile, each partition
 standing on its own profile's ``spot-real`` study partitions, which ``varcap run`` (quick) and ``varcap
 reproduce`` (full) materialize."""
 

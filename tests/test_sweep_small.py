@@ -1,6 +1,6 @@
 """A sweep whose uncached work is a few tiny scenarios simulates them in its own process: starting pool
 workers (a Python each, importing the simulator, loading the compiled kernel and statsmodels) cost more
-than the work (issue #30: a fresh clone's first smoke sweep, 11.3 CPU s on 2 workers, 8.9 in process)."""
+than the work (a fresh clone's first smoke sweep, 11.3 CPU s on 2 workers, 8.9 in process)."""
 
 from __future__ import annotations
 

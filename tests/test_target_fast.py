@@ -234,7 +234,7 @@ def _packed_choice(fast: bool | None, s_plus: float) -> int:
 def test_packed_plans_a_waiting_job_at_the_packs_earliest_start() -> None:
     """§4.5: the target is the pack. A job no machine can start now, whose stretch stays within S⁺, is
     planned on the pack machine that frees first (7, at 300 s), not on the pack's first machine (5, at
-    900 s), which left the pack's other machines idle while jobs waited (issue #29). With S⁺ = 1 the
+    900 s), which left the pack's other machines idle while jobs waited. With S⁺ = 1 the
     stretch test fails and the earliest start within D⁺ wins: the same machine."""
     for fast in (True, False, None):
         assert _packed_choice(fast, 1e9) == 7, fast

@@ -1,4 +1,4 @@
-"""Target*'s compiled plans against the plain Python reference (issue #30): earliest starts on long plans
+"""Target*'s compiled plans against the plain Python reference: earliest starts on long plans
 (hundreds of breakpoints) equal the reference's, and whole runs under overload with frequent capacity
 drops, where every re-allocation's near-machine scans resume at hints, make the reference's decisions job
 for job."""

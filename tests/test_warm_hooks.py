@@ -1,4 +1,4 @@
-"""`varcap warm` also compiles Target*'s own numba functions (issue #30: Borg-scale target-stretch run first
+"""`varcap warm` also compiles Target*'s own numba functions (Borg-scale target-stretch run first
 after `varcap warm` compiled them, ~12 CPU s and 140 MB of peak RSS more than target-asap run after it)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A fresh checkout compiles the engine once, whatever Python's bytecode setting (issue #30, item 3).
+"""A fresh checkout compiles the engine once, whatever Python's bytecode setting.
 
 Before the fix, ``_jit._invalidate_stale_cache`` stamped the cache directory with the sources' hash only if
 the directory existed; with ``PYTHONDONTWRITEBYTECODE=1`` (or ``python -B``, as sweep workers run) a fresh

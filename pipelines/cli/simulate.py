@@ -260,7 +260,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         ensure_warm(console.print)
     t0 = time.perf_counter()
     n_jobs, handed = jobs.height, [jobs]
-    del jobs  # handed over: simulate drops the frame once its arrays are built (peak RSS, issue #30)
+    del jobs  # handed over: simulate drops the frame once its arrays are built (peak RSS)
     disarm = start_watchdog(args.timeout, f"simulate ({n_jobs:,} jobs, {args.policy})")
     try:
         with console.status(f"simulating {n_jobs:,} jobs with {args.policy} …"), warnings.catch_warnings():

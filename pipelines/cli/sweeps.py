@@ -62,7 +62,7 @@ def local_sweep_job(study_name: str):
 #: uncached work (machine-days, every scenario with its machines given) that ``varcap sweep`` simulates in
 #: its own process rather than on pool workers: each worker is a fresh Python importing the simulator and
 #: loading the compiled kernel (and statsmodels for IAS), ~1.2 CPU s, while the smoke study's four
-#: 40-machine, 3-day scenarios (480 machine-days) simulate in ~0.2 s each (issue #30: a fresh clone's first
+#: 40-machine, 3-day scenarios (480 machine-days) simulate in ~0.2 s each (a fresh clone's first
 #: smoke sweep took 11.3 CPU s on 2 workers, 8.9 in process, the cached one 5.3-5.6)
 IN_PROCESS_MACHINE_DAYS = 1_000.0
 
@@ -140,7 +140,7 @@ def materialize_studies(
         from sim.warmup import ensure_warm
 
         ensure_warm(console.print)
-        if small_work(todo):  # a few tiny scenarios: simulated here, no worker start-up (issue #30)
+        if small_work(todo):  # a few tiny scenarios: simulated here, no worker start-up
             workers = 1
         sweep.start_pool(workers, todo)  # they import the simulator (and its needs) while Dagster loads
     box: dict = {"success": True, "events": []}

@@ -9,10 +9,10 @@
 Prints wall time, events/s and peak RSS. The warehouse must exist (``make run``); this dev tool reads it
 read-only, the simulator itself never touches DuckDB.
 
-``python -m sim.bench targets`` runs each target of issue #11 in a fresh process (so peak RSS is its own)
+``python -m sim.bench targets`` runs each scale target in a fresh process (so peak RSS is its own)
 and prints one table: target, measured figure (wall and CPU seconds: the machine is shared), limit, met.
 
-``python -m sim.bench ias-ratio`` prints FF's and IAS's CPU seconds in process and their ratio on issue #30's
+``python -m sim.bench ias-ratio`` prints FF's and IAS's CPU seconds in process and their ratio on's
 instance (1,000 machines × 24 cores, 30 days, 868,000 Borg-resampled jobs; uniform and random-walk capacity).
 
 ``python -m sim.bench ias-scaling`` times IAS's heuristics (``ias-h1`` under both H1 threshold readings, full
@@ -22,7 +22,7 @@ superlinear queue scan shows as CPU time per machine that grows with the size.
 ``python -m sim.bench checkpoint`` times First-Fit at Borg scale with checkpointing
 (``checkpoint_interval_s`` 1800, overhead 30 s, restart 60 s; also an interval no job reaches, and per-job
 columns) against First-Fit without, best of three each, CPU seconds and peak RSS, in one process (issue
-#28's target: within 1.2×).
+the target: within 1.2×).
 
 ``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
 a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
@@ -232,7 +232,7 @@ def ias_scaling(sizes: list[int], days: float = 30.0) -> None:
 def ias_ratio_case(
     n: int = 868_000, machines: int = 1000, days: float = 30.0, capacity: str = "uniform"
 ) -> tuple[pl.DataFrame, object, float]:
-    """Issue #30's IAS instance: ``n`` Borg-resampled jobs (the finished borg2011 runs' (duration, cores),
+    """The IAS scale instance: ``n`` Borg-resampled jobs (the finished borg2011 runs' (duration, cores),
     Poisson arrivals, durations scaled to 80 % of the mean capacity) on ``machines`` × 24 cores for ``days``;
     capacity ``uniform`` (seed 003's uniform draw in [0.4, 1.0] of the machines each hour, seed 0: whole
     blocks of machines turn on together, the hard case) or ``walk`` (random walk, 1 change/h, step 0.15);
@@ -251,7 +251,7 @@ def ias_ratio_case(
 def ias_ratio(n: int = 868_000, machines: int = 1000, days: float = 30.0, repeat: int = 1) -> dict:
     """FF and IAS CPU seconds in this process on :func:`ias_ratio_case` under both capacities (after a
     small warm-up run of each, so compilation or the cache load is not counted; best of ``repeat``) and
-    their ratio (issue #30's target: ≤ 2)."""
+    their ratio (the target: ≤ 2)."""
     import os
 
     out: dict = {}
@@ -355,7 +355,7 @@ def _measure(case_name: str, policy: str) -> dict:
 
 
 def targets(only: list[str] | None = None) -> None:
-    """Issue #11's targets, one fresh process per measurement."""
+    """The scale targets, one fresh process per measurement."""
     rows = []
     want = set(only or ["ff", "target-asap", "packed-target-asap", "slacksched-nodelay", "ias"])
     ff = _measure("borg", "ff") if want & {"ff", "rss"} else None
@@ -545,7 +545,7 @@ def scale(
 
     rows = []
     # as after `make install`: every compiled path cached first (`varcap warm`), so no row pays for
-    # compiling (a Target* row first after an edit compiled its hooks: ~12 CPU s, +140 MB; issue #30)
+    # compiling (a Target* row first after an edit compiled its hooks: ~12 CPU s, +140 MB)
     subprocess.run([sys.executable, "-m", "pipelines.cli", "warm"], check=True, stdout=subprocess.DEVNULL)
     load = os.getloadavg()[0]
     for n in sizes:

@@ -1,4 +1,4 @@
-"""Public spot-instance availability traces as capacity (issue #28).
+"""Public spot-instance availability traces as capacity.
 
 The traces are skypilot-org/spot-traces' AWS 16-node V100 availability traces (NSDI'24 "Can't Be Late"):
 the number of 16 requested ``p3.2xlarge`` spot instances available at each 300 s tick. Three are embedded
@@ -214,7 +214,7 @@ WALK_READINGS = ("rate", "shape")
 
 def matched_walk(name: str, seed: int = 0, reading: str = "rate") -> dict[str, Any]:
     """The random-walk capacity dict matched to trace ``name``. ``rate``: its mean and change rate, the
-    thesis walk's step (0.15) and range (0.6) otherwise (issue #28's comparison); ``shape``: also its mean
+    thesis walk's step (0.15) and range (0.6) otherwise (the spot-trace comparison); ``shape``: also its mean
     |step| and the widest range symmetric about the mean that fits [0, 1] (the walk is symmetric).
     ValueError for another reading."""
     if reading not in WALK_READINGS:

@@ -666,7 +666,7 @@ def _kernel(
     ts_n = 0
     killed = np.empty(n, np.int64)
     # room for two attempts a job: np.empty's untouched pages take no memory, and a log that doubled
-    # late in the run held the old and the new copy at once (the run's peak RSS; issue #30)
+    # late in the run held the old and the new copy at once (the run's peak RSS)
     alog = np.empty((2 * n + 16, LOG_COLUMNS))
     an = 0
 

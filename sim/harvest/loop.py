@@ -2,7 +2,7 @@
 event loop.
 
 :class:`sim.engine.loop.Loop` with :class:`sim.harvest.cluster.Cluster`'s hooks costs ~22–25 µs CPU per job in the
-interpreter (issue #30). :func:`harvest_run` runs the same loop over array state — an array event heap keyed
+interpreter. :func:`harvest_run` runs the same loop over array state — an array event heap keyed
 ``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
 min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
 exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job

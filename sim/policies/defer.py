@@ -1,4 +1,4 @@
-"""``defer``: carbon-aware deferral with deadlines (issue #27).
+"""``defer``: carbon-aware deferral with deadlines.
 
 Every job may finish as late as ``submit + slack × duration``. At its submit time the policy reads the
 ``method`` forecast of the grid's intensity issued at the start of that hour (:mod:`sim.forecast`: an

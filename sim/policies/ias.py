@@ -26,7 +26,7 @@ combination by name: ``ias-h1``, ``ias-h2``, ``ias-h3``, ``ias-h4``, ``ias-h1+h3
   reading's monotone bound; under ``literal`` a job is re-tried at the events that touch a machine (a
   completion, a capacity change, a survival knot crossing of its uptime) and at each period boundary.
 
-No stable floor (issue #28: spot pools are at zero machines half the time, so ``lb = 0`` and H1's stable
+No stable floor (spot pools are at zero machines half the time, so ``lb = 0`` and H1's stable
 pool is empty): ``no_floor=h1`` (default) keeps H1 as written — big jobs may only run on the empty pool,
 so they never run; ``no_floor=drop-h1`` drops H1 when its pool is empty and judges every job by the other
 heuristics (``ias`` becomes H2 + H4).
@@ -89,7 +89,7 @@ class IASParams:
     survival_pool: str = "auto"  # auto | variable | all
     h1_threshold: str = "fit"  # fit | p90 (used when long_job_thresh < 0)
     h4_reading: str = "text"  # text: S(u+d)/S(u) >= 1 - A | literal: Algorithm 5's S(u+d)/S(u) < A
-    no_floor: str = "h1"  # h1 | drop-h1: without H1 when its stable pool is empty (issue #28)
+    no_floor: str = "h1"  # h1 | drop-h1: without H1 when its stable pool is empty
 
     def __post_init__(self) -> None:
         if self.h1_threshold not in ("fit", "p90"):

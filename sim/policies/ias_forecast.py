@@ -1,5 +1,5 @@
 """``ias-forecast``: the Interval-Aware Scheduler with machine-interval ends predicted from an as-of forecast
-of the grid signal (issue #27, item 2).
+of the grid signal.
 
 A carbon-budget capacity (:func:`sim.capacity.generators.budget_trace`) is a rule: in hour ``h``,
 ``rint(clip(B / y[h], floor, 1) × machines)`` machines are on, the lowest indices first (LIFO). Applied to

@@ -19,7 +19,7 @@ First-Fit there is one planned queue per machine: a job assigned to a machine ge
   ``packed-target-asap``: as target-asap, with the target rounded to the nearest multiple of ``pack``
   (5) and the pack's machines tried in ascending order before the others; the pack is the target (§4.5),
   so the S⁺ test and the plan on the target use the pack machine with the earliest start (ties: the lower
-  index), not the pack's first machine (which left the others idle while jobs waited: issue #29).
+  index), not the pack's first machine (which left the others idle while jobs waited:).
 * Completion: plans already hold the next starts; ``M_use`` and ``S⁺`` are updated.
 * Machine added: if ``M_use`` equalled the machines alive before and ``U > 0.95``, ``M_use`` grows and all
   planned-but-not-started jobs are re-allocated in ascending release order, as new arrivals.
@@ -831,7 +831,7 @@ def _machine_jobs(lo, hi, head, nxt):
 
 
 # ------------------------------------------------------------------------- the whole loop, compiled
-# :meth:`sim.engine.loop.Loop.run` with the hooks below, in one numba function (issue #30): the Python loop spent
+# :meth:`sim.engine.loop.Loop.run` with the hooks below, in one numba function: the Python loop spent
 # about half its time in the interpreter around the compiled plan operations. The same choices with the same
 # float arithmetic in the same order: an array heap keyed as the Python loop's ``(time, kind, tie, job,
 # tag)`` tuples (an END's tie is its push sequence number, a START's its job), stale events skipped by

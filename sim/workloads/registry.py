@@ -124,7 +124,7 @@ def _pareto(a: WorkloadArgs) -> Any:
     return pareto_workload(p["alpha"], p["xm_s"], a.machines, a.cores, a.horizon_s, load=load, seed=a.seed)
 
 
-#: core mixes of ``pareto-<alpha>-<xm_s>-<mix>`` (issue #24 asks for a light and a heavy one without numbers):
+#: core mixes of ``pareto-<alpha>-<xm_s>-<mix>`` (the robustness grid asks for a light and a heavy one without numbers):
 #: light = mostly 1-core jobs (mean 2.05 cores), heavy = 4–24 cores (mean 9.6) on 24-core machines
 CORE_MIXES: dict[str, dict[str, tuple[float, ...]]] = {
     "light": {"cores_choices": (1.0, 2.0, 4.0, 8.0), "cores_probs": (0.55, 0.25, 0.15, 0.05)},
@@ -325,7 +325,7 @@ register(
 
 def _fixed(a: WorkloadArgs) -> Any:
     """Jobs of one core and ``hours`` hours, uniform submit times over the horizon (less one job length),
-    as many as offer ``load`` of the platform's cores (issue #27's deferral study)."""
+    as many as offer ``load`` of the platform's cores (the deferral study)."""
     import numpy as np
     import polars as pl
 

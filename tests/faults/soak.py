@@ -1,4 +1,4 @@
-"""A seeded, randomized soak of the whole workbench (issue #26, Done-when).
+"""A seeded, randomized soak of the whole workbench (Done-when).
 
     python -m tests.faults.soak --minutes 10 --seed 1
 

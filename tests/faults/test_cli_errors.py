@@ -1,5 +1,5 @@
 """Every user error is one line ``varcap: error: …`` (exit 2 for bad input), outputs are untouched by a
-failing command, and the warehouse being written is said so (issue #15, item 7)."""
+failing command, and the warehouse being written is said so."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The CLI half of issue #26: `varcap sql` is sandboxed, `varcap simulate` checks its outputs and seed before
+"""The CLI half of: `varcap sql` is sandboxed, `varcap simulate` checks its outputs and seed before
 simulating and writes valid JSON, and a command's own refusal carries the `varcap: error:` prefix."""
 
 from __future__ import annotations

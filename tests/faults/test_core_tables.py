@@ -1,5 +1,5 @@
 """Bad values never reach a core table: rows are rejected with their line, or the blocking checks on the
-staging table fail the step and the previous table stays exactly as it was (issue #15, items 2, 3, 9)."""
+staging table fail the step and the previous table stays exactly as it was (items 2, 3, 9)."""
 
 from __future__ import annotations
 

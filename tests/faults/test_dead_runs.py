@@ -1,5 +1,5 @@
 """Runs started by the CLI whose process died are marked failed at start-up, slot or no slot, so they stop
-counting against the UI's ``max_concurrent_runs`` (issue #26, item 3: interrupted sweeps and Harmony runs
+counting against the UI's ``max_concurrent_runs`` (item 3: interrupted sweeps and Harmony runs
 hold no pool slot and used to stay STARTED forever; after four, every UI run waited QUEUED)."""
 
 from __future__ import annotations

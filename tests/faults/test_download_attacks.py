@@ -1,5 +1,5 @@
 """A hostile or broken server on 127.0.0.1 cannot put bad bytes in the raw cache, hang a download, fill the
-disk, leak a secret or write outside ``data/raw`` (issue #26, items 1 and 5)."""
+disk, leak a secret or write outside ``data/raw`` (items 1 and 5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Grid tables: a file one table refuses feeds no other table, negative or implausible generation and
 out-of-range timestamps are blocking, and `varcap run` exits non-zero when a blocking check failed
-(issue #26, item 6)."""
+."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A `varcap run` killed with SIGKILL while it holds the duckdb_write pool slot does not wedge the next
-run (issue #15, item 1): the next run frees the dead run's slot at start-up and finishes.
+run: the next run frees the dead run's slot at start-up and finishes.
 
 Slow-ish (~30 s: two real `varcap run` processes), but it is the one end-to-end proof of the fix."""
 
@@ -86,7 +86,7 @@ def test_kill9_mid_run_then_next_run_finishes(tmp_path: Path) -> None:
     assert f"pool slots of run {held[0]}, whose process had died" in " ".join(second.stdout.split())
     assert _claimed(dh) == []
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
-    assert con.execute("select count(*) from raw_files").fetchone()[0] == 33  # 30 + the 3 spot samples (#28)
+    assert con.execute("select count(*) from raw_files").fetchone()[0] == 33  # 30 + the 3 spot samples
 
 
 HOLDER = """

@@ -1,4 +1,4 @@
-"""No simulation loop can fail to advance time (issue #26, item 2).
+"""No simulation loop can fail to advance time.
 
 On adfffce IAS spun forever when the capacity change period was not a whole number of seconds (0.7, 1.1,
 7 changes/h): the next H2 boundary ``(floor(t / period) + 1) · period`` rounded to ``t`` itself (the
@@ -106,7 +106,7 @@ def test_every_policy_finishes_for_any_change_period(
     # a policy that reads the grid (``defer``) gets a diurnal hourly signal with a day of history
     hours = np.arange(24 + int(horizon // 3600) + 2)
     carbon = CarbonSignal(300.0 + 150.0 * np.sin(2 * np.pi * hours / 24), origin_h=24)
-    if policy == "ias-forecast":  # it predicts a carbon-budget capacity (issue #27): that signal's budget
+    if policy == "ias-forecast":  # it predicts a carbon-budget capacity: that signal's budget
         cap = budget_trace(carbon.values[24 : 24 + int(np.ceil(horizon / 3600))], machines)
     with guard(), use_engine("python"):
         r = simulate(jobs, cap, machines, 4.0, horizon, policy=policy, carbon=carbon)

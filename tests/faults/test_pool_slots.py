@@ -1,5 +1,5 @@
 """Pool slots held by a dead run are freed; one held by a live run is reported at once with the command
-that frees it (issue #15, item 1; the end-to-end `kill -9` case is test_kill9.py)."""
+that frees it (item 1; the end-to-end `kill -9` case is test_kill9.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The raw cache never keeps a bad file and retries stay bounded (issue #15, items 4 and 5). Every test
+"""The raw cache never keeps a bad file and retries stay bounded (items 4 and 5). Every test
 runs against a local HTTP server on 127.0.0.1."""
 
 from __future__ import annotations

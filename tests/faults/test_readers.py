@@ -1,6 +1,6 @@
 """Readers (`varcap sql`, `varcap results`) never block a run: they open the published snapshot when it
 holds everything committed, and every write publishes it, raw-only ones too; dead writers' temporary
-copies are cleaned up (issue #26, item 3)."""
+copies are cleaned up."""
 
 from __future__ import annotations
 

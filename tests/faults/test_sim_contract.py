@@ -1,5 +1,5 @@
 """The simulator input contract (sim.validate), shared by ``sim.simulate`` and ``varcap simulate``
-(issue #15, item 8): nonsense is refused with the row and field, never silently fixed."""
+: nonsense is refused with the row and field, never silently fixed."""
 
 from __future__ import annotations
 

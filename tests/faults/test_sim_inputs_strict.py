@@ -1,4 +1,4 @@
-"""Simulator inputs: no silent coercion, clear errors before anything big is allocated (issue #26, item 7).
+"""Simulator inputs: no silent coercion, clear errors before anything big is allocated.
 
 Each case was accepted or crashed obscurely on adfffce: a boolean ``cores`` simulated as 1; duplicate
 per-machine capacity rows (last wins); ``CapacityTrace`` truncating 2.5 machines to 2; a job needing more

@@ -1,4 +1,4 @@
-"""Cached scenario runs are verified like raw files; sweeps end what they start (issue #26, items 2-4).
+"""Cached scenario runs are verified like raw files; sweeps end what they start (items 2-4).
 
 Each test failed on adfffce: a hand-edited ``terminations`` in ``run.json`` was a cache hit and flowed
 into ``out_sim_results``; a row failing a blocking check of ``out_sim_results`` stayed a cache hit forever;

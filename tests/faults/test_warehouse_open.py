@@ -1,5 +1,5 @@
 """The ``duckdb`` resource waits only for a lock, a few seconds in all, and otherwise fails at once with one
-line naming the file, the lock holder or the way out (issue #26, item 3: a corrupt header printed nothing
+line naming the file, the lock holder or the way out (item 3: a corrupt header printed nothing
 for 828 s, a read-only home took 102 s per asset, a reader of the warehouse blocked a run 102 s)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`varcap warm` verifies the numba cache it calls warm (issue #26, item 4).
+"""`varcap warm` verifies the numba cache it calls warm.
 
 On adfffce a corrupt cache file of the engine kernel failed every simulation ("LLVM bitcode parsing
 error") while `varcap warm` said "simulator cache is warm: nothing to compile": it only asked numba's index
