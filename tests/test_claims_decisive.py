@@ -105,7 +105,7 @@ def test_table_6_2_rows_count_only_runs_where_ias_faces_a_decision(monkeypatch: 
 
     h = next(x for x in repro.HEADLINES if x.id == "thesis-6.2-ias-cut-zipf-1.5")
     pr = repro.QUICK
-    sc = repro.ch6_scenarios(pr)
+    sc = thesis.ch6_scenarios(pr)
     runs: Runs = {s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 20.0}} for k, s in sc.items()}
     ias_r0 = sc[("zipf-1.5", "ias", 0)]
     runs[ias_r0.id] = {"metrics": {"terminations": 0.0}}  # a 100 % cut in replicate 0 …
@@ -137,7 +137,7 @@ def test_ias_decision_reasons() -> None:
 def test_ias_decision_needs_first_fit_to_terminate_something() -> None:
     from studies.thesis.decisive import ias_decision
 
-    sc = repro.ch6_scenarios(repro.QUICK)
+    sc = thesis.ch6_scenarios(repro.QUICK)
     f, i = sc[("zipf-1.5", "ff", 0)], sc[("zipf-1.5", "ias", 0)]
     runs: Runs = {f.id: {"metrics": {"terminations": 0}}, i.id: {"metrics": {"terminations": 0}}}
     assert ias_decision(runs, f, i) == "First-Fit terminates nothing"
@@ -227,7 +227,7 @@ def test_fig_6_5_wasted_share_counts_decisive_workloads(monkeypatch: pytest.Monk
     from studies.thesis import ias
 
     pr = repro.QUICK
-    sc = repro.ch6_scenarios(pr)
+    sc = thesis.ch6_scenarios(pr)
 
     def wasted(k) -> float:  # IAS wastes more than FF on Zipf-1.8 only
         if k[1] == "ff":
@@ -253,7 +253,7 @@ def test_the_generic_default_instance_cannot_test_ias() -> None:
     1-hour change period to the variable machines: IAS's 100 % cut there is by construction."""
     from studies.thesis.decisive import scenario_decision
 
-    sc = repro.generic_scenarios(repro.QUICK)
+    sc = thesis.generic_scenarios(repro.QUICK)
     s = sc[("pareto-1.5-300", "ias", 0)]
     why, facts = scenario_decision(s, s.machines)
     assert "H2 protects every one" in why and facts["longest_variable_h"] < facts["period_h"] == 1.0

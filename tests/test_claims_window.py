@@ -65,10 +65,11 @@ def test_kill_log_matches_the_terminations() -> None:
 
 def test_table_6_2_rows_report_the_months_and_the_steady_window(monkeypatch: pytest.MonkeyPatch) -> None:
     from studies import reproduction as repro
+    from studies import thesis
     from studies.thesis import ias
 
     pr = repro.QUICK
-    sc = repro.ch6_scenarios(pr)
+    sc = thesis.ch6_scenarios(pr)
     runs = {s.id: {"metrics": {"terminations": 100.0 if k[1] == "ff" else 20.0}} for k, s in sc.items()}
     monkeypatch.setattr(ias, "ias_decision", lambda runs, f, i: "")
     fake = {"month 1": -45.0, "month 2": 51.0, "drift_pp": 96.0, "steady": 50.0, "steady_from_d": 25.0}

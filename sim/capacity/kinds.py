@@ -344,18 +344,49 @@ register(
         "harvest_regimes",
         "seed 002: harvest VMs calibrated to §2.1: calm periods, bursts, per-VM activity",
         {
-            "pool": Param(int, REQUIRED, "harvest VMs"),
-            "max_cores": Param(int, 48, "cores of a full VM"),
-            "calm_days": Param(float, 4.0, "mean calm period, days (Fig. 3)"),
-            "burst_hours": Param(float, 59.0, "mean burst period, hours"),
-            "calm_gap_h": Param(float, 2.8, "mean gap between changes in a calm period, hours"),
-            "burst_gap_min": Param(float, 27.0, "mean gap between changes in a burst, minutes"),
-            "clump_prob": Param(float, 0.10, "share of changes followed by another within seconds"),
-            "node_spread": Param(float, 0.75, "log-sd of the VMs' activity (0: identical VMs)"),
-            "mean_change_cores": Param(float, 9.0, "mean change size, cores (Fig. 1a: 5–13)"),
-            "seed": Param(int, 0, "random seed"),
+            "pool": Param(int, REQUIRED, "harvest VMs", Bound(1, 1e7, "VMs")),
+            "max_cores": Param(int, 48, "cores of a full VM", Bound(2, 1e6, "cores")),
+            "calm_days": Param(
+                float, 4.0, "mean calm period, days (Fig. 3)", Bound(0.0, 1e4, "days", lo_open=True)
+            ),
+            "burst_hours": Param(
+                float, 59.0, "mean burst period, hours", Bound(0.0, 1e6, "hours", lo_open=True)
+            ),
+            "calm_gap_h": Param(
+                float,
+                2.8,
+                "mean gap between changes in a calm period, hours",
+                Bound(0.0, 1e6, "hours", lo_open=True, step_s=3600.0, what="calm-period changes"),
+            ),
+            "burst_gap_min": Param(
+                float,
+                27.0,
+                "mean gap between changes in a burst, minutes",
+                Bound(0.0, 1e6, "minutes", lo_open=True, step_s=60.0, what="burst changes"),
+            ),
+            "clump_prob": Param(
+                float, 0.10, "share of changes followed by another within seconds", Bound(0.0, 0.99)
+            ),
+            "node_spread": Param(
+                float, 0.75, "log-sd of the VMs' activity (0: identical VMs)", Bound(0.0, 5.0)
+            ),
+            "mean_change_cores": Param(
+                float, 9.0, "mean change size, cores (Fig. 1a: 5–13)", Bound(0.0, 1e6, "cores", lo_open=True)
+            ),
+            "seed": Param(int, 0, "random seed", _SEED),
         },
         _harvest_regimes,
+        # at most one change per gap (the shorter of a burst's and a calm period's) on each VM, plus its
+        # clumps (generators.harvest_regime_trace)
+        points=lambda s, m, h: (
+            s.get("pool")
+            * (
+                h
+                / min(60.0 * s.get("burst_gap_min"), 3600.0 * s.get("calm_gap_h"))
+                * (1.0 + s.get("clump_prob"))
+                + 1.0
+            )
+        ),
     )
 )
 register(

@@ -26,7 +26,8 @@ from typing import Any
 import polars as pl
 
 from studies.generalization import Instance, ias_decisive, ias_facts, instances
-from studies.scenarios import ZIPF, Scenario, build_capacity, sized_jobs
+from studies.scenarios import Scenario, build_capacity, sized_jobs
+from studies.thesis.scenarios import ZIPFS as ZIPF
 
 #: the policies compared with First-Fit: key → (policy, settings). The ``ias-general:*`` keys are the
 #: isolating runs: ``ias-general`` with one design choice reverted (see :mod:`sim.policies.ias_general`).
