@@ -11,10 +11,10 @@ Metrics over a measurement window ``[a, b]`` (default ``[0, horizon]``), all fra
 ``available_core_seconds`` = ∫_a^b alive cores dt:
 
 * ``goodput`` — Σ over attempts completed by b of ``c·(end − max(start, a))⁺``;
-* ``goodput_partial`` (seed 001 GOODPUT(T)) — goodput plus ``in_flight_fraction``;
+* ``goodput_partial`` (paper 001 GOODPUT(T)) — goodput plus ``in_flight_fraction``;
 * ``in_flight_fraction`` — Σ over attempts running at b (start < b < end) of ``c·(b − max(start, a))``;
 * ``wasted_fraction`` — Σ over kills at times in (a, b] of ``c·(kill − max(start, a))``;
-  ``aborted_volume`` (seed 001 ABORTEDVOLUME) — the same kills' whole attempts ``c·(kill − start)``;
+  ``aborted_volume`` (paper 001 ABORTEDVOLUME) — the same kills' whole attempts ``c·(kill − start)``;
 * ``idle_fraction`` = 1 − goodput − wasted − in_flight; ``terminations`` = kills in (a, b];
 * job-level metrics over jobs submitted in [a, b) (b = horizon: every job submitted at or after a, so jobs
   the input has past the horizon count as never started, as without a window); a job counts as
@@ -72,13 +72,13 @@ METRICS: tuple[Metric, ...] = (
         "goodput_partial",
         float,
         "fraction",
-        "seed 001 GOODPUT(T): goodput plus the work of jobs running at the window's end",
+        "paper 001 GOODPUT(T): goodput plus the work of jobs running at the window's end",
     ),
     Metric(
         "aborted_volume",
         float,
         "fraction",
-        "seed 001 ABORTEDVOLUME: whole attempts killed in the window / available core-seconds",
+        "paper 001 ABORTEDVOLUME: whole attempts killed in the window / available core-seconds",
     ),
 )
 METRIC_NAMES = tuple(m.name for m in METRICS)
@@ -228,7 +228,7 @@ def compute_metrics(
     jdone = (st == COMPLETED) & (end <= b)
     lat = fs[started] - sub[started]
     stretch = (end[jdone] - sub[jdone]) / dur[jdone]
-    # seed 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
+    # paper 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
     slo_miss = ~jdone | ((end - sub - dur) >= slo_threshold * dur)
 
     def pct(q: float) -> float:

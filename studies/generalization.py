@@ -17,7 +17,7 @@ is simulated. :meth:`Instance.scenario` is the instance under a policy, a :class
 with the usual stable id.
 
 :func:`ias_decisive` says whether an IAS-vs-First-Fit pair of runs faces the decision the thesis' claim is
-about (seed 000 §6.2: IAS reduces terminations): at least one job that IAS sends to the variable machines
+about (paper 000 §6.2: IAS reduces terminations): at least one job that IAS sends to the variable machines
 outlives the time to the next capacity change, some job is not "big" under H1, and First-Fit terminates
 something. :func:`ias_facts` computes what it reads from an instance's jobs and capacity.
 """

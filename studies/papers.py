@@ -49,7 +49,7 @@ class Chapter:
 
 @dataclass(frozen=True)
 class Paper:
-    """One home under ``studies/``: a seed paper (``seed`` its document's number, e.g. ``"000"``) or a
+    """One home under ``studies/``: a paper (``seed`` its document's number, e.g. ``"000"``) or a
     chapter beyond the papers (``seed`` empty: its studies are read by its chapter, it has no headline)."""
 
     package: str

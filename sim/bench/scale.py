@@ -181,7 +181,7 @@ def harvest(days: float = 7.0, pool: int = 64, nodes: int = 32, load: float = 0.
 
 
 def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
-    """Seed 001 §5.4 setup: M_avg = 24, M_ra = 8, φ = 1200 s, 24 cores, three weeks; ``n_jobs`` jobs
+    """Paper 001 §5.4 setup: M_avg = 24, M_ra = 8, φ = 1200 s, 24 cores, three weeks; ``n_jobs`` jobs
     resampled from the finished borg2011 runs, durations scaled to 80 % of the mean capacity."""
     from sim.capacity.generators import risk_aware_walk
 
@@ -189,7 +189,7 @@ def riskaware(policies: list[str], n_jobs: int = 3000) -> None:
     tmpl, _ = to_sim_jobs(_core_jobs("borg2011").filter(~pl.col("censored")), 24)
     jobs = bootstrap_jobs(tmpl, n_jobs, horizon, target_cores=0.8 * 24 * 24, seed=0)
     cap = risk_aware_walk(24, 8, 1200.0, horizon, seed=0)
-    print(f"seed 001 setup: {n_jobs:,} borg2011 jobs, M_avg 24 ± 8, φ 1200 s, 21 d, 32 × 24 cores")
+    print(f"paper 001 setup: {n_jobs:,} borg2011 jobs, M_avg 24 ± 8, φ 1200 s, 21 d, 32 × 24 cores")
     print(f"{'policy':20s} {'terms':>7s} {'goodput':>8s} {'wasted':>7s} {'max_stretch':>11s} {'wall_s':>6s}")
     for p in policies:
         t = time.perf_counter()
@@ -234,7 +234,7 @@ def ias_ratio_case(
 ) -> tuple[pl.DataFrame, object, float]:
     """The IAS scale instance: ``n`` Borg-resampled jobs (the finished borg2011 runs' (duration, cores),
     Poisson arrivals, durations scaled to 80 % of the mean capacity) on ``machines`` × 24 cores for ``days``;
-    capacity ``uniform`` (seed 003's uniform draw in [0.4, 1.0] of the machines each hour, seed 0: whole
+    capacity ``uniform`` (paper 003's uniform draw in [0.4, 1.0] of the machines each hour, seed 0: whole
     blocks of machines turn on together, the hard case) or ``walk`` (random walk, 1 change/h, step 0.15);
     (jobs, trace, horizon)."""
     from sim.capacity.generators import random_uniform

@@ -1,13 +1,13 @@
 """Seeded capacity-trace generators.
 
-* :func:`random_walk` — thesis §3.4 / seed 003 §4.1: changes only at period boundaries, up/down/stay with
+* :func:`random_walk` — thesis §3.4 / paper 003 §4.1: changes only at period boundaries, up/down/stay with
   equal probability by ``step × machines``, within ``mean ± dynamic_range/2``.
-* :func:`random_uniform` — seed 003: each period uniform within the range.
-* :func:`risk_aware_walk` — seed 001 §5.1: ``M_avg ± M_ra``, step ``⌊M_ra/4⌋``, period φ; at a bound it
+* :func:`random_uniform` — paper 003: each period uniform within the range.
+* :func:`risk_aware_walk` — paper 001 §5.1: ``M_avg ± M_ra``, step ``⌊M_ra/4⌋``, period φ; at a bound it
   stays or moves inward with equal probability.
-* :func:`budget_trace` — constant carbon budget (thesis §2.1.2, seed 003 §3.2) or constant cost budget
-  (seed 003 §3.1): capacity per hour ∝ budget / signal, budget solved so the mean is the target.
-* :func:`stranded_trace` — seed 003 §3.3: full capacity only while the signal is at/below a threshold.
+* :func:`budget_trace` — constant carbon budget (thesis §2.1.2, paper 003 §3.2) or constant cost budget
+  (paper 003 §3.1): capacity per hour ∝ budget / signal, budget solved so the mean is the target.
+* :func:`stranded_trace` — paper 003 §3.3: full capacity only while the signal is at/below a threshold.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def random_uniform(
 
 
 def risk_aware_walk(m_avg: int, m_ra: int, period_s: float, horizon_s: float, seed: int = 0) -> CapacityTrace:
-    """Seed 001 §5.1: walk in ``[M_avg − M_ra, M_avg + M_ra]`` with step ``⌊M_ra/4⌋`` every ``period_s``.
+    """Paper 001 §5.1: walk in ``[M_avg − M_ra, M_avg + M_ra]`` with step ``⌊M_ra/4⌋`` every ``period_s``.
 
     Inside the range: stay/up/down with probability 1/3 each; at a bound: stay or move inward, 1/2 each.
     The platform has ``M_avg + M_ra`` machines. ValueError unless ``0 ≤ m_ra ≤ m_avg``."""
@@ -186,7 +186,7 @@ def budget_trace(
 ) -> CapacityTrace:
     """Constant budget: capacity in hour h is ``clip(B / signal[h], floor, 1) × machines`` (rounded), with
     B chosen so the mean fraction equals ``target_mean``. ``kind`` is ``carbon`` (signal gCO2/kWh) or
-    ``cost`` (USD/MWh; seed 003 uses a 20 % floor). Lower signal never gives fewer machines."""
+    ``cost`` (USD/MWh; paper 003 uses a 20 % floor). Lower signal never gives fewer machines."""
     b, f = _solve_budget(signal, machines, target_mean, floor)
     alive = np.rint(f * machines).astype(np.int64)
     return CapacityTrace(
@@ -239,17 +239,17 @@ def harvest_trace(
     seed: int = 0,
     stability_spread: float = 0.0,
 ) -> MachineCapacityTrace:
-    """Synthetic harvest-VM cores per machine (seed 002 §2.1), a documented model:
+    """Synthetic harvest-VM cores per machine (paper 002 §2.1), a documented model:
 
     * each machine starts at a uniform core count in ``[min_cores, max_cores]``;
     * times between its changes are log-normal with mean ``mean_inter_change_s`` and log-sd
-      ``inter_change_sigma`` (heavy-tailed, as measured in seed 002 Fig. 1);
+      ``inter_change_sigma`` (heavy-tailed, as measured in paper 002 Fig. 1);
     * whether a change shrinks follows a bigram chain: P(shrink | last change grew) and
-      P(shrink | last change shrank) (seed 002 §3.1.1);
+      P(shrink | last change shrank) (paper 002 §3.1.1);
     * change sizes are 1 + Poisson(``mean_change_cores`` − 1) cores, clipped to the bounds;
     * with ``eviction_prob`` a shrink is an eviction to 0 cores; the VM comes back at ``min_cores`` at its
       next change (counted as a growth);
-    * ``stability_spread`` > 0 makes HVMs differ in stability (seed 002 Fig. 2: some servers see far less
+    * ``stability_spread`` > 0 makes HVMs differ in stability (paper 002 Fig. 2: some servers see far less
       regular-VM churn): machine ``m``'s mean inter-change time is ``mean_inter_change_s`` times a
       log-normal factor of log-sd ``stability_spread`` and mean 1 (drawn from a separate seeded stream, so
       ``stability_spread = 0`` reproduces the homogeneous trace).
@@ -313,7 +313,7 @@ def harvest_trace(
     )
 
 
-#: seed 002's published harvest-VM statistics a calibrated trace is fitted to (:func:`harvest_statistics`
+#: paper 002's published harvest-VM statistics a calibrated trace is fitted to (:func:`harvest_statistics`
 #: measures them). §2.1, cluster C2: "84 % within one hour, 40 % within 10 minutes, 16 % within 1 minute";
 #: C1–C6: "a mean inter-change time of 26–224 minutes, and a 95th percentile of 1.2–11.2 hours"; Fig. 2
 #: (per HVM, per 1-hour window): "the worst 10 % HVMs can witness tens of changes in an hour while the
@@ -349,7 +349,7 @@ def harvest_regime_trace(
     eviction_prob: float = 0.02,
     seed: int = 0,
 ) -> MachineCapacityTrace:
-    """Harvest-VM cores per machine with independent axes (seed 002 §2.1, Figs. 1–3):
+    """Harvest-VM cores per machine with independent axes (paper 002 §2.1, Figs. 1–3):
 
     * **regimes** (time, Fig. 3): every HVM alternates calm periods (exponential, mean ``calm_days``) and
       bursts (exponential, mean ``burst_hours``), starting in either with its long-run share. The gap to
@@ -464,7 +464,7 @@ def harvest_regime_trace(
 
 
 def harvest_statistics(tr: MachineCapacityTrace) -> dict[str, float]:
-    """Seed 002 §2.1's statistics of a per-machine trace (the keys of :data:`HVM_PAPER`): the shares of
+    """Paper 002 §2.1's statistics of a per-machine trace (the keys of :data:`HVM_PAPER`): the shares of
     inter-change times within 1 min / 10 min / 1 h, their mean (min) and 95th percentile (h) (gaps between
     consecutive changes of one HVM; its initial size is no change); Fig. 2's per-HVM stability read per
     HVM (§2.1: "the worst 10 % HVMs can witness tens of changes in an hour while the relatively stable

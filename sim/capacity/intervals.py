@@ -115,7 +115,7 @@ def machine_state_changes(trace: CapacityTrace) -> pl.DataFrame:
 
 def inter_change_times(changes: pl.DataFrame) -> pl.DataFrame:
     """Time between consecutive changes of the same machine (``machine, time_s, gap_s``), SlackSched's
-    input (seed 002 §3.1.1). ``changes`` has ``machine, time_s`` (any further columns are ignored)."""
+    input (paper 002 §3.1.1). ``changes`` has ``machine, time_s`` (any further columns are ignored)."""
     return (
         changes.sort(["machine", "time_s"])
         .with_columns((pl.col("time_s") - pl.col("time_s").shift(1).over("machine")).alias("gap_s"))

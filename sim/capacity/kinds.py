@@ -335,14 +335,14 @@ register(
             "seed": Param(int, 0, "random seed", _SEED),
         },
         _harvest,
-        # seed 002's VMs change about once an hour each (generators.harvest_trace: mean 3600 s)
+        # paper 002's VMs change about once an hour each (generators.harvest_trace: mean 3600 s)
         points=lambda s, m, h: s.get("pool") * (h / 3600.0 + 1.0),
     )
 )
 register(
     CapacityKind(
         "harvest_regimes",
-        "seed 002: harvest VMs calibrated to §2.1: calm periods, bursts, per-VM activity",
+        "paper 002: harvest VMs calibrated to §2.1: calm periods, bursts, per-VM activity",
         {
             "pool": Param(int, REQUIRED, "harvest VMs", Bound(1, 1e7, "VMs")),
             "max_cores": Param(int, 48, "cores of a full VM", Bound(2, 1e6, "cores")),

@@ -97,7 +97,7 @@ __all__ = [
 INF = np.inf
 
 # ``<rule>-fail``: the victim is chosen by ``<rule>`` but a killed job fails for good instead of going back
-# to the queue (seed 003 §4.2: a job is either completed or failed)
+# to the queue (paper 003 §4.2: a job is either completed or failed)
 TERMINATION_CODES = {
     "lifo": 0,
     "random": 1,

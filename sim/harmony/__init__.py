@@ -1,4 +1,4 @@
-"""Harmony (seed 004, Zhang, Zhani, Boutaba, Hellerstein, IEEE TCC 2014): heterogeneity-aware dynamic
+"""Harmony (paper 004, Zhang, Zhani, Boutaba, Hellerstein, IEEE TCC 2014): heterogeneity-aware dynamic
 capacity provisioning, end to end, without Dagster.
 
 Modules (each quotes the section of the paper it implements):

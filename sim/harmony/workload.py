@@ -1,4 +1,4 @@
-"""Study workloads of seed 004 from ``core_jobs`` borg2011 rows (see :mod:`studies.harmony`).
+"""Study workloads of paper 004 from ``core_jobs`` borg2011 rows (see :mod:`studies.harmony`).
 
 * ``borg2011-sample`` — the new task runs (§9: "we mainly focus on simulating the arrival of new tasks")
   of the first contiguous coverage window of the embedded task_events shards;

@@ -1,4 +1,4 @@
-"""A harvest-VM cluster simulator for per-machine capacity (seed 002): pluggable placement and the Acquirer.
+"""A harvest-VM cluster simulator for per-machine capacity (paper 002): pluggable placement and the Acquirer.
 
 The compiled engine (:mod:`sim.engine`) runs First-Fit and the interval policies. SlackSched, the
 per-machine Oracle and anything with the Acquirer need state the kernel does not keep (per-node change
@@ -8,7 +8,7 @@ test holds it to that):
 
 * at each instant ``t``: (1) jobs ending at ``t`` complete; (2) capacity events at ``t`` apply in machine
   order; a node shrinking below its running jobs' demand kills them "in increasing order of their start
-  time" (seed 002 §4.1, "Extensions to the simulator": oldest start first, ties: earlier input row) until
+  time" (paper 002 §4.1, "Extensions to the simulator": oldest start first, ties: earlier input row) until
   they fit (``kill_order="newest"`` reverses it: the compiled engine's per-machine order, for the test that
   holds FF to it); killed jobs join the back of the queue, earlier start first, then input row;
   (2b) the Acquirer acts if ``t`` is one of its ticks; (3) jobs submitted at ``t`` join the queue in input
@@ -19,8 +19,8 @@ test holds it to that):
 * **Change history** (what SlackSched's prediction engine sees): every capacity change of an allocated node
   records its inter-change time (since that node's previous change or its allocation) and its direction
   (growth, or shrink incl. eviction to 0). A freshly allocated node counts as "last change = growth at
-  allocation" (seed 002 Table 1).
-* **Acquirer** (seed 002 §3.2, Algorithm 2): every ``acquirer_period_s`` it sorts allocated nodes by time
+  allocation" (paper 002 Table 1).
+* **Acquirer** (paper 002 §3.2, Algorithm 2): every ``acquirer_period_s`` it sorts allocated nodes by time
   since their last change, marks the most recently changed ``⌊fraction × nodes⌋`` for graceful
   decommissioning (no new jobs; deallocated when their last job ends or is killed) and first allocates as
   many replacements, chosen uniformly at random (seeded) among pool HVMs that are not allocated and have
@@ -53,7 +53,7 @@ class ClusterConfig:
     acquirer: bool = False
     acquirer_period_s: float = 3600.0
     acquirer_fraction: float = 0.1
-    kill_order: str = "oldest"  # seed 002 §4.1; "newest": the compiled engine's order
+    kill_order: str = "oldest"  # paper 002 §4.1; "newest": the compiled engine's order
 
     def __post_init__(self) -> None:
         if self.nodes < 0 or not (0.0 <= self.acquirer_fraction <= 1.0) or self.acquirer_period_s <= 0:

@@ -1,11 +1,11 @@
-"""``capsched``: seed 002's baseline, YARN's CapacityScheduler as a *random matching* (§4.1 "Schemes", §4.2:
+"""``capsched``: paper 002's baseline, YARN's CapacityScheduler as a *random matching* (§4.1 "Schemes", §4.2:
 "SlackSched can make poor decisions for some individual tasks compared to a random matching decision
 (taken by CapacityScheduler)").
 
 A task goes to a node drawn uniformly at random among the allocated nodes that have its cores free now
 (resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
 loop (:mod:`sim.harvest.cluster`) like SlackSched, so both see the same HVM changes and the same kill order
-(oldest start first when a node shrinks, seed 002 §4.1 "Extensions to the simulator"). The draw uses a
+(oldest start first when a node shrinks, paper 002 §4.1 "Extensions to the simulator"). The draw uses a
 generator seeded from the run's seed, so a run is reproducible. Without the Acquirer or checkpointing the
 whole loop runs compiled (:mod:`sim.harvest.loop`, drawing from the same generator: the same nodes, bit for bit).
 """

@@ -1,18 +1,18 @@
-"""``ff``: First-Fit (thesis FF, seed 001 FirstFitAware) with a pluggable termination policy.
+"""``ff``: First-Fit (thesis FF, paper 001 FirstFitAware) with a pluggable termination policy.
 
 Jobs start on the lowest-index alive machine with room; on a capacity drop the ``termination`` policy
 chooses which machines turn off: ``lifo`` (default: highest alive index, the thesis platform), ``random``,
 ``lww`` (least wasted work: smallest Σ cores × (t − start) of its jobs), ``lfd`` (least fraction done:
-smallest max (t − start)/duration of its jobs) — seed 003 §5.3 applied to machines; ties go to the higher
+smallest max (t − start)/duration of its jobs) — paper 003 §5.3 applied to machines; ties go to the higher
 index. ``<rule>-fail`` (``lifo-fail``, ``random-fail``, ``lww-fail``, ``lfd-fail``) chooses the same way but
-a killed job fails for good instead of going back to the queue (seed 003 §4.2). On a per-machine trace the
+a killed job fails for good instead of going back to the queue (paper 003 §4.2). On a per-machine trace the
 rule picks the jobs a shrinking machine kills, one at a time until the rest fit: ``lifo`` newest start
 first, ``random``, ``lww`` least cores × (t − start), ``lfd`` least (t − start)/duration.
 
 In per-machine (harvest-VM) mode the compiled engine runs FF as is; ``nodes`` (cluster size out of the
-trace's pool) or ``acquirer=true`` (seed 002 Algorithm 2) switch to the harvest-VM loop of
+trace's pool) or ``acquirer=true`` (paper 002 Algorithm 2) switch to the harvest-VM loop of
 :mod:`sim.harvest.cluster` with First-Fit placement, where a shrink kills the oldest start first as in every harvest
-policy (seed 002 §4.1).
+policy (paper 002 §4.1).
 """
 
 from __future__ import annotations

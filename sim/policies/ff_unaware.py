@@ -1,4 +1,4 @@
-"""``ff-unaware``: seed 001 FirstFitUnaware — First-Fit placement, but a capacity drop turns off a random
+"""``ff-unaware``: paper 001 FirstFitUnaware — First-Fit placement, but a capacity drop turns off a random
 alive machine (seeded) instead of the highest index."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``ias-general``: varcap's extension of the Interval-Aware Scheduler — not the thesis' algorithm.
 
-It keeps IAS's intent (seed 000 §6: use what is known about machine intervals to avoid starting work that
+It keeps IAS's intent (paper 000 §6: use what is known about machine intervals to avoid starting work that
 will be killed) and drops the parts of Algorithms 1, 2 and 5 that make IAS lose that intent off the
 thesis' platform. Each choice removes a cause, and each has a setting that reverts it alone (the isolating
 runs of :mod:`studies.thesis.general`):
@@ -24,7 +24,7 @@ runs of :mod:`studies.thesis.general`):
   informative — at least :data:`MIN_EVENTS` observed interval ends, so the Kaplan–Meier estimate near ½
   has a standard error of at most 0.1 (√(½·½/25)) — and from the variable machines' pooled curve
   otherwise. Under LIFO a machine's index fixes how often it turns off, which one pooled curve blurs.
-* ``h2=variable`` (default; ``off`` and ``on`` revert): H2 (seed 000 §6.1.1, Algorithm 2) for jobs no
+* ``h2=variable`` (default; ``off`` and ``on`` revert): H2 (paper 000 §6.1.1, Algorithm 2) for jobs no
   longer than the change period, on the variable machines only: there such a job starts only if it ends
   before the next change (or at a change), on top of the survival test. Where the per-boundary hazard is
   below ½, the survival test alone admits a short job that crosses a change (First-Fit's kills of short

@@ -1,4 +1,4 @@
-"""``oracle``: First-Fit that knows the future capacity (seed 002 §5 baseline). Under LIFO termination the
+"""``oracle``: First-Fit that knows the future capacity (paper 002 §5 baseline). Under LIFO termination the
 end of every machine interval follows from the trace, so a job starts on the lowest-index machine with
 room whose current interval lasts until the job ends — it is never terminated. (With another termination
 policy machine choice at a drop depends on the schedule, so the oracle is defined for LIFO only.)

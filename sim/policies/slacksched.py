@@ -1,4 +1,4 @@
-"""Seed 002's SlackSched scheduler: ``slacksched`` (with delayed scheduling) and ``slacksched-nodelay``.
+"""Paper 002's SlackSched scheduler: ``slacksched`` (with delayed scheduling) and ``slacksched-nodelay``.
 
 Runs in the harvest-VM loop (:mod:`sim.harvest.cluster`) on per-machine capacity; a machines-alive trace is viewed
 per machine (machine i has its cores while i < alive, so a LIFO turn-off is a shrink to 0).

@@ -1,4 +1,4 @@
-"""``slacksched-heartbeat``: seed 002's SlackSched as implemented in YARN, Algorithm 3 (Appendix A).
+"""``slacksched-heartbeat``: paper 002's SlackSched as implemented in YARN, Algorithm 3 (Appendix A).
 
 Appendix A, "SlackSched for heartbeat-based scheduling": "for the node that sent the heartbeat, if the task
 meets a threshold completion probability, we directly schedule the task on that node, otherwise, we look at

@@ -1,4 +1,4 @@
-"""Seed 001 risk-aware schedulers: ``target-stretch``, ``target-asap``, ``packed-target-asap``.
+"""Paper 001 risk-aware schedulers: ``target-stretch``, ``target-asap``, ``packed-target-asap``.
 
 Machines are ordered by risk (index 0 safest; capacity drops turn off the highest index, as in FF). Unlike
 First-Fit there is one planned queue per machine: a job assigned to a machine gets an exact planned start

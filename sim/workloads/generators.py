@@ -156,7 +156,7 @@ def pareto_workload(
 
 
 def seed001_uniform(n: int, horizon_s: float, tavg_s: float, seed: int = 0) -> pl.DataFrame:
-    """Seed 001 §5.3 SyntheticUniform: ``n`` jobs released regularly (``r_i = i/n × horizon``), cores 1/2/4/8
+    """Paper 001 §5.3 SyntheticUniform: ``n`` jobs released regularly (``r_i = i/n × horizon``), cores 1/2/4/8
     with probabilities 1/6, 1/3, 1/3, 1/6, lengths uniform in ``[0, 2 × tavg_s]``. Raises ValueError
     unless ``n ≥ 1`` and ``tavg_s > 0``."""
     if n < 1 or tavg_s <= 0:
@@ -178,7 +178,7 @@ def seed001_uniform(n: int, horizon_s: float, tavg_s: float, seed: int = 0) -> p
 def harvest_tasks(
     capacity_cores: float, horizon_s: float, load: float = 0.6, seed: int = 0, median_s: float = 1800.0
 ) -> pl.DataFrame:
-    """Seed 002-style tasks (genomics/seismic: median tens of minutes, a tail past 75 min): Poisson arrivals
+    """Paper 002-style tasks (genomics/seismic: median tens of minutes, a tail past 75 min): Poisson arrivals
     over the first 90 % of the horizon, log-normal runtimes (median ``median_s``, log-sd 0.6) plus 60 s,
     1–8 cores; as many as offer ``load`` × ``capacity_cores`` over those 90 %."""
     rng = np.random.default_rng(seed)
@@ -203,7 +203,7 @@ def harvest_jobs(
     runtime_s: tuple[float, float] = (300.0, 4500.0),
     cores: tuple[int, int] = (1, 8),
 ) -> pl.DataFrame:
-    """Seed 002 §4.1 jobs of many tasks (the Seismic A workload of Fig. 10: "uniformly distributed task
+    """Paper 002 §4.1 jobs of many tasks (the Seismic A workload of Fig. 10: "uniformly distributed task
     runtimes"; §2.2 Fig. 4: runtimes of tens of minutes, tails past 75 min; §4.1: ≈ 50 jobs, each lasting
     hours and needing 100s of regular VMs). Jobs arrive as a Poisson process over the first 90 % of the
     horizon; a job has ``tasks`` (uniform, inclusive) tasks submitted with it, each with a uniform runtime
@@ -231,7 +231,7 @@ def harvest_jobs(
 
 
 def group_completion_times(jobs: pl.DataFrame) -> pl.DataFrame:
-    """Seed 002's per-*job* completion time over task groups: a per-task outcome table (``job_id`` of the
+    """Paper 002's per-*job* completion time over task groups: a per-task outcome table (``job_id`` of the
     form ``g<job>-t<task>``, ``submit_s``, ``end_s``, ``status``) → one row per group with ``jct_s`` = last
     task end − group submit, and ``complete`` (every task completed; otherwise ``jct_s`` is null)."""
     g = jobs.with_columns(

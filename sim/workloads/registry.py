@@ -155,7 +155,7 @@ def _seed001_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
     def build(a: WorkloadArgs) -> Any:
         from sim.workloads.generators import seed001_uniform
 
-        # seed 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
+        # paper 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
         # number of machines required … is around 26 (e.g. such that the total core hour is around 209664,
         # which means T_avg = 209664/n hours)" — two readings: 26 machines' worth of work (cores counted,
         # default) or T_avg = 209,664 h / n literally (2.8 × that work)
@@ -212,7 +212,7 @@ def _borg_seed001(a: WorkloadArgs) -> Any:
 
     from sim.workloads.generators import native_bootstrap
 
-    # seed 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26 machines ×
+    # paper 001 §5.2: jobs lasting less than a day; total work pruned to the peak capacity of 26 machines ×
     # 24 cores over the window (we hold that density over warm-up and window alike)
     short = a.template.filter(pl.col("duration_s") < 86400.0)
     return native_bootstrap(short, 26 * a.cores, a.horizon_s, seed=a.seed)
@@ -256,7 +256,7 @@ register(
 register(
     WorkloadSpec(
         "seed001-uniform",
-        "seed 001 §5.3 SyntheticUniform: 20,000 jobs per 3 weeks, 26 machines' worth of work",
+        "paper 001 §5.3 SyntheticUniform: 20,000 jobs per 3 weeks, 26 machines' worth of work",
         _seed001_uniform(False),
         size_free=True,
     )
@@ -264,23 +264,23 @@ register(
 register(
     WorkloadSpec(
         "seed001-uniform-literal",
-        "seed 001 §5.3 SyntheticUniform with T_avg = 209,664 h / n read literally",
+        "paper 001 §5.3 SyntheticUniform with T_avg = 209,664 h / n read literally",
         _seed001_uniform(True),
         size_free=True,
     )
 )
-register(WorkloadSpec("harvest-jobs", "seed 002 §4.1 jobs of 100–300 uniform tasks", _harvest_jobs))
+register(WorkloadSpec("harvest-jobs", "paper 002 §4.1 jobs of 100–300 uniform tasks", _harvest_jobs))
 register(
     WorkloadSpec(
         "harvest-jobs-<tasks_min>-<tasks_max>",
-        "seed 002 jobs of tasks_min–tasks_max uniform tasks (harvest-jobs otherwise)",
+        "paper 002 jobs of tasks_min–tasks_max uniform tasks (harvest-jobs otherwise)",
         _harvest_jobs_sized,
         params={"tasks_min": int, "tasks_max": int},
         bounds={"tasks_min": _TASKS, "tasks_max": _TASKS},
     )
 )
 register(
-    WorkloadSpec("harvest-tasks", "seed 002-style log-normal tasks on `nodes` harvest VMs", _harvest_tasks)
+    WorkloadSpec("harvest-tasks", "paper 002-style log-normal tasks on `nodes` harvest VMs", _harvest_tasks)
 )
 register(
     WorkloadSpec("azure", "the exported azure jobs as they are", _as_is, template="azure", size_free=True)
@@ -306,7 +306,7 @@ register(
 register(
     WorkloadSpec(
         "borg2011-seed001",
-        "seed 001 §5.2: borg2011 jobs under a day, the work of 26 machines",
+        "paper 001 §5.2: borg2011 jobs under a day, the work of 26 machines",
         _borg_seed001,
         template="borg2011",
         needs_machines=True,
@@ -315,7 +315,7 @@ register(
 register(
     WorkloadSpec(
         "borg2011-riskaware",
-        "seed 001 §5.4: 3,000 borg2011 jobs at the load of the capacity's m_avg machines",
+        "paper 001 §5.4: 3,000 borg2011 jobs at the load of the capacity's m_avg machines",
         _borg_riskaware,
         template="borg2011",
         size_free=True,

@@ -6,17 +6,17 @@ every instance; a run pair is *decisive* when the policy faced the decision the 
 is the share of the decisive instances where the claim holds (one value per decisive instance, 100 when it
 holds and 0 when not, so the row's mean is the share and its interval a bootstrap interval of it):
 
-* ``thesis-6.2-ias-generalization`` — seed 000 §6.2: "IAS consistently outperforms the baseline in reducing
+* ``thesis-6.2-ias-generalization`` — paper 000 §6.2: "IAS consistently outperforms the baseline in reducing
   job terminations, regardless of the scheduler's aggressiveness". Holds: fewer terminations than First-Fit
   (a cut > 0) and goodput ≥ First-Fit's − 2 pp (§3.3, eq. 3.1's tolerance). Decisive:
   :func:`studies.thesis.decisive.ias_decision`. Band: every decisive instance (the claim says
   "consistently").
-* ``riskaware-6-targetasap-generalization`` — seed 001 §6: "TARGETASAP and PACKEDTARGETASAP heuristics are
+* ``riskaware-6-targetasap-generalization`` — paper 001 §6: "TARGETASAP and PACKEDTARGETASAP heuristics are
   always better than the two competitors"; §7: "better than … FIRSTFITAWARE … in all cases". Holds:
   TargetASAP's goodput (§4's GOODPUT(T), ``goodput_partial``) ≥ FirstFitAware's. Decisive: FirstFitAware
   interrupts some job (§6: the difference "is due to the fact that FIRSTFITAWARE … do[es] not specifically
   preserve the longest jobs, which leads to more interrupted work"). Band: every decisive instance.
-* ``slacksched-4.2-generalization`` — seed 002 §4.2: SlackSched "reduces mean JCT" against the
+* ``slacksched-4.2-generalization`` — paper 002 §4.2: SlackSched "reduces mean JCT" against the
   CapacityScheduler (random matching). Holds: mean JCT of the jobs completed under both is lower under
   SlackSched. Decisive: random matching preempts some task (§4.2: "If tasks are too short, there is not
   much room for improvement as there are few preemptions"). Band: more than half of the decisive instances

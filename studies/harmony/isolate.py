@@ -1,4 +1,4 @@
-"""Seed 004's isolating runs: what makes CBS starve and what makes it cost more than the §9 baseline here.
+"""Paper 004's isolating runs: what makes CBS starve and what makes it cost more than the §9 baseline here.
 
 ``python -m studies.harmony.isolate starvation`` runs CBS on the ``borg2011-sample`` workload at ω = 1.2
 changing one thing at a time — the forecasts replaced by each interval's true arrivals (and long-running

@@ -1,4 +1,4 @@
-"""The ``harmony`` study runner (seed 004 §9): baseline / CBP / CBS on the Borg 2011 sample, and the ω sweep.
+"""The ``harmony`` study runner (paper 004 §9): baseline / CBP / CBS on the Borg 2011 sample, and the ω sweep.
 
 §9.2: "In our first experiment, we use an over-provisioning factor of 1.2"; "we varied the values of the
 over-provisioning factor ω^k between 0.6-2.2 to produce different tradeoffs between operational costs
@@ -88,7 +88,7 @@ def harmony_scenarios(name: str = "harmony") -> list[HarmonyScenario]:
     """``harmony``: the sample × {baseline, CBP, CBS} at ω = 1.2, the baseline under the other type-order
     readings (:data:`OTHER_ORDERS`), plus CBP/CBS over ω ∈ {0.6, 0.8, …, 2.2};
     ``harmony-7d``: the 7-day resampled workload × the three schemes at ω = 1.2; ``harmony-headline``: the
-    sample × the three schemes at ω = 1.2 and the baseline's other orders (seed 004's headline row of ``varcap reproduce --quick``; the
+    sample × the three schemes at ω = 1.2 and the baseline's other orders (paper 004's headline row of ``varcap reproduce --quick``; the
     same scenarios, so the same cached runs, as in ``harmony``); ``harmony-smoke``: the sample on a 1 %
     cluster (tests)."""
     orders = [HarmonyScenario("borg2011-sample", "baseline", efficiency=e) for e in OTHER_ORDERS]

@@ -1,4 +1,4 @@
-"""Seed 001's sweep study ``riskaware`` (§5.4): M_avg ∈ {20 … 28}, φ ∈ {400 … 32400 s}, M_ra ∈ {4 … 16}
+"""Paper 001's sweep study ``riskaware`` (§5.4): M_avg ∈ {20 … 28}, φ ∈ {400 … 32400 s}, M_ra ∈ {4 … 16}
 one at a time, × {ff, ff-unaware, target-stretch, target-asap, packed-target-asap} (65)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 002's harvest-VM trace model fitted to the paper's published statistics (never to a scheduler).
+"""Paper 002's harvest-VM trace model fitted to the paper's published statistics (never to a scheduler).
 
 ``python -m studies.slacksched.calibrate [--fit] [--days 30] [--seeds 0,1]`` prints, for the calibrated model
 (:func:`sim.capacity.generators.harvest_regime_trace` at its defaults) and the former stand-in

@@ -1,4 +1,4 @@
-"""Seed 002's isolating runs: which part of SlackSched's model leaves its JCT gain small.
+"""Paper 002's isolating runs: which part of SlackSched's model leaves its JCT gain small.
 
 ``python -m studies.slacksched.isolate [--days D] [--seeds 0,1] [--spreads 0,1,2] [--trace T]`` runs, on the study's
 set-up (:func:`studies.slacksched.scenarios.ss_scenarios`: jobs of §4.2.1's size at load 0.6, a pool of 64
@@ -11,7 +11,7 @@ termination cut:
   killed, else a random node with room (the CapacityScheduler's draw). It separates the two things the
   Oracle has and SlackSched lacks: if it gains about what the Oracle gains, waiting for a safe node is not
   what matters and the whole gap is eq. 1's prediction on the HVM traces (knowledge, not the rule).
-* ``stability_spread`` of the stand-in pool (seed 002 Fig. 2's spatial diversity: 0 = identical HVMs, 1 the
+* ``stability_spread`` of the stand-in pool (paper 002 Fig. 2's spatial diversity: 0 = identical HVMs, 1 the
   study's, 2 more diverse): how much per-HVM signal eq. 1 can find through the time since the last change.
 
 ``--thresholds 0.5,0.6,0.7,0.8,0.9`` sweeps Algorithm 3's threshold (``slacksched-heartbeat``) instead;

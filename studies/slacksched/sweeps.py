@@ -1,4 +1,4 @@
-"""Seed 002's sweep study ``slacksched``: harvest-VM pool × {ff, slacksched-nodelay, slacksched, oracle} ×
+"""Paper 002's sweep study ``slacksched``: harvest-VM pool × {ff, slacksched-nodelay, slacksched, oracle} ×
 Acquirer off/on (8)."""
 
 from __future__ import annotations

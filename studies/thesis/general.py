@@ -1,7 +1,7 @@
 """``ias`` and ``ias-general`` against First-Fit off the thesis' instances, and the isolating runs of
 ``ias-general``'s design choices.
 
-The claim tested is seed 000 §6.2's, read as in the IAS robustness grid: a policy *holds* on an instance
+The claim tested is paper 000 §6.2's, read as in the IAS robustness grid: a policy *holds* on an instance
 when it terminates fewer jobs than First-Fit (cut > 0) and its goodput is at least First-Fit's − 2 pt.
 Instances come from :mod:`studies.generalization` (one master seed); each is simulated in process by
 :func:`sim.api.simulate` with First-Fit, ``ias`` (its defaults, the thesis' algorithm) and ``ias-general``

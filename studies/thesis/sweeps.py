@@ -1,4 +1,4 @@
-"""The thesis' (seed 000) sweep studies (one run per point, no replicates; the README's sweep section):
+"""The thesis' (paper 000) sweep studies (one run per point, no replicates; the README's sweep section):
 
 * ``thesis-ch4-synthetic`` — 6 change frequencies × 4 step sizes × {azure, borg2011} × ff (48);
 * ``thesis-ch6-ias`` — {zipf-1.1 … zipf-1.8, azure} × {ff, ias (A = 0.6)} at 1 change/h, step 0.15 (18);

@@ -1,4 +1,4 @@
-"""Seed 003's sweep study ``zhang-chien``: dynamic range × structure (random walk, random uniform) ×
+"""Paper 003's sweep study ``zhang-chien``: dynamic range × structure (random walk, random uniform) ×
 frequency × termination policy (lifo, random, lww, lfd) on azure (48)."""
 
 from __future__ import annotations
