@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sim.capacity.trace import HOUR, MEAN_CAPACITY, CapacityTrace, MachineCapacityTrace
@@ -225,6 +227,37 @@ def stranded_trace(
     )
 
 
+def _change_cores(
+    rng: np.random.Generator,
+    cur: int,
+    last_shrink: bool,
+    draw_size: Callable[[], int],
+    cores: tuple[int, int],
+    probs: tuple[float, float, float],
+) -> tuple[int, bool]:
+    """One change of a harvest VM's cores: ``(cores after it, whether it shrank)``. An evicted VM (0 cores)
+    comes back at the minimum; otherwise it shrinks with the probability after a growth or after a shrink
+    (``probs``: after growth, after shrink, eviction), by ``draw_size()`` cores within ``cores`` (min, max),
+    a shrink being an eviction with the eviction probability; at a bound it goes the other way. The draws
+    are in this order: shrink, size, eviction (both trace models depend on it)."""
+    lo, hi = cores
+    p_after_growth, p_after_shrink, eviction_prob = probs
+    if cur == 0:
+        return lo, False
+    shrink = rng.random() < (p_after_shrink if last_shrink else p_after_growth)
+    size = draw_size()
+    if shrink and rng.random() < eviction_prob:
+        nxt = 0
+    elif shrink:
+        nxt = max(cur - size, lo)
+    else:
+        nxt = min(cur + size, hi)
+    if nxt == cur:  # at a bound: the change goes the other way
+        nxt = min(cur + size, hi) if shrink else max(cur - size, lo)
+        shrink = not shrink
+    return nxt, shrink
+
+
 def harvest_trace(
     machines: int,
     horizon_s: float,
@@ -273,21 +306,14 @@ def harvest_trace(
             t += float(rng.lognormal(mu, inter_change_sigma))
             if t >= horizon_s:
                 break
-            if cur == 0:
-                cur, last_shrink = min_cores, False
-            else:
-                shrink = rng.random() < (p_shrink_after_shrink if last_shrink else p_shrink_after_growth)
-                size = 1 + int(rng.poisson(max(mean_change_cores - 1, 0.0)))
-                if shrink and rng.random() < eviction_prob:
-                    nxt = 0
-                elif shrink:
-                    nxt = max(cur - size, min_cores)
-                else:
-                    nxt = min(cur + size, max_cores)
-                if nxt == cur:  # at a bound: the change goes the other way
-                    nxt = min(cur + size, max_cores) if shrink else max(cur - size, min_cores)
-                    shrink = not shrink
-                cur, last_shrink = nxt, shrink
+            cur, last_shrink = _change_cores(
+                rng,
+                cur,
+                last_shrink,
+                lambda: 1 + int(rng.poisson(max(mean_change_cores - 1, 0.0))),
+                (min_cores, max_cores),
+                (p_shrink_after_growth, p_shrink_after_shrink, eviction_prob),
+            )
             ts.append(t)
             ms.append(m)
             cs.append(cur)
@@ -419,21 +445,14 @@ def harvest_regime_trace(
             if t >= horizon_s:
                 break
             clump = bool(rng.random() < clump_prob)
-            if cur == 0:
-                cur, last_shrink = min_cores, False
-            else:
-                shrink = rng.random() < (p_shrink_after_shrink if last_shrink else p_shrink_after_growth)
-                size = int(rng.geometric(p_geo))
-                if shrink and rng.random() < eviction_prob:
-                    nxt = 0
-                elif shrink:
-                    nxt = max(cur - size, min_cores)
-                else:
-                    nxt = min(cur + size, max_cores)
-                if nxt == cur:  # at a bound: the change goes the other way
-                    nxt = min(cur + size, max_cores) if shrink else max(cur - size, min_cores)
-                    shrink = not shrink
-                cur, last_shrink = nxt, shrink
+            cur, last_shrink = _change_cores(
+                rng,
+                cur,
+                last_shrink,
+                lambda: int(rng.geometric(p_geo)),
+                (min_cores, max_cores),
+                (p_shrink_after_growth, p_shrink_after_shrink, eviction_prob),
+            )
             ts.append(t)
             ms.append(m)
             cs.append(cur)
