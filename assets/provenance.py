@@ -9,41 +9,27 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
 FILE = "provenance.json"
 
 
-def code_commit(repo: Path = REPO) -> str:
-    """``git describe``-like id of the code: the short commit, ``-dirty`` when tracked files differ; the
-    package version when there is no git checkout."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--short=10", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        from importlib.metadata import PackageNotFoundError, version
+def code_commit() -> str:
+    """The code's commit as the reproduction table records it (:func:`studies.provenance.run_stamp`: short
+    HEAD, ``+dirty`` when tracked files differ); the package version when there is no git checkout."""
+    from studies.provenance import run_stamp
 
-        try:
-            return f"varcap {version('varcap')} (no git checkout)"
-        except PackageNotFoundError:
-            return "unknown (no git checkout)"
+    commit = run_stamp()[0]
+    if commit:
+        return commit
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"varcap {version('varcap')} (no git checkout)"
+    except PackageNotFoundError:
+        return "unknown (no git checkout)"
 
 
 def data_versions(con: Any) -> list[dict[str, str]]:
