@@ -14,7 +14,7 @@ def rows(con: duckdb.DuckDBPyConnection, profile: str | None = None) -> pl.DataF
     """Default-reading rows of ``out_reproduction`` of ``profile`` (None: the profile with the most
     headlines computed, full on a tie)."""
     df = con.sql(
-        "SELECT * FROM out_reproduction WHERE headline_id NOT LIKE '%@%' ORDER BY seed_doc, headline_id"
+        "SELECT * FROM out_reproduction WHERE headline_id NOT LIKE '%@%' ORDER BY paper, headline_id"
     ).pl()
     if profile is None:
         ran = df.filter(pl.col("varcap_mean").is_not_nan() & pl.col("varcap_mean").is_not_null())

@@ -13,11 +13,11 @@ from analysis.style import HEIGHT, finish
 POLICY_NAMES = {"ff": "FirstFitAware", "target-asap": "TargetASAP", "packed-target-asap": "PackedTargetASAP"}
 #: the study's workloads (studies/riskaware/scenarios.py) as the caption names them
 WORKLOAD_NAMES = {
-    "seed001-uniform": "paper 001's SyntheticUniform workload (§5.3: n = 20,000 jobs, cores 1/2/4/8, "
+    "synthetic-uniform": "paper 001's SyntheticUniform workload (§5.3: n = 20,000 jobs, cores 1/2/4/8, "
     "lengths uniform in [0, 2 T_avg], ~26 machines of work)",
-    "seed001-uniform-literal": "paper 001's SyntheticUniform workload with the literal T_avg = 209664/n hours",
+    "synthetic-uniform-literal": "paper 001's SyntheticUniform workload with the literal T_avg = 209664/n hours",
 }
-DEFAULT_WORKLOAD = "seed001-uniform"
+DEFAULT_WORKLOAD = "synthetic-uniform"
 
 
 def frame(res: pl.DataFrame) -> pl.DataFrame:

@@ -536,7 +536,7 @@ OUT_REPRODUCTION = TableSchema(
             False,
         ),
         Col("reading", "VARCHAR", "-", "which reading of the text (default first)", False),
-        Col("seed_doc", "VARCHAR", "-", "the paper (000 thesis … 004 Harmony)", False),
+        Col("paper", "VARCHAR", "-", "the paper (000 thesis … 004 Harmony)", False),
         Col("section", "VARCHAR", "-", "section / figure / table of the claim", False),
         Col("anchor_value", "DOUBLE", "unit", "the paper's number", False),
         Col("anchor_text", "VARCHAR", "-", "the paper's words", False),

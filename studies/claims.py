@@ -131,7 +131,7 @@ class Headline:
     ``reading_history``: when and why the default reading changed, if it did."""
 
     id: str
-    seed_doc: str
+    paper: str
     section: str
     anchor_value: float
     anchor_text: str

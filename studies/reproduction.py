@@ -125,7 +125,7 @@ def studies() -> dict[str, Callable[[], list[Scenario]]]:
 COLUMNS = (
     "headline_id",
     "reading",
-    "seed_doc",
+    "paper",
     "section",
     "anchor_value",
     "anchor_text",
@@ -371,7 +371,7 @@ def reproduction_rows(
                 {
                     "headline_id": h.id if i == 0 else f"{h.id}@{reading}",
                     "reading": reading,
-                    "seed_doc": h.seed_doc,
+                    "paper": h.paper,
                     "section": h.section,
                     "anchor_value": h.anchor_value,
                     "anchor_text": h.anchor_text,

@@ -341,8 +341,8 @@ _HEAVY_WORKLOADS = {
     "zipf-1.7": 4,
     "zipf-1.6": 2,
     "harvest-jobs": 6,
-    "seed001-uniform": 5,
-    "seed001-uniform-literal": 5,
+    "synthetic-uniform": 5,
+    "synthetic-uniform-literal": 5,
 }
 
 

@@ -26,7 +26,7 @@ def _row(hid: str, **kw) -> dict:
     row |= {
         "headline_id": hid,
         "reading": "default",
-        "seed_doc": "004 Harmony",
+        "paper": "004 Harmony",
         "section": "§9.2 Fig. 29",
         "anchor_value": 28.0,
         "unit": "%",

@@ -29,7 +29,7 @@ def _warehouse(path: Path) -> None:
     base = {c.name: defaults[c.sql_type] for c in OUT_REPRODUCTION.columns}
     rows = [
         base
-        | {"headline_id": h, "reading": "default", "seed_doc": "000 thesis", "section": "§6.3", "unit": "%"}
+        | {"headline_id": h, "reading": "default", "paper": "000 thesis", "section": "§6.3", "unit": "%"}
         | {"anchor_value": a, "varcap_mean": m, "ci_low": m - 5, "ci_high": min(m + 5, 100.0)}
         | {"band_low": a / 2, "band_high": min(2 * a, 100.0), "within_band": a / 2 <= m, "profile": "quick"}
         for h, a, m in (("thesis-a", 40.0, 30.0), ("thesis-b", 20.0, 5.0))

@@ -52,7 +52,7 @@ def inputs(tmp_path: Path) -> Path:
         Scenario("azure", {"kind": "constant"}, horizon_days=2.0),  # sized from its jobs, jobs reused
         Scenario("azure", {"kind": "constant"}, machines=7, horizon_days=2.0),
         Scenario("zipf-1.5", {"kind": "constant"}, horizon_days=1.0),  # jobs depend on the size: rebuilt
-        Scenario("seed001-uniform", {"kind": "constant"}, horizon_days=1.0),
+        Scenario("synthetic-uniform", {"kind": "constant"}, horizon_days=1.0),
     ],
     ids=lambda s: f"{s.workload}-{s.machines}m",
 )

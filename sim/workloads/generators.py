@@ -155,12 +155,12 @@ def pareto_workload(
     )
 
 
-def seed001_uniform(n: int, horizon_s: float, tavg_s: float, seed: int = 0) -> pl.DataFrame:
+def synthetic_uniform(n: int, horizon_s: float, tavg_s: float, seed: int = 0) -> pl.DataFrame:
     """Paper 001 §5.3 SyntheticUniform: ``n`` jobs released regularly (``r_i = i/n × horizon``), cores 1/2/4/8
     with probabilities 1/6, 1/3, 1/3, 1/6, lengths uniform in ``[0, 2 × tavg_s]``. Raises ValueError
     unless ``n ≥ 1`` and ``tavg_s > 0``."""
     if n < 1 or tavg_s <= 0:
-        raise ValueError(f"seed001_uniform needs n >= 1 and tavg_s > 0 (got {n}, {tavg_s})")
+        raise ValueError(f"synthetic_uniform needs n >= 1 and tavg_s > 0 (got {n}, {tavg_s})")
     rng = np.random.default_rng(seed)
     cores = rng.choice(np.array([1.0, 2.0, 4.0, 8.0]), size=n, p=np.array([1, 2, 2, 1]) / 6.0)
     dur = rng.uniform(0.0, 2.0 * tavg_s, n)

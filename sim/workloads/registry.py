@@ -151,9 +151,9 @@ def _pareto_mix(a: WorkloadArgs) -> Any:
     )
 
 
-def _seed001_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
+def _synthetic_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
     def build(a: WorkloadArgs) -> Any:
-        from sim.workloads.generators import seed001_uniform
+        from sim.workloads.generators import synthetic_uniform
 
         # paper 001 §5.3–5.4: n = 20,000 jobs over 3 weeks (density kept for other horizons); "the total
         # number of machines required … is around 26 (e.g. such that the total core hour is around 209664,
@@ -163,7 +163,7 @@ def _seed001_uniform(literal: bool) -> Callable[[WorkloadArgs], Any]:
         n = max(1, int(round(20_000 * h / (21 * 86400.0))))
         mean_cores = 3.5  # E[c] of the 1/2/4/8-core draw
         tavg = 209_664 * 3600.0 / 20_000 if literal else 26 * a.cores * h / (n * mean_cores)
-        return seed001_uniform(n, h, tavg, seed=a.seed)
+        return synthetic_uniform(n, h, tavg, seed=a.seed)
 
     return build
 
@@ -207,7 +207,7 @@ def _borg_native(a: WorkloadArgs) -> Any:
     return native_bootstrap(a.template, _target_cores(a), a.horizon_s, seed=a.seed)
 
 
-def _borg_seed001(a: WorkloadArgs) -> Any:
+def _borg_under_a_day(a: WorkloadArgs) -> Any:
     import polars as pl
 
     from sim.workloads.generators import native_bootstrap
@@ -255,17 +255,17 @@ register(
 )
 register(
     WorkloadSpec(
-        "seed001-uniform",
+        "synthetic-uniform",
         "paper 001 §5.3 SyntheticUniform: 20,000 jobs per 3 weeks, 26 machines' worth of work",
-        _seed001_uniform(False),
+        _synthetic_uniform(False),
         size_free=True,
     )
 )
 register(
     WorkloadSpec(
-        "seed001-uniform-literal",
+        "synthetic-uniform-literal",
         "paper 001 §5.3 SyntheticUniform with T_avg = 209,664 h / n read literally",
-        _seed001_uniform(True),
+        _synthetic_uniform(True),
         size_free=True,
     )
 )
@@ -305,9 +305,9 @@ register(
 )
 register(
     WorkloadSpec(
-        "borg2011-seed001",
+        "borg2011-under-a-day",
         "paper 001 §5.2: borg2011 jobs under a day, the work of 26 machines",
-        _borg_seed001,
+        _borg_under_a_day,
         template="borg2011",
         needs_machines=True,
     )

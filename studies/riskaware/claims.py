@@ -31,19 +31,19 @@ def _target_gain(policy: str):
     def compute(pr: Profile, runs: Runs) -> dict[str, list[float]]:
         sc = ra_scenarios(pr)
         res: dict[str, list[float]] = {"goodput_partial": [], "goodput": []}
-        if ("seed001-uniform-literal", "ff", 8, 0) in sc:
+        if ("synthetic-uniform-literal", "ff", 8, 0) in sc:
             res["literal-tavg"] = []
         for r in seeds(pr):
             for name in ("goodput_partial", "goodput"):
                 gains = [
                     -cut(
-                        metric(runs, sc[("seed001-uniform", "ff", mra, r)], name),
-                        metric(runs, sc[("seed001-uniform", policy, mra, r)], name),
+                        metric(runs, sc[("synthetic-uniform", "ff", mra, r)], name),
+                        metric(runs, sc[("synthetic-uniform", policy, mra, r)], name),
                     )
                     for mra in pr.ra_mra
                 ]
                 res[name].append(float(np.mean(gains)))
-            if (k0 := ("seed001-uniform-literal", "ff", 8, r)) in sc:
+            if (k0 := ("synthetic-uniform-literal", "ff", 8, r)) in sc:
                 k = k0
                 res["literal-tavg"].append(
                     -cut(
@@ -59,7 +59,7 @@ def _target_gain(policy: str):
 def _explain_target(pr: Profile, runs: Runs) -> str:
     sc = ra_scenarios(pr)
     parts = []
-    for wl in ("seed001-uniform", "seed001-uniform-literal"):
+    for wl in ("synthetic-uniform", "synthetic-uniform-literal"):
         if (wl, "ff", 8, 0) not in sc:
             continue
         vals = []
@@ -73,7 +73,7 @@ def _explain_target(pr: Profile, runs: Runs) -> str:
 def _ffa_baseline(pr: Profile) -> list[Scenario]:
     """FirstFitAware's run of each replicate (default set-up, the first M_ra of the profile)."""
     sc = ra_scenarios(pr)
-    return [sc[("seed001-uniform", "ff", pr.ra_mra[0], r)] for r in seeds(pr)]
+    return [sc[("synthetic-uniform", "ff", pr.ra_mra[0], r)] for r in seeds(pr)]
 
 
 #: §6: "The difference in results is due to the fact that FIRSTFITAWARE and FIRSTFITUNAWARE do not
@@ -138,8 +138,8 @@ def _stretch_change(policy: str, name: str):
         for r in seeds(pr):
             ch = [
                 -cut(
-                    metric(runs, sc[("seed001-uniform", "ff", mra, r)], name),
-                    metric(runs, sc[("seed001-uniform", policy, mra, r)], name),
+                    metric(runs, sc[("synthetic-uniform", "ff", mra, r)], name),
+                    metric(runs, sc[("synthetic-uniform", policy, mra, r)], name),
                 )
                 for mra in pr.ra_mra
             ]
