@@ -7,6 +7,10 @@
   them in the same order (equal entries are indistinguishable).
 * numpy's pairwise summation (:func:`np_sum`), so a compiled loop's sums are ``ndarray.sum``'s bit for bit.
 * The attempt log's append in the typed columns of the compiled loops (job, start, end, outcome, machine).
+* An attempt's start, completion and kill with the loop's accounting (:func:`attempt_start`,
+  :func:`attempt_complete`, :func:`attempt_kill`): :class:`sim.engine.loop.Loop`'s ``start``, ``complete``
+  and ``kill`` without checkpointing (the compiled loops do not checkpoint), the same arithmetic in the same
+  order, written once for every compiled loop.
 
 All are engine functions (:func:`sim.engine._jit.kernel_fn`): plain Python here, compiled by
 :func:`sim.engine._jit.compiled` with the engine; the other compiled loops call the compiled ones
@@ -20,7 +24,9 @@ import numpy as np
 from sim.engine._jit import kernel_fn
 
 PW_BLOCKSIZE = 128  # numpy's pairwise-summation block
-ATT_RUNNING = 2  # sim.metrics.ATT_RUNNING (a literal: numba reads module globals as constants)
+# sim.metrics' codes (literals: numba reads module globals as constants)
+QUEUED, RUNNING, COMPLETED = 0, 1, 2
+ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
 
 
 # ------------------------------------------------------------------------------------------ event heap
@@ -216,3 +222,46 @@ def log_new(n):
         np.empty(lcap, np.int8),
         np.empty(lcap, np.int32),
     )
+
+
+# -------------------------------------------------------------------------- an attempt's accounting
+@kernel_fn(inline=True)
+def attempt_start(lj, ls, le, lo, lm, nlog, cur_att, status, start_s, first, att, machine, cores, j, m, t,
+                  horizon, busy):  # fmt: skip
+    """:meth:`sim.engine.loop.Loop.start` but the ``END`` push (each loop keys its heap its own way): job
+    ``j`` runs on machine ``m`` from ``t``, its attempt appended to the log (:func:`log_open`). Returns the
+    (maybe grown) log columns, the new row count and the cores busy."""
+    status[j] = RUNNING
+    start_s[j] = t
+    if first[j] < 0:
+        first[j] = t
+    att[j] += 1
+    machine[j] = m
+    lj, ls, le, lo, lm, nlog = log_open(lj, ls, le, lo, lm, nlog, cur_att, j, m, t, horizon)
+    return lj, ls, le, lo, lm, nlog, busy + cores[j]
+
+
+@kernel_fn(inline=True)
+def attempt_complete(le, lo, cur_att, status, end, cores, duration, j, t, completed_cs, busy):
+    """:meth:`sim.engine.loop.Loop.complete` without checkpointing: job ``j``'s attempt ends at ``t``
+    completed. Returns the completed core-seconds and the cores busy."""
+    status[j] = COMPLETED
+    end[j] = t
+    le[cur_att[j]] = t
+    lo[cur_att[j]] = ATT_COMPLETED
+    return completed_cs + cores[j] * duration[j], busy - cores[j]
+
+
+@kernel_fn(inline=True)
+def attempt_kill(le, lo, cur_att, status, start_s, terms, machine, cores, j, t, wasted_cs, aborted, busy,
+                 n_term):  # fmt: skip
+    """:meth:`sim.engine.loop.Loop.kill` without checkpointing: job ``j``'s running attempt ends at ``t``
+    killed (its log row closed), its work wasted, the job queued again (the caller requeues it). Returns
+    the wasted core-seconds, the aborted seconds, the cores busy and the terminations."""
+    s0 = start_s[j]
+    le[cur_att[j]] = t
+    lo[cur_att[j]] = ATT_KILLED
+    terms[j] += 1
+    status[j] = QUEUED
+    machine[j] = -1
+    return wasted_cs + cores[j] * (t - s0), aborted + (t - s0), busy - cores[j], n_term + 1

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
 heap_room, heap_push, heap_pop = compiled()["heap_room"], compiled()["heap_push"], compiled()["heap_pop"]
-np_sum, log_new, log_open = compiled()["np_sum"], compiled()["log_new"], compiled()["log_open"]
+np_sum, log_new = compiled()["np_sum"], compiled()["log_new"]
+attempt_start, attempt_complete, attempt_kill = (
+    compiled()[f] for f in ("attempt_start", "attempt_complete", "attempt_kill")
+)
 HERE = Path(__file__).resolve()
 
 
@@ -49,9 +52,7 @@ _invalidate_stale_cache()
 ENABLED = True
 
 INF = np.inf
-# the status and outcome codes of sim.metrics (literal here: numba reads module globals as constants)
-QUEUED, RUNNING, COMPLETED = 0, 1, 2
-ATT_COMPLETED, ATT_KILLED, ATT_RUNNING = 0, 1, 2
+RUNNING = 1  # sim.metrics.RUNNING (literal here: numba reads module globals as constants)
 GROW, SHRINK = 0, 1
 END, CAPACITY, ARRIVAL = 0, 1, 4
 NODELAY, CAPSCHED, WAITING = 0, 1, 2  # the schedule pass harvest_run makes
@@ -353,16 +354,10 @@ def harvest_run(
                     # Cluster._start -> Loop.start
                     j = qjob[p]
                     c = cores[j]
-                    status[j] = RUNNING
-                    start_s[j] = now
-                    if first[j] < 0:
-                        first[j] = now
-                    att[j] += 1
-                    machine[j] = m
-                    log_job, log_start, log_end, log_out, log_m, nlog = log_open(
-                        log_job, log_start, log_end, log_out, log_m, nlog, cur_att, j, m, now, horizon
-                    )
-                    busy += c
+                    log_job, log_start, log_end, log_out, log_m, nlog, busy = attempt_start(
+                        log_job, log_start, log_end, log_out, log_m, nlog, cur_att, status, start_s, first, att,
+                        machine, cores, j, m, now, horizon, busy,
+                    )  # fmt: skip
                     e = now + duration[j]
                     ht, hx = heap_room(ht, hx, hn)
                     hn = heap_push(ht, hx, hn, e, j, att[j], 0, 0)
@@ -470,17 +465,10 @@ def harvest_run(
                     used[m] -= cores[v]
                     if nrun[m] == 0:
                         used[m] = 0.0
-                    # Loop.kill
-                    s0 = start_s[v]
-                    log_end[cur_att[v]] = t
-                    log_out[cur_att[v]] = ATT_KILLED
-                    wasted_cs += cores[v] * (t - s0)
-                    aborted += t - s0
-                    terms[v] += 1
-                    n_term += 1
-                    status[v] = QUEUED
-                    busy -= cores[v]
-                    machine[v] = -1
+                    wasted_cs, aborted, busy, n_term = attempt_kill(
+                        log_end, log_out, cur_att, status, start_s, terms, machine, cores, v, t, wasted_cs,
+                        aborted, busy, n_term,
+                    )  # fmt: skip
                     if nk == killed.size:
                         killed = np.concatenate((killed, np.empty(nk, np.int64)))
                     killed[nk] = v
@@ -506,14 +494,10 @@ def harvest_run(
             hn = heap_pop(ht, hx, hn)
             if status[j] != RUNNING or a != att[j]:
                 continue
-            # Loop.complete
             c = cores[j]
-            status[j] = COMPLETED
-            end[j] = t
-            log_end[cur_att[j]] = t
-            log_out[cur_att[j]] = ATT_COMPLETED
-            completed_cs += c * duration[j]
-            busy -= c
+            completed_cs, busy = attempt_complete(
+                log_end, log_out, cur_att, status, end, cores, duration, j, t, completed_cs, busy
+            )
             # Cluster.on_end -> _detach
             m = machine[j]
             k = npos[j]

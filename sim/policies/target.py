@@ -78,7 +78,10 @@ stamp_loop_cache(__file__, "target")
 heap_room, heap_push, heap_pop, heap_make = (
     _KIT[f] for f in ("heap_room", "heap_push", "heap_pop", "heap_make")
 )
-pairwise_sum, log_new, log_open = _KIT["pairwise_sum"], _KIT["log_new"], _KIT["log_open"]
+pairwise_sum, log_new = _KIT["pairwise_sum"], _KIT["log_new"]
+attempt_start, attempt_complete, attempt_kill = (
+    _KIT[f] for f in ("attempt_start", "attempt_complete", "attempt_kill")
+)
 
 VARIANTS = {"target-stretch": 0, "target-asap": 1, "packed-target-asap": 2}
 
@@ -837,9 +840,8 @@ def _machine_jobs(lo, hi, head, nxt):
 # tag)`` tuples (an END's tie is its push sequence number, a START's its job), stale events skipped by
 # version and swept at the same moments, the step-function pool grown to the same layout, the plan
 # operations above called as the hooks call them (``tests/test_tloop.py``: every EngineOutput field equal).
-# Codes of sim.metrics and sim.engine.loop as literals (numba reads module globals as constants).
-_QUEUED, _COMPLETED = 0, 2
-_ATT_COMPLETED, _ATT_KILLED = 0, 1
+# Event codes of sim.engine.loop as literals (numba reads module globals as constants); an attempt's start,
+# completion and kill are the kit's (sim.engine.kit.attempt_*).
 _END, _CAPACITY, _ARRIVAL = 0, 1, 4
 #: run the compiled loop where it applies (tests set it False to run the Python loop on the same input)
 COMPILED_LOOP = True
@@ -1057,17 +1059,11 @@ def target_run(
                                 wbuf = wb2
                             wbuf[nw] = jj
                             nw += 1
-                    for jj in extra:  # Loop.kill
-                        s0 = start_s[jj]
-                        log_end[cur_att[jj]] = t
-                        log_out[cur_att[jj]] = _ATT_KILLED
-                        wasted_cs += c[jj] * (t - s0)
-                        aborted += t - s0
-                        terms[jj] += 1
-                        n_term += 1
-                        status[jj] = _QUEUED
-                        busy -= c[jj]
-                        machine[jj] = -1
+                    for jj in extra:
+                        wasted_cs, aborted, busy, n_term = attempt_kill(
+                            log_end, log_out, cur_att, status, start_s, terms, machine, c, jj, t, wasted_cs,
+                            aborted, busy, n_term,
+                        )  # fmt: skip
                         nrun -= 1
                     ist[4] = target
                     ist[3] = max(min(ist[3], target), 1)
@@ -1115,13 +1111,9 @@ def target_run(
             if kind == _END:
                 if status[j] != RUNNING or tag != att[j]:
                     continue
-                # Loop.complete
-                status[j] = _COMPLETED
-                end[j] = t
-                log_end[cur_att[j]] = t
-                log_out[cur_att[j]] = _ATT_COMPLETED
-                completed_cs += c[j] * w[j]
-                busy -= c[j]
+                completed_cs, busy = attempt_complete(
+                    log_end, log_out, cur_att, status, end, c, w, j, t, completed_cs, busy
+                )
                 nrun -= 1
                 P = (pt, pu, pn, pk, plen, poff, pcap)
                 _on_end(
@@ -1134,17 +1126,10 @@ def target_run(
                     continue  # re-planned since
                 m = mach[j]
                 npend[m] -= 1
-                # Loop.start
-                status[j] = RUNNING
-                start_s[j] = t
-                if first[j] < 0:
-                    first[j] = t
-                att[j] += 1
-                machine[j] = m
-                log_job, log_start, log_end, log_out, log_m, nlog = log_open(
-                    log_job, log_start, log_end, log_out, log_m, nlog, cur_att, j, m, t, horizon
-                )
-                busy += c[j]
+                log_job, log_start, log_end, log_out, log_m, nlog, busy = attempt_start(
+                    log_job, log_start, log_end, log_out, log_m, nlog, cur_att, status, start_s, first, att,
+                    machine, c, j, m, t, horizon, busy,
+                )  # fmt: skip
                 nrun += 1
                 ht, hx = heap_room(ht, hx, hn)
                 hn = heap_push(ht, hx, hn, t + w[j], _END, seq, j, att[j])
