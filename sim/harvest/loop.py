@@ -8,7 +8,8 @@ min-tree, per-node job lists, the loop's accounting, the attempt log and the cha
 exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job
 array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``).
 
-The schedule pass is either policy's: NoDelay's (:func:`_scan`, eq. 1 over the change history) or
+The schedule pass is either policy's: NoDelay's (:func:`sim.harvest.passes.nodelay_scan_into`, the Python
+loop's pass with the loop's buffers: eq. 1 over the change history) or
 ``capsched``'s (:func:`_cap_scan`, a node drawn uniformly among those with room by the policy's own
 ``numpy.random.Generator``, passed in: numba's ``Generator.integers`` is numpy's bounded-integer algorithm
 over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit).
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
-from sim.harvest.passes import _eq1, cost_scan, cost_scan_fast, max_free, search_table
+from sim.harvest.passes import cost_scan, cost_scan_fast, max_free, node_free, nodelay_scan_into, search_table
 
 if TYPE_CHECKING:
     from sim.harvest.cluster import Cluster
@@ -107,49 +108,6 @@ def _model(hist_t, hist_x, nh, head, t, window_s):
 
 
 @cached_njit
-def _scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
-          modelled, t, free, elapsed, ps):  # fmt: skip
-    """:func:`sim.harvest.passes.nodelay_scan` with the per-node state in the caller's buffers and eq. 1 computed
-    once for a run of nodes with the same elapsed time and shrink probability (nodes that changed in the
-    same capacity batch, as the machines-alive view's): the same arithmetic, so the same choice."""
-    mx, any_node = -np.inf, False
-    for m in range(cap.size):
-        free[m] = cap[m] - used[m] if accept[m] else -1.0
-        elapsed[m] = t - last_change[m]
-        ps[m] = ps2[last_dir[m]]
-        if free[m] >= 0:
-            any_node = True
-            if free[m] > mx:
-                mx = free[m]
-    p = _qt_first_le(tree, size, p, top)
-    while p >= 0:
-        j = qjob[p]
-        c = cores[j]
-        if any_node and not mx < c:
-            if not modelled or xs.size == 0:  # the first node with room
-                for m in range(free.size):
-                    if free[m] >= 0 and free[m] >= c:
-                        return p, m
-                return p, -1
-            d = duration[j]
-            best, best_p = -1, -np.inf
-            pe, pps, pp = np.nan, np.nan, 0.0  # the last node's (elapsed, shrink probability) and its eq. 1
-            for m in range(free.size):
-                if free[m] < c or free[m] < 0:
-                    continue
-                if elapsed[m] == pe and ps[m] == pps:
-                    pm = pp
-                else:
-                    pm, _ = _eq1(xs, cum, elapsed[m], d, ps[m])
-                    pe, pps, pp = elapsed[m], ps[m], pm
-                if pm > best_p:
-                    best, best_p = m, pm
-            return p, best
-        p = _qt_first_le(tree, size, p + 1, top)
-    return -1, -1
-
-
-@cached_njit
 def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
     """``capsched``'s pass (:meth:`sim.harvest.cluster.Cluster._placement_scan` with its placement): from queue
     position ``p`` on, the first queued job needing at most ``top`` cores with a node taking jobs that has
@@ -161,7 +119,7 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
         c = cores[qjob[p]]
         k = 0
         for m in range(cap.size):
-            f = cap[m] - used[m] if accept[m] else -1.0  # Cluster.free()
+            f = node_free(cap, used, accept, m)
             if f >= c:
                 room[k] = m
                 k += 1
@@ -345,7 +303,7 @@ def harvest_run(
                             claim_end, claim_cores = g1, g2
                             q = p
                     elif policy == NODELAY:
-                        p, m = _scan(
+                        p, m = nodelay_scan_into(
                             qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
                             last_dir, ps2, xs, cum, xs.size >= min_samples, now, sfree, selapsed, sps,
                         )  # fmt: skip

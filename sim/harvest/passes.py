@@ -40,17 +40,31 @@ def _eq1(xs, cum, e, d, ps_m):
 def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
     """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
     probability is highest (first on ties), −1 if none has room; the same arithmetic as
-    :func:`sim.policies.slacksched.completion_probability`, so the same node."""
+    :func:`sim.policies.slacksched.completion_probability`, so the same node. Eq. 1 is computed once for a
+    run of nodes with the same elapsed time and shrink probability (nodes that changed in the same capacity
+    batch): a pure function of those, so the same value."""
     best, best_p = -1, -np.inf
+    pe, pps, pp = np.nan, np.nan, 0.0  # the last node's (elapsed, shrink probability) and its eq. 1
     for m in range(free.size):
         if free[m] < c or free[m] < 0:
             continue
         if xs.size == 0:
             return m
-        p, _ = _eq1(xs, cum, elapsed[m], d, p_shrink[m])
+        if elapsed[m] == pe and p_shrink[m] == pps:  # a run of nodes that changed together: the same p
+            p = pp
+        else:
+            p, _ = _eq1(xs, cum, elapsed[m], d, p_shrink[m])
+            pe, pps, pp = elapsed[m], p_shrink[m], p
         if p > best_p:
             best, best_p = m, p
     return best
+
+
+@cached_njit
+def node_free(cap, used, accept, m):
+    """Node ``m``'s free cores, −1 if it takes no jobs (``accept[m]`` False): ``Cluster.free()[m]``, the one
+    definition the compiled passes and loop use."""
+    return cap[m] - used[m] if accept[m] else -1.0
 
 
 @cached_njit
@@ -58,7 +72,7 @@ def max_free(cap, used, accept):
     """The most free cores of a node, −1 for nodes taking no jobs: ``Cluster.free().max()``, the same value."""
     top = -np.inf
     for m in range(cap.size):
-        f = cap[m] - used[m] if accept[m] else -1.0
+        f = node_free(cap, used, accept, m)
         if f > top:
             top = f
     return top
@@ -73,7 +87,19 @@ def nodelay_scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, l
     ``modelled``, else :func:`most_likely_to_complete`'s: the choices of
     :meth:`sim.policies.slacksched.SlackSched.placement` asked about the same jobs, with the same
     arithmetic (free cores, elapsed times and shrink probabilities as :func:`_node_state`)."""
-    free, elapsed, ps = _node_state(cap, used, accept, last_change, last_dir, ps2, t)
+    n = cap.size
+    return nodelay_scan_into(
+        tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
+        modelled, t, np.empty(n), np.empty(n), np.empty(n),
+    )  # fmt: skip
+
+
+@cached_njit
+def nodelay_scan_into(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2,
+                      xs, cum, modelled, t, free, elapsed, ps):  # fmt: skip
+    """:func:`nodelay_scan` with the per-node state written into the caller's buffers ``free``, ``elapsed``,
+    ``ps`` (one node each; :func:`_node_state_into`): the compiled harvest loop's pass, allocating nothing."""
+    _node_state_into(cap, used, accept, last_change, last_dir, ps2, t, free, elapsed, ps)
     mx, any_node = -np.inf, False  # the most free cores of a node taking jobs
     for m in range(free.size):
         if free[m] >= 0:
@@ -186,11 +212,17 @@ def _node_state(cap, used, accept, last_change, last_dir, ps2, t):
     last change, and P(next change is a shrink) from the bigram row ``ps2`` of its last direction."""
     n = cap.size
     free, elapsed, ps = np.empty(n), np.empty(n), np.empty(n)
-    for m in range(n):
-        free[m] = cap[m] - used[m] if accept[m] else -1.0
+    _node_state_into(cap, used, accept, last_change, last_dir, ps2, t, free, elapsed, ps)
+    return free, elapsed, ps
+
+
+@cached_njit
+def _node_state_into(cap, used, accept, last_change, last_dir, ps2, t, free, elapsed, ps):
+    """:func:`_node_state` written into the caller's buffers (one entry per node)."""
+    for m in range(cap.size):
+        free[m] = node_free(cap, used, accept, m)
         elapsed[m] = t - last_change[m]
         ps[m] = ps2[last_dir[m]]
-    return free, elapsed, ps
 
 
 @cached_njit
