@@ -160,3 +160,17 @@ def test_a_table_written_before_the_provenance_columns_is_recorded() -> None:
     )
     block = readme_block(back, "docs/results/reproduction-full.csv")
     assert "commit not recorded, date not recorded" in block and "| yes |" in block
+
+
+def test_the_record_keeps_a_named_subset_of_the_reproduction_table() -> None:
+    """The record's columns are ``out_reproduction``'s (``studies.reproduction.COLUMNS``, in its order) less
+    the named ones left in the warehouse; every name left out or optional is a column of the table (a
+    renamed column cannot stay listed), so a new column of the table is recorded unless named."""
+    from pipelines.cli.docs_results import NOT_RECORDED, OPTIONAL_COLUMNS, RECORD_COLUMNS
+    from studies.reproduction import COLUMNS
+
+    assert set(NOT_RECORDED) <= set(COLUMNS) and set(OPTIONAL_COLUMNS) <= set(COLUMNS)
+    assert list(RECORD_COLUMNS) == [c for c in COLUMNS if c in RECORD_COLUMNS]
+    assert set(RECORD_COLUMNS) | NOT_RECORDED | set(OPTIONAL_COLUMNS) == set(COLUMNS)
+    assert {"headline_id", "varcap_mean", "ci_low", "ci_high", "code_commit"} <= set(RECORD_COLUMNS)
+    assert "explanation" not in RECORD_COLUMNS and "profile" not in RECORD_COLUMNS

@@ -18,27 +18,19 @@ from pathlib import Path
 
 import polars as pl
 
-#: the columns of ``out_reproduction`` the record keeps (those of a newer table are kept too, see
-#: :func:`record_from_table`); the explanations stay in the warehouse
-RECORD_COLUMNS = (
-    "headline_id",
-    "section",
-    "anchor_value",
-    "unit",
-    "varcap_mean",
-    "ci_low",
-    "ci_high",
-    "replicates",
-    "band_low",
-    "band_high",
-    "within_band",
-    "flag",
-    "ci_method",
-    "code_commit",
-    "computed_at_utc",
+from studies.reproduction import COLUMNS
+
+#: ``out_reproduction``'s columns the record leaves in the warehouse: the readings' words (explanations,
+#: notes, history, verdict), the paper, the profile (the record is the full profile's)
+NOT_RECORDED = frozenset(
+    {"reading", "paper", "anchor_text", "explanation", "profile", "reading_history", "verdict", "notes"}
 )
 #: columns a newer table may add that the record keeps when present (decisive and degenerate run counts)
 OPTIONAL_COLUMNS = ("n_decisive", "n_degenerate")
+#: the columns of ``out_reproduction`` (:data:`studies.reproduction.COLUMNS`, in its order) the record
+#: keeps: all but :data:`NOT_RECORDED` and :data:`OPTIONAL_COLUMNS` (kept too when present, see
+#: :func:`record_from_table`)
+RECORD_COLUMNS = tuple(c for c in COLUMNS if c not in NOT_RECORDED and c not in OPTIONAL_COLUMNS)
 
 
 def record_path(repo: Path) -> Path:
