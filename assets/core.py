@@ -9,6 +9,10 @@ same input also check each other's rows (:func:`assets.warehouse.same_input`: th
 ``core_grid_carbon`` and ``core_grid_fuel_mix``; a file one refuses, both refuse). A failing check fails
 the step with the check's message and leaves the previous table as it was. The asset checks next to the
 assets re-run the same checks on the stored table for the UI; coverage (hourly gaps) only warns.
+
+Each core asset depends on the ``raw_<dataset>`` assets whose rows of ``raw_files`` it reads, not on the
+``raw_files`` asset (the registry's check over every dataset): its lineage is its own sources, so a chapter
+that reads ``core_jobs`` has no grid or spot feed upstream.
 """
 
 import time
@@ -159,7 +163,7 @@ def build_jobs(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_gaia_traces", "raw_azure_vmtable", "raw_borg2011_task_events"],
+    deps=["raw_gaia_traces", "raw_azure_vmtable", "raw_borg2011_task_events"],
     code_version="1",
     description="Jobs of the azure (GAIA Azure-100k re-timed to 30 days + the 500 month-long VMs), "
     "borg2011 (task runs from task_events), pai and mustang workloads.",
@@ -232,7 +236,7 @@ def build_carbon(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
+    deps=["raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
     code_version="1",
     description="Hourly carbon intensity per grid from Electricity Maps (LCA) and EIA-930 fuel mix.",
 )
@@ -263,7 +267,7 @@ def core_grid_carbon(
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_eia930_fuelmix"],
+    deps=["raw_eia930_fuelmix"],
     code_version="1",
     description="Hourly net generation by fuel (EIA-930), long format.",
 )
@@ -296,7 +300,7 @@ def build_prices(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFram
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_power_prices"],
+    deps=["raw_power_prices"],
     code_version="1",
     description="Hourly day-ahead prices (ERCOT hub average, CAISO NP15) in UTC.",
 )
@@ -321,7 +325,7 @@ def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_watttime_moer"],
+    deps=["raw_watttime_moer"],
     code_version="1",
     description="WattTime 5-minute marginal signal (unit as stated upstream).",
 )

@@ -1,7 +1,9 @@
 """Simulation sweeps as assets: exported inputs, one partitioned asset per study, and the results table.
 
-* ``out_sim_inputs`` exports what scenarios read from the warehouse (workloads, grid carbon signals) to
-  ``data/sim/inputs`` so simulations never open DuckDB; its data version is the hash of those files.
+* ``out_sim_inputs`` (workloads) and ``out_sim_grid_signals`` (grid carbon signals), one step, export what
+  scenarios read from the warehouse to ``data/sim/inputs`` so simulations never open DuckDB; each one's
+  data version is the hash of its files. A study asset depends on those its scenarios read
+  (:func:`scenario_deps`).
 * ``out_sim__<study>`` (one per catalogued study) is partitioned by scenario id (static partitions, the
   catalogue order). Its graph has one ``simulate_scenario`` step per scenario (a static fan-out: the
   ``dagster-dask`` executor does not run dynamic mapping), so the run's executor — multiprocess by
@@ -15,7 +17,9 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -31,63 +35,109 @@ from sim.workloads.generators import to_sim_jobs
 from studies import sweep
 from studies.catalogue import STUDIES, all_scenarios, study
 from studies.scenarios import Scenario
-from studies.signals import GRIDS
+from studies.signals import GRIDS, SIGNAL_INPUTS
 
 CODE_VERSION = sweep.code_version()
 
 
-@dg.asset(
-    group_name="sim",
+#: the exported inputs' assets: the workloads (from ``core_jobs``) and the grid signals (from
+#: ``core_grid_carbon``), one asset each so a study that reads no grid signal has no carbon data upstream
+SIM_INPUTS, GRID_SIGNALS = "out_sim_inputs", "out_sim_grid_signals"
+SIM_INPUT_ASSETS = (SIM_INPUTS, GRID_SIGNALS)
+#: the exported files of the grid-signal asset (the others are the workload asset's)
+SIGNAL_FILES = frozenset(f for f, _ in SIGNAL_INPUTS.values())
+
+
+@dg.multi_asset(
+    name="out_sim_inputs",
     pool=POOL,
-    kinds={"duckdb", "parquet"},
-    deps=["core_jobs", "core_grid_carbon"],
-    code_version="1",
-    description="Sweep inputs exported from the warehouse to data/sim/inputs (azure and borg2011 jobs on "
-    "24-core machines, hourly carbon intensity of the catalogue's grid months), with sha256 versions.",
+    can_subset=True,
+    specs=[
+        dg.AssetSpec(
+            SIM_INPUTS,
+            group_name="sim",
+            kinds={"duckdb", "parquet"},
+            deps=["core_jobs"],
+            code_version="1",
+            description="Sweep workloads exported from the warehouse to data/sim/inputs (azure and borg2011 "
+            "jobs on 24-core machines), with sha256 versions.",
+        ),
+        dg.AssetSpec(
+            GRID_SIGNALS,
+            group_name="sim",
+            kinds={"duckdb", "parquet"},
+            deps=["core_grid_carbon"],
+            code_version="1",
+            description="Sweep grid signals exported from the warehouse to data/sim/inputs (hourly carbon "
+            "intensity of the catalogue's grid months), with sha256 versions.",
+        ),
+    ],
 )
-def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
+def out_sim_inputs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> Iterator[dg.MaterializeResult]:
+    """Export the selected inputs (workloads, grid signals); ``versions.json`` keeps the other's entries."""
+    selected = {k.to_user_string() for k in context.selected_asset_keys}
     out = sweep.inputs_dir()
     out.mkdir(parents=True, exist_ok=True)
-    versions: dict[str, str] = {}
-    rows: dict[str, int] = {}
+    try:
+        versions = sweep.input_versions(out)
+    except sweep.SweepInputsError:  # unreadable: written afresh below
+        versions = {}
+    made: dict[str, dict[str, int]] = {}
     with duckdb.get_connection() as conn:
-        for wl in ("azure", "borg2011"):
-            df = read_core_jobs(conn, wl)
-            if df.height == 0:
-                raise dg.Failure(f"core_jobs has no {wl} rows: materialize the ingest job first")
-            # right-censored runs are kept at their observed length (a lower bound of their duration):
-            # borg2011's are 45 % of its runs and 91 % of its observed core-time, and every one of them is
-            # cut at the sample's end (5.57 h), so a Kaplan–Meier estimate has no mass to say how long
-            # they would run past it; dropping them left a 0.46 h mean job (with them: 2.02 h; the thesis'
-            # Borg 2019 sample, §2.2: 1.66 h)
-            jobs, _ = to_sim_jobs(df, 24)
-            name = f"workload_{wl}.parquet"
-            versions[name] = sweep.write_parquet_atomic(jobs, out / name)
-            rows[name] = jobs.height
-        series = []
-        for grid, spec in GRIDS.items():
-            source, month = spec.split(":")
-            df = conn.sql(
-                "SELECT ts_utc, gco2_per_kwh FROM core_grid_carbon WHERE grid = ? AND source = ? "
-                "AND strftime(ts_utc AT TIME ZONE 'UTC', '%Y-%m') = ? ORDER BY ts_utc",
-                params=[grid, source, month],
-            ).pl()
-            if df.height == 0:
-                raise dg.Failure(f"core_grid_carbon has no {grid}/{source} rows for {month}")
-            series.append(
-                df.with_columns(
-                    pl.lit(f"{grid}:{spec}").alias("series"), pl.int_range(pl.len()).alias("hour")
-                ).select("series", "hour", "ts_utc", "gco2_per_kwh")
-            )
-        carbon = pl.concat(series)
-        versions["grid_carbon.parquet"] = sweep.write_parquet_atomic(carbon, out / "grid_carbon.parquet")
-        rows["grid_carbon.parquet"] = carbon.height
+        if SIM_INPUTS in selected:
+            made[SIM_INPUTS] = _export_workloads(conn, out, versions)
+        if GRID_SIGNALS in selected:
+            made[GRID_SIGNALS] = _export_grid_signals(conn, out, versions)
     sweep.write_json_atomic(versions, out / "versions.json", sort_keys=True, indent=1)
-    overall = hashlib.sha256(json.dumps(versions, sort_keys=True).encode()).hexdigest()[:12]
-    return dg.MaterializeResult(
-        metadata={"files": md_table(pl.DataFrame({"file": list(rows), "rows": list(rows.values())}))},
-        data_version=dg.DataVersion(overall),
-    )
+    for key, rows in made.items():
+        mine = {f: versions[f] for f in rows}
+        yield dg.MaterializeResult(
+            asset_key=key,
+            metadata={"files": md_table(pl.DataFrame({"file": list(rows), "rows": list(rows.values())}))},
+            data_version=dg.DataVersion(hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]),
+        )
+
+
+def _export_workloads(conn, out: Path, versions: dict[str, str]) -> dict[str, int]:  # noqa: ANN001
+    """Write the template workloads to ``out`` (their sha256 into ``versions``); file → rows."""
+    rows = {}
+    for wl in ("azure", "borg2011"):
+        df = read_core_jobs(conn, wl)
+        if df.height == 0:
+            raise dg.Failure(f"core_jobs has no {wl} rows: materialize the ingest job first")
+        # right-censored runs are kept at their observed length (a lower bound of their duration):
+        # borg2011's are 45 % of its runs and 91 % of its observed core-time, and every one of them is
+        # cut at the sample's end (5.57 h), so a Kaplan–Meier estimate has no mass to say how long
+        # they would run past it; dropping them left a 0.46 h mean job (with them: 2.02 h; the thesis'
+        # Borg 2019 sample, §2.2: 1.66 h)
+        jobs, _ = to_sim_jobs(df, 24)
+        name = f"workload_{wl}.parquet"
+        versions[name] = sweep.write_parquet_atomic(jobs, out / name)
+        rows[name] = jobs.height
+    return rows
+
+
+def _export_grid_signals(conn, out: Path, versions: dict[str, str]) -> dict[str, int]:  # noqa: ANN001
+    """Write the catalogue's grid months' carbon intensity to ``out`` (its sha256 into ``versions``)."""
+    series = []
+    for grid, spec in GRIDS.items():
+        source, month = spec.split(":")
+        df = conn.sql(
+            "SELECT ts_utc, gco2_per_kwh FROM core_grid_carbon WHERE grid = ? AND source = ? "
+            "AND strftime(ts_utc AT TIME ZONE 'UTC', '%Y-%m') = ? ORDER BY ts_utc",
+            params=[grid, source, month],
+        ).pl()
+        if df.height == 0:
+            raise dg.Failure(f"core_grid_carbon has no {grid}/{source} rows for {month}")
+        series.append(
+            df.with_columns(
+                pl.lit(f"{grid}:{spec}").alias("series"), pl.int_range(pl.len()).alias("hour")
+            ).select("series", "hour", "ts_utc", "gco2_per_kwh")
+        )
+    carbon = pl.concat(series)
+    name = SIGNAL_INPUTS["carbon"][0]
+    versions[name] = sweep.write_parquet_atomic(carbon, out / name)
+    return {name: carbon.height}
 
 
 MAX_CHUNKS = 32  # static step slots per study; a run uses as many as its `chunks` config asks for
@@ -97,25 +147,37 @@ MAX_CHUNKS = 32  # static step slots per study; a run uses as many as its `chunk
 #: ``in_process``, ``execute_in_process``'s) skips the unused slots without starting a process.
 RUNS_EVERY_STEP = ("dask",)
 
-#: What the simulator reads besides ``out_sim_inputs``, as assets: every scenario builds its capacity trace
-#: with the generators of ``out_capacity_traces``; IAS fits the survival model of ``out_interval_survival``
-#: on the LIFO intervals of ``out_machine_intervals``; SlackSched reads the inter-change times of
-#: ``out_machine_inter_change_times`` (policy family = the policy name up to its first ``-``).
-CAPACITY_DEPS = ("out_capacity_traces", "out_capacity_points")
-POLICY_DEPS = {
-    "ias": ("out_machine_intervals", "out_interval_survival"),
-    "slacksched": ("out_machine_inter_change_times",),
-}
+#: What a scenario's simulation reads, as the assets that write it: its exported input files
+#: (:func:`studies.sweep.input_files`: workloads from :data:`SIM_INPUTS`, grid signals from
+#: :data:`GRID_SIGNALS`) and, for a ``spot`` capacity (nested ones included), the traces
+#: ``core_spot_availability`` exports. Nothing else: capacity traces and IAS's interval model are built in
+#: the scenario's process from its parameters (the code ``out_capacity_traces`` and the interval assets
+#: share, which the scenario's code version covers), so a study's upstream is the data it reads and a
+#: chapter's lineage is its own (chapter 6's has no carbon or spot asset).
+SPOT_ASSET = "core_spot_availability"
+
+
+def _capacity_kinds(capacity: dict) -> list[str]:
+    """The capacity kinds of a catalogue capacity dict, nested specs (a pool's ``of``) included."""
+    kinds = [str(capacity.get("kind", ""))]
+    for v in capacity.values():
+        if isinstance(v, dict):
+            kinds += _capacity_kinds(v)
+    return kinds
+
+
+def scenario_deps(sc: Scenario) -> list[str]:
+    """The assets that write what ``sc``'s simulation reads (see above)."""
+    deps = [GRID_SIGNALS if f in SIGNAL_FILES else SIM_INPUTS for f in sweep.input_files(sc)]
+    if "spot" in _capacity_kinds(sc.capacity):
+        deps.append(SPOT_ASSET)
+    return list(dict.fromkeys(deps))
 
 
 def study_deps(scenarios: list[Scenario]) -> list[str]:
-    """The capacity and interval assets the ``scenarios``' simulations read (see :data:`POLICY_DEPS`)."""
-    deps = list(CAPACITY_DEPS)
-    for sc in scenarios:
-        for d in POLICY_DEPS.get(sc.policy.split("-")[0], ()):
-            if d not in deps:
-                deps.append(d)
-    return deps
+    """The assets the ``scenarios``' simulations read (:func:`scenario_deps`), in a fixed order."""
+    found = {d for sc in scenarios for d in scenario_deps(sc)}
+    return [d for d in (SIM_INPUTS, GRID_SIGNALS, SPOT_ASSET) if d in found]
 
 
 class PlanConfig(dg.Config):
@@ -296,10 +358,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         group_name="sim",
         partitions_def=dg.StaticPartitionsDefinition(list(keys.values())),
         backfill_policy=dg.BackfillPolicy.single_run(),
-        ins={
-            "inputs": dg.AssetIn("out_sim_inputs", dagster_type=dg.Nothing),
-            **{d: dg.AssetIn(d, dagster_type=dg.Nothing) for d in upstream},
-        },
+        ins={d: dg.AssetIn(d, dagster_type=dg.Nothing) for d in upstream},
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
         tags={"varcap/study": name},
@@ -307,8 +366,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
-    def _study(inputs, **reads):
-        outs = plan([inputs, *reads.values()])
+    def _study(**reads):
+        outs = plan(list(reads.values())) if reads else plan()
         sims = [simulate_chunk.alias(f"sim_chunk_{k}")(outs[k + 1]) for k in range(slots)]
         return summarize([outs[0], *sims])
 

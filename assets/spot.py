@@ -84,7 +84,7 @@ def build_spot(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFrame]
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_spot_availability"],
+    deps=["raw_spot_availability"],
     code_version="1",
     description="Spot availability per trace and tick (AWS 16-node V100 pools, 300 s ticks).",
 )

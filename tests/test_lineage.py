@@ -122,8 +122,13 @@ def test_an_empty_chunk_returns_before_simulating(monkeypatch: pytest.MonkeyPatc
     sim.simulate_chunk(dg.build_op_context(), [])
 
 
-def test_simulator_assets_depend_on_the_capacity_and_interval_assets_they_read() -> None:
+def test_study_assets_depend_on_the_data_their_scenarios_read() -> None:
+    """A study asset's parents are the assets that write what its scenarios read (workload exports, grid
+    signal exports, spot traces), nothing more: capacity traces and IAS's interval model are built in the
+    scenario's process (the code is shared with the capacity and interval assets, not their tables)."""
+    from assets.sim import GRID_SIGNALS, SIM_INPUTS, SPOT_ASSET, scenario_deps
     from pipelines.definitions import defs
+    from studies.catalogue import study
 
     graph = defs.resolve_asset_graph()
 
@@ -131,10 +136,28 @@ def test_simulator_assets_depend_on_the_capacity_and_interval_assets_they_read()
         return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
 
     ias = parents("out_sim__repro_thesis_ch6_quick")
-    assert {"out_sim_inputs", "out_capacity_traces", "out_interval_survival", "out_machine_intervals"} <= ias
-    ff_only = parents("out_sim__repro_thesis_ch4_quick")
-    assert "out_capacity_traces" in ff_only and "out_interval_survival" not in ff_only
-    assert "out_machine_inter_change_times" in parents("out_sim__repro_slacksched_quick")
+    assert ias == {SIM_INPUTS}  # the azure/borg templates; no capacity, interval, carbon or spot asset
+    for name in ("repro_thesis_ch6_quick", "repro_thesis_ch4", "repro_riskaware_quick", "repro_grids_quick",
+                 "spot_real_quick"):  # fmt: skip
+        want = {d for sc in study(name.replace("_", "-")) for d in scenario_deps(sc)}
+        assert parents(f"out_sim__{name}") == want, name
+    assert GRID_SIGNALS in parents("out_sim__repro_grids_quick")  # carbon-budget capacity of observed grids
+    assert SPOT_ASSET in parents("out_sim__spot_real_quick")
+
+
+def test_scenario_deps_follow_the_inputs_a_scenario_reads() -> None:
+    from assets.sim import GRID_SIGNALS, SIM_INPUTS, SPOT_ASSET, scenario_deps
+    from studies.scenarios import Scenario, walk
+    from studies.signals import GRIDS
+
+    grid = next(iter(GRIDS))
+    budget = {"kind": "carbon_budget", "grid": grid, "signal": GRIDS[grid]}
+    assert scenario_deps(Scenario("synthetic-uniform", walk(1.0, 0.2))) == []
+    assert scenario_deps(Scenario("azure", walk(1.0, 0.2))) == [SIM_INPUTS]
+    assert scenario_deps(Scenario("azure", budget)) == [SIM_INPUTS, GRID_SIGNALS]
+    assert scenario_deps(Scenario("synthetic-uniform", {"kind": "spot", "trace": "x"})) == [SPOT_ASSET]
+    pool = {"kind": "pool", "of": {"kind": "spot", "trace": "x"}}
+    assert scenario_deps(Scenario("synthetic-uniform", pool)) == [SPOT_ASSET]  # a nested spec counts
 
 
 def test_reproduce_quick_leaves_the_study_partitions_materialized(

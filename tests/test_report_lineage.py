@@ -69,6 +69,21 @@ def test_each_report_reads_exactly_its_chapters_studies(upstreams: dict[str, lis
     assert "out_study_results" not in ch6 and "out_sim_results" not in ch6
 
 
+#: words in the names of the grid-signal and spot assets (raw feeds, core tables, exports)
+GRID_AND_SPOT = ("carbon", "spot", "grid", "electricitymaps", "watttime", "eia930", "power_price", "moer")
+
+
+def test_chapter_6_reads_no_carbon_or_spot_data_at_any_depth(upstreams: dict[str, list[str]]) -> None:
+    """IAS's chapter simulates template workloads under generated capacity: nothing upstream of its report
+    is a carbon, grid or spot asset (its studies depend on the workload export only, not on the grid
+    signals' export nor on the capacity assets built from grid and spot data)."""
+    ch6 = upstreams["report_ch6_ias"]
+    assert not [k for k in ch6 if any(w in k for w in GRID_AND_SPOT)], ch6
+    assert "out_sim_inputs" in ch6 and "core_jobs" in ch6  # the workloads it does read
+    carbon = upstreams["report_beyond_carbon"]
+    assert "out_sim_grid_signals" in carbon and "core_grid_carbon" in carbon  # the test can tell
+
+
 if __name__ == "__main__":
     SNAPSHOT.write_text(json.dumps(report_upstreams(), indent=1) + "\n")
     print(f"wrote {SNAPSHOT}")

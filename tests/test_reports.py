@@ -140,6 +140,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg
         base = dg.AssetSelection.groups("raw", "core", "capacity", "intervals").resolve(graph)
         first = [k.to_user_string() for k in base] + [
             "out_sim_inputs",
+            "out_sim_grid_signals",
             "out_study_scenarios",
             "out_workload_stats",
         ]

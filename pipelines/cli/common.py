@@ -173,7 +173,8 @@ def materialized_profile() -> str:
 
 
 def _ensure_sim_inputs(console) -> bool:
-    """Materialize raw → core if the warehouse has no core tables, then ``out_sim_inputs``."""
+    """Materialize raw → core if the warehouse has no core tables, then the exported inputs
+    (``out_sim_inputs``, ``out_sim_grid_signals``)."""
     import dagster as dg
 
     if not _has_tables(["core_jobs", "core_grid_carbon"]):
@@ -183,7 +184,9 @@ def _ensure_sim_inputs(console) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
-    return _materialize(["out_sim_inputs"], console)
+    from assets.sim import SIM_INPUT_ASSETS
+
+    return _materialize(list(SIM_INPUT_ASSETS), console)
 
 
 def _has_tables(names: list[str]) -> bool:

@@ -119,12 +119,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def first_half():
     """What ``varcap run`` materializes before the studies: every asset but the sweeps (`varcap sweep
-    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and ``out_sim_inputs``."""
+    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and the exported inputs
+    (``out_sim_inputs``, ``out_sim_grid_signals``)."""
     import dagster as dg
+
+    from assets.sim import SIM_INPUT_ASSETS
 
     return dg.AssetSelection.all() - dg.AssetSelection.groups(
         "sim", "reproduction", "reports", "harmony"
-    ) | dg.AssetSelection.assets("out_sim_inputs")
+    ) | dg.AssetSelection.assets(*SIM_INPUT_ASSETS)
 
 
 #: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): none since the
