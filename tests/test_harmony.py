@@ -505,6 +505,44 @@ def test_cbs_relabel_frees_the_short_container_at_once():
     assert r.metrics["unscheduled"] == 0
 
 
+def _two_machines_one_container_each():
+    """One gratis cluster (containers 0.6 × 0.6, so one a machine) split at 100 s, one short and one long
+    container demanded, two 1 × 1 machines: first fit puts the short container on machine 0 and the long
+    one on machine 1."""
+    from sim.harmony.classify import TaskClasses
+    from sim.harmony.run import Demand
+
+    six = np.full((2, 2), 0.6)
+    tc = TaskClasses(
+        group=np.array([2]), centroid=np.array([[0.6, 0.6]]), threshold_s=np.array([100.0]), mean=six,
+        std=np.zeros((2, 2)), max=six, dur_mean_s=np.array([10.0, 250.0]), dur_cv2=np.zeros(2),
+        count=np.array([1, 1]), k_per_group=(0, 0, 1), scores={},
+    )  # fmt: skip
+    jobs = pl.DataFrame(
+        {"submit_s": [0.0, 1.0], "duration_s": [250.0, 10.0], "cpu": [0.6, 0.6], "mem": [0.6, 0.6],
+         "priority": [0, 0]}
+    )  # fmt: skip
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.array([[1.0, 1.0], [1.0, 1.0]]), np.zeros(1), np.zeros(1), 0.0)
+    return tc, jobs, dem, (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+
+
+def test_cbs_relabel_swaps_with_a_free_long_container_elsewhere():
+    """A container is "a logical reservation of resources" (§4). When the long task relabels at 100 s on
+    machine 0, whose only container it holds, the free long container of its class sits on machine 1: the
+    two swap classes, so the short task waiting since 1 s starts at 100 s on machine 1. Freeing the short
+    container on machine 0 instead (``relabel="free"``, the former model) promises a container on a machine
+    the long task still fills: the short task waits for it to end (250 s) while machine 1 idles."""
+    tc, jobs, dem, types = _two_machines_one_container_each()
+    r = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme="cbs", types=types))
+    assert r.tasks["start_s"].to_list() == [0.0, 100.0]
+    assert r.tasks["machine"].to_list() == [0, 1]
+    old = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme="cbs", types=types, relabel="free"))
+    assert old.tasks["start_s"].to_list() == [0.0, 250.0]
+    with pytest.raises(ValueError, match="relabel"):
+        HarmonyConfig(relabel="move")
+
+
 def test_oracle_demand_reads_the_true_counts(small):
     """``with_oracle`` (an isolating run of forecast error) replaces the forecasts by the true counts and
     recomputes the containers as :func:`predict_demand` does from forecasts."""

@@ -20,12 +20,15 @@ Semantics (pinned; the three schemes differ only where noted):
   machine capacity violation").
 * Run-time labels (§5.1): a task starts in its short class; when it has run ``threshold_s`` it becomes
   long ("relabelled and assigned to the right task class"). Under CBS it then counts against a long
-  container of its machine — a free one if there is one, else the machine's long reservation grows by one
-  (containers are logical reservations, so no task moves) — and its short container is free at once for
-  the next short task of the class: the short class's M/G/N count (§5.2) is sized for a container held
-  min(duration, threshold). (Before, the short container itself turned long, so every relabel took one
-  short container away until the next decision: on the headline sample 22,053 of 173,844 tasks never
-  started.)
+  container (containers are logical reservations, §4, so no task moves) and the class keeps its short
+  containers for the next short tasks (the short class's M/G/N count, §5.2, is sized for a container held
+  min(duration, threshold)): a free long container of its class on its own machine takes it and its short
+  container is free; else (``relabel`` 1, "swap", the default) the short container it holds turns long and
+  the first free long container of the class on another active machine turns short; only if there is none
+  anywhere does its machine's long reservation grow by one and its short container become free. (Freeing
+  the short container where the task runs, ``relabel`` 0, "free", promised a container on a machine the
+  long task still fills, while the long containers the LP had placed for it idled elsewhere; before that
+  the short container itself turned long and the class lost it until the next decision.)
 * Event order at equal times: heap events (completions, relabels) before arrivals.
 
 Energy integrals per type (machine-seconds on, resource-unit-seconds used) are accumulated exactly
@@ -118,6 +121,20 @@ def _scan(
             if _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
                 return i
             a += 1
+    return -1
+
+
+@cached_njit
+def _free_container(k, act_idx, state, slots, occ, bsl):
+    """The first active machine (in active-list order) with a free container of class ``k``, or -1; blocks
+    of 32 whose free count ``bsl[b, k]`` is zero are skipped."""
+    for b in range(bsl.shape[0]):
+        if bsl[b, k] <= 0:
+            continue
+        for a in range(b << 5, min((b + 1) << 5, act_idx.shape[0])):
+            i = act_idx[a]
+            if state[i] == 1 and occ[i, k] < slots[i, k]:
+                return i
     return -1
 
 
@@ -217,8 +234,11 @@ def run_until(
     hx,
     hn,
     full_pass,
+    relabel,
 ):
-    """Advance the simulation from ``tnow[0]`` to ``t_end``; ``full_pass`` first retries every queue head."""
+    """Advance the simulation from ``tnow[0]`` to ``t_end``; ``full_pass`` first retries every queue head;
+    ``relabel`` (CBS) 0 = a relabelled task's short container is freed where it runs, 1 = swapped with a
+    free long container of the class elsewhere (see the module docstring)."""
     Q = qstart.shape[0] - 1
     n = submit.shape[0]
     pos = np.full(state.shape[0], -1, np.int64)
@@ -319,20 +339,47 @@ def run_until(
             i = mach[j]
             if code % 2 == 1:  # relabel short -> long (§5.1)
                 if mode == 2 and slotc[j] == 2 * q[j]:
-                    # CBS: the task now counts against a long container of its machine (a free one if the
-                    # machine has one, else its reservation grows by one); the short container it held is
-                    # free for the next short task of the class, as the M/G/N count assumes (a short
-                    # container is held for min(duration, threshold))
                     s, lg = 2 * q[j], 2 * q[j] + 1
-                    occ[i, s] -= 1
-                    if occ[i, lg] >= slots[i, lg]:
-                        slots[i, lg] += 1
-                    occ[i, lg] += 1
+                    on_i = state[i] == 1 and pos[i] >= 0
+                    b_own = -1
+                    if occ[i, lg] < slots[i, lg]:
+                        b_own = i  # a free long container on its own machine
+                    other = -1
+                    if b_own < 0 and relabel == 1:
+                        other = _free_container(lg, act_idx, state, slots, occ, bsl)
                     slotc[j] = lg
-                    if state[i] == 1 and pos[i] >= 0:
-                        fs[mtype[i], s] += 1
-                        bsl[pos[i] >> 5, s] += 1
-                        try_class(q[j], i, te)
+                    occ[i, s] -= 1
+                    occ[i, lg] += 1
+                    if b_own >= 0:
+                        # the task takes its machine's free long container; its short container is free
+                        if on_i:
+                            fs[mtype[i], lg] -= 1
+                            bsl[pos[i] >> 5, lg] -= 1
+                            fs[mtype[i], s] += 1
+                            bsl[pos[i] >> 5, s] += 1
+                            try_class(q[j], i, te)
+                    elif other >= 0:
+                        # swap (capacity-true): the short container the task holds turns long where the
+                        # task runs, and a free long container of the class elsewhere turns short, so the
+                        # class keeps its short count and no container is promised on a full machine
+                        slots[i, s] -= 1
+                        slots[i, lg] += 1
+                        slots[other, lg] -= 1
+                        slots[other, s] += 1
+                        fs[mtype[other], lg] -= 1
+                        bsl[pos[other] >> 5, lg] -= 1
+                        fs[mtype[other], s] += 1
+                        bsl[pos[other] >> 5, s] += 1
+                        try_class(q[j], other, te)
+                    else:
+                        # no free long container of the class on an active machine: the machine's long
+                        # reservation grows by one and its short container is free (the M/G/N count
+                        # holds a short container for min(duration, threshold))
+                        slots[i, lg] += 1
+                        if on_i:
+                            fs[mtype[i], s] += 1
+                            bsl[pos[i] >> 5, s] += 1
+                            try_class(q[j], i, te)
                 continue
             used[i, 0] -= cpu[j]
             used[i, 1] -= mem[j]

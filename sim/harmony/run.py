@@ -51,6 +51,11 @@ from sim.harmony.queueing import container_size, containers_for_delay, theorem1_
 
 SCHEMES = ("baseline", "cbp", "cbs")
 _MODE = {"baseline": 0, "cbp": 1, "cbs": 2}
+#: CBS's relabel readings (:func:`sim.harmony.engine.run_until`): "free" = the short container is freed on
+#: the machine where the task runs (its long reservation grows); "swap" = exchanged with a free long
+#: container of the class elsewhere, where there is one
+RELABELS = ("free", "swap")
+_RELABEL = {r: i for i, r in enumerate(RELABELS)}
 
 
 @dataclass(frozen=True)
@@ -86,10 +91,16 @@ class HarmonyConfig:
     # the forecasts' own start-up (ForecastConfig.min_train = 12 intervals of persistence before the first
     # ARIMA fit) on a cluster that starts empty (§9.2 simulates "the arrival of new tasks")
     warmup_s: float = 3600.0
+    # CBS's relabel (sim.harmony.engine): "swap" — the relabelled task's short container turns long and a free
+    # long container of its class elsewhere turns short (capacity-true); "free" — its short container is
+    # freed where the task runs (the model until 2026-11-27; a container on a machine the task still fills)
+    relabel: str = "swap"
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if self.relabel not in RELABELS:
+            raise ValueError(f"relabel must be one of {RELABELS}, got {self.relabel!r}")
         if self.efficiency not in ORDERS:
             raise ValueError(f"efficiency must be one of {ORDERS}, got {self.efficiency!r}")
 
@@ -385,6 +396,7 @@ def simulate_harmony(
             hx,
             hn,
             True,
+            _RELABEL[cfg.relabel],
         )
         d_on, d_used = acc_on - on0, acc_used - used0
         kwh_m = np.array(

@@ -57,7 +57,10 @@ READING_HISTORY = (
     "The values under both orders had been seen before the switch (they were reported before the switch), so "
     "this default is not a reading fixed before the runs; the earlier default and the all-per-CPU order "
     "stay rows. Changed together (model, not reading): CBS frees a relabelled task's short container at "
-    "once, and eq. 6's memory slope is 1.25 W/GB (estimate) instead of 0."
+    "once, and eq. 6's memory slope is 1.25 W/GB (estimate) instead of 0. Model change 2026-11-27 (not a "
+    "reading): a relabelled task's short container is swapped with a free long container of its class "
+    "elsewhere instead of freed on the machine the task fills (relabel='free' stays a reading); CBS's cost "
+    "on the headline 691.42 -> 694.16 USD (reduction 14.2 -> 13.8 %), p90 delay 3,524 -> 2,920 s."
 )
 
 HEADLINES: list[Headline] = [
@@ -91,8 +94,10 @@ EXPLANATIONS: dict[str, str] = {
         "USD and CBS 17.9 % more. The R210 second is what flips the sign: it turns on thousands of 4-core, "
         "4 GB machines many tasks do not fit (§9.2: 'many tasks cannot be scheduled in the newly provisioned "
         "machines'). The earlier note here ('the type order is not what flips the sign') was tested only on "
-        "orders with the R210 last. CBS's own delays do not follow §9.2 (p90 3,524 s against CBP's 63 s; "
-        "2,052 of 173,844 tasks never start): python -m studies.harmony.isolate starvation shows the "
+        "orders with the R210 last (these figures are from before the relabel swap; with it CBS costs "
+        "694.16 USD, 13.8 % below the paper-order baseline). CBS's own delays do not follow §9.2 (with the "
+        "swap p90 2,920 s against CBP's 63 s and the baseline's 170 s; 901 of 173,844 tasks never start, "
+        "2,052 before it): python -m studies.harmony.isolate starvation shows the "
         "backlog a burst of arrivals leaves (one-step forecasts miss it; M/G/N containers sized for the "
         "arrival rate never drain it; containers of running tasks sit where the LP did not plan them, "
         "Algorithm 1 re-packs by migration and this scheduler does not migrate) — docs/harmony.md; on the "

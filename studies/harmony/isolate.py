@@ -1,7 +1,8 @@
 """Paper 004's isolating runs: what makes CBS starve and what makes it cost more than the §9 baseline here.
 
 ``python -m studies.harmony.isolate starvation`` runs CBS on the ``borg2011-sample`` workload at ω = 1.2
-changing one thing at a time — the forecasts replaced by each interval's true arrivals (and long-running
+changing one thing at a time — the former relabel (a relabelled task's short container freed on its own
+machine, ``relabel="free"``), the forecasts replaced by each interval's true arrivals (and long-running
 counts), the container manager's ``backlog`` reading, ``keep_running`` (the LP keeps the containers of
 running tasks where they are) — beside the baseline and CBP, and prints per run the p90 delay (all tasks
 and the steady window), tasks never started, tasks of the steady window still waiting at the end, CPU and
@@ -88,6 +89,7 @@ def starvation(b: pl.DataFrame) -> None:
         ("baseline", "baseline", dem, {}),
         ("cbp", "cbp", dem, {}),
         ("cbs", "cbs", dem, {}),
+        ("cbs, relabel free (former model)", "cbs", dem, {"relabel": "free"}),
         ("cbs, true arrivals", "cbs", oracle, {}),
         ("cbs, true arrivals + long counts", "cbs", oracle_long, {}),
         ("cbs, backlog", "cbs", dem, {"backlog": True}),
