@@ -645,6 +645,30 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
 
 
 @cached_njit
+def _machines_added(target, ist, fst, nwait, npend, head, nxt, c, ubusy, udirty):
+    """Machines added (``target`` alive, more than before): if ``M_use`` equalled the machines alive before
+    and ``U > grow_above``, ``M_use`` grows by one. Returns whether the planned-but-not-started jobs are
+    re-allocated: ``M_use`` grew, or ``nwait`` jobs wait for a machine. The one rule both loops apply."""
+    alive = ist[4]
+    u = _utilization(ist[3], alive, npend, head, nxt, c, fst[1], ubusy, udirty)
+    ist[4] = target
+    if ist[3] == alive and u > fst[3]:
+        ist[3] = min(ist[3] + 1, target)
+        return True
+    return nwait > 0
+
+
+@cached_njit
+def _machines_removed(target, ist, fst, npend, head, nxt, c, ubusy, udirty):
+    """Machines removed (``target`` alive), their plans dropped and running jobs killed: ``M_alive`` is
+    ``target``, ``M_use`` at most that (at least 1), then adapted (the caller re-allocates). The one rule
+    both loops apply."""
+    ist[4] = target
+    ist[3] = max(min(ist[3], target), 1)
+    _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
+
+
+@cached_njit
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
@@ -922,7 +946,7 @@ def _fit(pt, pu, pn, pk, plen, poff, pcap, pend):
 
 @cached_njit(nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
 def target_run(
-    horizon, ct, cap_n, grow_above, stale_slack, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail,
+    horizon, ct, cap_n, stale_slack, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail,
     nxt, prv, ps, mach, version, npend, pt, pu, pn, pk, plen, poff, pcap, pend, ubusy, udirty, catk, catv,
     evv, waiting, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
 ):  # fmt: skip
@@ -1030,13 +1054,7 @@ def target_run(
                 realloc = False
                 extra = no_jobs
                 if target > alive:
-                    u = _utilization(ist[3], ist[4], npend, head, nxt, c, cap, ubusy, udirty)
-                    ist[4] = target
-                    if ist[3] == alive and u > grow_above:
-                        ist[3] = min(ist[3] + 1, target)
-                        realloc = True
-                    elif nw:
-                        realloc = True
+                    realloc = _machines_added(target, ist, fst, nw, npend, head, nxt, c, ubusy, udirty)
                 elif target < alive:
                     P = (pt, pu, pn, pk, plen, poff, pcap)
                     gone = _drop_machines(
@@ -1065,9 +1083,7 @@ def target_run(
                             aborted, busy, n_term,
                         )  # fmt: skip
                         nrun -= 1
-                    ist[4] = target
-                    ist[3] = max(min(ist[3], target), 1)
-                    _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
+                    _machines_removed(target, ist, fst, npend, head, nxt, c, ubusy, udirty)
                     realloc = True
                 if not realloc:
                     continue
@@ -1253,12 +1269,6 @@ class _TargetHooks:
     def alive(self) -> int:
         return int(self.ist[4])
 
-    def _utilization(self) -> float:
-        ist = self.ist
-        return _utilization(
-            ist[3], ist[4], self.npend, self.head, self.nxt, self.c, self.cap, self.ubusy, self.udirty
-        )
-
     def _reallocate(self, loop: Loop, t: float, extra: np.ndarray) -> None:
         todo, *old = _unplan_pending(extra, self.waiting, loop.status, *self.state)
         self.waiting = todo[:0]
@@ -1315,12 +1325,10 @@ class _TargetHooks:
             loop.record_capacity(t, target * self.cap)
             alive = int(ist[4])
             if target > alive:
-                u = self._utilization()
-                ist[4] = target
-                if ist[3] == alive and u > self.p.grow_above:
-                    ist[3] = min(ist[3] + 1, target)
-                    self._reallocate(loop, t, self.waiting[:0])
-                elif self.waiting.size:
+                if _machines_added(
+                    target, ist, self.fst, self.waiting.size, self.npend, self.head, self.nxt, self.c,
+                    self.ubusy, self.udirty,
+                ):  # fmt: skip
                     self._reallocate(loop, t, self.waiting[:0])
             elif target < alive:
                 gone = _drop_machines(
@@ -1333,9 +1341,9 @@ class _TargetHooks:
                     loop.kill(jj, t)
                 if killed.size < gone.size:
                     self.waiting = np.concatenate((self.waiting, gone[~run]))
-                ist[4] = target
-                ist[3] = max(min(ist[3], target), 1)
-                _adapt(ist, self.fst, self.npend, self.head, self.nxt, self.c, self.ubusy, self.udirty)
+                _machines_removed(
+                    target, ist, self.fst, self.npend, self.head, self.nxt, self.c, self.ubusy, self.udirty
+                )
                 self._reallocate(loop, t, killed)
 
     def on_tick(self, loop: Loop, t: float) -> None:
@@ -1364,7 +1372,7 @@ class _TargetHooks:
         f64 = np.float64
         (lj, ls, le, lo, lm, ct, cv) = target_run(
             float(loop.horizon), np.ascontiguousarray(self.capacity_times, f64),
-            np.ascontiguousarray(self.cap_n, np.int64), float(self.p.grow_above), int(self.stale_slack),
+            np.ascontiguousarray(self.cap_n, np.int64), int(self.stale_slack),
             self.ist, self.fst, self.kptr, self.wsort, self.cptr, self.cum, self.r, self.w, self.c, self.head,
             self.tail, self.nxt, self.prv, self.ps, self.mach, self.version, self.npend, pr.pt, pr.pu, pr.pn,
             pr.pk, pr.plen, pr.poff, pr.pcap, int(pr.end), self.ubusy, self.udirty, self.catk, self.catv,
