@@ -219,7 +219,7 @@ def observed_chart(summary: pl.DataFrame) -> alt.TopLevelMixin:
     df = summary.filter(pl.col("n_decisive") > 0).select(
         "grid", "workload", "policy", "cut_pct", "cut_pct_lo", "cut_pct_hi", "goodput_pt", "n_decisive"
     )
-    base = alt.Chart(df.to_pandas()).encode(
+    base = alt.Chart().encode(
         y=alt.Y("grid:N", title=None),
         yOffset=alt.YOffset("policy:N"),
         color=alt.Color("policy:N", title="policy"),
@@ -230,11 +230,11 @@ def observed_chart(summary: pl.DataFrame) -> alt.TopLevelMixin:
     dots = base.mark_point(filled=True, size=60).encode(
         x="cut_pct:Q", tooltip=["grid", "workload", "policy", "cut_pct", "goodput_pt", "n_decisive"]
     )
-    zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
+    zero = alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(0.0))
     return finish(
         (zero + rule + dots)
         .properties(width=WIDTH, height=HEIGHT / 2)
-        .facet(row=alt.Row("workload:N", title=None)),
+        .facet(row=alt.Row("workload:N", title=None), data=df.to_pandas()),
         "IAS and ias-general under observed grid capacity",
         "Carbon-budget capacity (mean 70 % of the machines, hourly) on the embedded CAISO, ERCOT and MISO months; "
         "heavy-tailed jobs. Cut > 0: fewer terminations than First-Fit. Mean and 95 % interval over the "

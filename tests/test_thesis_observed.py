@@ -78,3 +78,17 @@ def test_general_robustness_quick_grid() -> None:
         assert r["n_decisive"] == d.height and r["n_hold"] == int(d["holds"].sum())
         if d.height:
             assert r["hold_pct_decisive"] == pytest.approx(100.0 * r["n_hold"] / d.height)
+
+
+def test_observed_chart_marks_decisive_rows_only() -> None:
+    from analysis.ias import observed_chart
+
+    rows = [
+        {"grid": g, "workload": "pareto-1.5-300-light", "policy": p, "n_decisive": n, "cut_pct": 10.0,
+         "cut_pct_lo": 5.0, "cut_pct_hi": 15.0, "goodput_pt": -0.5}
+        for g, n in (("ERCOT", 2), ("MISO", 0))
+        for p in MAIN
+    ]  # fmt: skip
+    spec = observed_chart(pl.DataFrame(rows)).to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert {r["grid"] for r in data} == {"ERCOT"} and len(data) == len(MAIN)
