@@ -18,7 +18,7 @@ H1, some such job is longer than the change period). :func:`summary` gives per g
 the decisive and degenerate counts, the runs that hold the claim (cut > 0, goodput ≥ First-Fit's − 2 pt)
 and means with 95 % Student-t intervals over the decisive seeds.
 
-``python -m studies.thesis.observed [--profile quick|full] [--inputs DIR] [--out FILE]``.
+``python -m studies.thesis.observed [--profile quick|medium|full] [--inputs DIR] [--out FILE]``.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ class ObservedProfile:
 PROFILES: dict[str, ObservedProfile] = {
     # small enough for the tests: 10 machines, one day, two seeds of the 5-min workload
     "quick": ObservedProfile(10, 1.0, (0, 1), ("pareto-1.5-300-light",)),
+    # a few CPU minutes: 20 machines for a week, three seeds of both workloads
+    "medium": ObservedProfile(20, 7.0, (0, 1, 2), ("pareto-1.5-300-light", "pareto-1.5-3600-light")),
     "full": ObservedProfile(40, 30.0, (0, 1, 2, 3, 4), ("pareto-1.5-300-light", "pareto-1.5-3600-light")),
 }
 
