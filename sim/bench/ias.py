@@ -1,0 +1,109 @@
+"""IAS's cost against First-Fit: ``python -m sim.bench.ias [--machines N] [--days D] [--process]``.
+
+The instance is the issue's scale case, shrunk or grown by ``--machines``: ``machines`` × 24 cores for
+``days`` days, a random walk at 1 change/h, step 0.15 (seed 0), and heavy-tailed jobs — Pareto(1.5)
+durations of at least 1 h, capped at 72 h, 1/2/4/8 cores, Poisson arrivals at 80 % of the mean capacity
+(:func:`sim.bench.scale.heavy_tailed_case`: about 1,340 jobs per machine a month, 1.34 M at 1,000 machines).
+
+Prints, per policy, the CPU seconds (user + sys of this process, :func:`time.process_time`) of one
+``sim.simulate`` run after a small warm-up run of every policy (compilation and the cache load are not counted; best of
+``--repeat``), goodput, terminations, and the ratio to First-Fit; ``ias`` under ``h4_reading=literal``
+is also divided by ``ias``'s default (``text``) reading (the target: ≤ 3×; ``--no-literal`` leaves it out). ``--process`` also runs each
+policy as a user runs it, one fresh ``varcap simulate`` process on a parquet jobs file (start-up, reading
+and writing included: :func:`sim.bench.scale.run_simulate_process`), and prints that process's CPU s.
+Targets: ``ias`` and ``ias-general`` ≤ 2× First-Fit's CPU, both ways.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from sim import simulate
+from sim.bench.scale import heavy_tailed_case, run_simulate_process
+
+#: (label, policy, settings) of the benchmark's runs, First-Fit first (the ratios' denominator)
+RUNS: tuple[tuple[str, str, dict[str, str]], ...] = (
+    ("ff", "ff", {}),
+    ("ias", "ias", {}),
+    ("ias-general", "ias-general", {}),
+    ("ias h4_reading=literal", "ias", {"h4_reading": "literal"}),
+)
+LITERAL = RUNS[-1][0]
+
+
+def bench(
+    machines: int = 1000, days: float = 30.0, repeat: int = 2, process: bool = False, literal: bool = True
+) -> dict[str, dict]:
+    """CPU seconds of each run of :data:`RUNS` on the scale case (see the module); returns
+    {label: {cpu_s, goodput, terminations, events[, process_cpu_s]}} and prints the table."""
+    jobs, cap, horizon = heavy_tailed_case(machines, days)
+    print(
+        f"{jobs.height:,} jobs (Pareto 1.5, min 1 h), {machines:,} machines x 24 cores, {days:g} d, random walk "
+        f"1 change/h step 0.15; load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)",
+        flush=True,
+    )
+    out: dict[str, dict] = {}
+    runs = RUNS if literal else tuple(r for r in RUNS if r[0] != LITERAL)
+    for _, policy, st in runs:  # compile / load the cache of every policy before any is timed
+        simulate(jobs.head(2000), cap, machines, 24, horizon, policy=policy, settings=st)
+    for label, policy, st in runs:
+        best = float("inf")
+        for _ in range(repeat):
+            c = time.process_time()
+            r = simulate(jobs, cap, machines, 24, horizon, policy=policy, settings=st)
+            best = min(best, time.process_time() - c)
+        m = r.metrics
+        out[label] = {"cpu_s": best, "goodput": m["goodput"], "terminations": m["terminations"],
+                      "events": r.events}  # fmt: skip
+        print(f"  {label:24s} {best:8.2f} CPU s", flush=True)
+    if process:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "jobs.parquet"
+            jobs.write_parquet(path)
+            spec = "random-walk:changes_per_hour=1,step=0.15,seed=0"
+            for label, policy, st in runs:
+                argv = ["--jobs", str(path), "--capacity", spec, "--machines", str(machines), "--cores", "24",
+                        "--horizon-s", f"{horizon:.0f}", "--policy", policy, "--out", str(Path(tmp) / "r.json")]  # fmt: skip
+                for k, v in st.items():
+                    argv += ["--set", f"{k}={v}"]
+                out[label]["process_cpu_s"] = run_simulate_process(argv)["cpu_s"]
+    ff = out["ff"]
+    head = f"{'policy':24s} {'CPU s':>8s} {'÷ ff':>6s}"
+    if process:
+        head += f" {'process CPU s':>13s} {'÷ ff':>6s}"
+    print(head + f" {'goodput':>8s} {'terminations':>12s} {'events':>10s}")
+    for label, r in out.items():
+        line = f"{label:24s} {r['cpu_s']:8.2f} {r['cpu_s'] / ff['cpu_s']:6.2f}"
+        if process:
+            line += f" {r['process_cpu_s']:13.2f} {r['process_cpu_s'] / ff['process_cpu_s']:6.2f}"
+        print(line + f" {r['goodput']:8.4f} {r['terminations']:12,d} {r['events']:10,d}")
+    lit, txt = out.get(LITERAL), out["ias"]
+    if lit is not None:
+        print(f"ias literal ÷ ias text: {lit['cpu_s'] / txt['cpu_s']:.2f} (target ≤ 3)"
+          + (f", whole process {lit['process_cpu_s'] / txt['process_cpu_s']:.2f}" if process else ""))  # fmt: skip
+    for label in ("ias", "ias-general"):
+        print(f"{label} ÷ ff: {out[label]['cpu_s'] / ff['cpu_s']:.2f} in process"
+              + (f", {out[label]['process_cpu_s'] / ff['process_cpu_s']:.2f} whole process" if process else "")
+              + " (target ≤ 2)")  # fmt: skip
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="IAS and ias-general CPU time against First-Fit")
+    ap.add_argument("--machines", type=int, default=1000, help="machines of 24 cores (1000: the full case)")
+    ap.add_argument("--days", type=float, default=30.0, help="horizon in days")
+    ap.add_argument("--repeat", type=int, default=2, help="best of this many in-process runs")
+    ap.add_argument("--process", action="store_true", help="also one fresh varcap simulate process each")
+    ap.add_argument("--no-literal", action="store_true", help="leave out ias h4_reading=literal")
+    a = ap.parse_args()
+    if a.machines < 1 or a.days <= 0 or a.repeat < 1:
+        raise SystemExit("--machines and --repeat must be ≥ 1 and --days > 0")
+    bench(a.machines, a.days, a.repeat, a.process, not a.no_literal)
+
+
+if __name__ == "__main__":
+    main()
