@@ -834,3 +834,44 @@ GRID_FORECAST = TableSchema(
     ),
 )
 ALL_TABLES[GRID_FORECAST.name] = GRID_FORECAST
+
+# ------------------------------------------------------------------------- marginal signals (SGIP)
+MARGINAL_SIGNAL = TableSchema(
+    "core_marginal_signal",
+    "Marginal operating emissions rates (MOER) as realized, every 5 minutes: SGIP's signal for CAISO's "
+    "PG&E and SCE areas (kg CO2/kWh upstream, stored as g/kWh). A marginal signal: the emissions of the "
+    "generator that follows a change in load, not the grid's average intensity (core_grid_carbon).",
+    (
+        Col("grid", "VARCHAR", "-", "signal name: sgip-pge, sgip-sce", False),
+        Col("ts_utc", TS, "UTC", "start of the 5-minute interval", False),
+        Col("gco2_per_kwh_marginal", "DOUBLE", "gCO2/kWh", "marginal operating emissions rate", False),
+        Col("source", "VARCHAR", "-", "sgip", False),
+        Col("source_file", "VARCHAR", "-", "raw file (a wheel member: <wheel>:<member>)", False),
+    ),
+    ("grid", "ts_utc"),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("value_in_range", "gco2_per_kwh_marginal < 0 OR gco2_per_kwh_marginal > 5000"),
+    ),
+)
+MARGINAL_FORECAST = TableSchema(
+    "core_marginal_forecast",
+    "Marginal-emissions forecasts as they were issued: SGIP's 36 forecasts (5 min … 3 h ahead) issued at "
+    "every 5-minute step (the issue time is the vintage), in g/kWh.",
+    (
+        Col("grid", "VARCHAR", "-", "signal name: sgip-pge, sgip-sce", False),
+        Col("issued_at", TS, "UTC", "when the forecast was issued (its vintage)", False),
+        Col("target_ts", TS, "UTC", "start of the 5-minute interval forecast", False),
+        Col("horizon_min", "DOUBLE", "min", "target_ts − issued_at (5 … 180)", False),
+        Col("gco2_per_kwh_marginal", "DOUBLE", "gCO2/kWh", "forecast marginal emissions rate", False),
+        Col("source_file", "VARCHAR", "-", "raw file (a wheel member: <wheel>:<member>)", False),
+    ),
+    ("grid", "issued_at", "target_ts"),
+    (
+        Range("target_after_issue", "target_ts <= issued_at"),
+        Range("horizon_in_range", "horizon_min < 5 OR horizon_min > 180"),
+        Range("value_in_range", "gco2_per_kwh_marginal < 0 OR gco2_per_kwh_marginal > 5000"),
+    ),
+)
+ALL_TABLES[MARGINAL_SIGNAL.name] = MARGINAL_SIGNAL
+ALL_TABLES[MARGINAL_FORECAST.name] = MARGINAL_FORECAST

