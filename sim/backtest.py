@@ -305,11 +305,15 @@ def backtest(
     source: str = "issued",
     threshold_g: float = CG_THRESHOLD_G,
     max_delay_s: float = CG_MAX_DELAY_S,
+    average: np.ndarray | None = None,
 ) -> pl.DataFrame:
-    """Per job: arrival/start/end (s from the signal's start), delay, deadline miss, carbon under the policy,
-    running now and with the oracle (g). ``jobs``: ``job_id, submit_s, duration_s`` (s from the signal's
-    start) and optionally ``slack_s`` (default 0) and ``power_kw`` (default 1). ValueError on a job outside
-    the signal or a non-positive duration."""
+    """Per job: arrival/start/end (s from the signal's start), delay, deadline miss, and carbon (g) under the
+    policy, running now and with the oracle, accounted with the marginal signal (``gco2_marginal*``: the
+    signal every rule here optimises) and — when ``average`` (gCO2/kWh per step, :func:`average_per_step`)
+    is given — with the grid's average intensity (``gco2_average*``; the oracle there is the clairvoyant
+    start on the average signal; null without one). ``jobs``: ``job_id, submit_s, duration_s`` (s from the
+    signal's start) and optionally ``slack_s`` (default 0) and ``power_kw`` (default 1). ValueError on a
+    job outside the signal, a non-positive duration, or an ``average`` of the wrong length."""
     sub = jobs["submit_s"].to_numpy().astype(np.float64)
     dur = jobs["duration_s"].to_numpy().astype(np.float64)
     slack = jobs["slack_s"].to_numpy().astype(np.float64) if "slack_s" in jobs.columns else np.zeros(sub.size)
@@ -324,11 +328,13 @@ def backtest(
         raise ValueError(
             f"jobs row {k + 1}: runs outside the signal ({sig.steps * STEP_S / 86400:.1f} days from its start)"
         )
-    cum = np.r_[0.0, np.cumsum(sig.moer)]
+    if average is not None and average.shape != sig.moer.shape:
+        raise ValueError(f"average: {average.size} steps for a signal of {sig.steps}")
     mdelay = int(max_delay_s // STEP_S)
     step_h = STEP_S / 3600.0
 
-    def carbon(starts: np.ndarray) -> np.ndarray:
+    def carbon(starts: np.ndarray, values: np.ndarray = sig.moer) -> np.ndarray:
+        cum = np.r_[0.0, np.cumsum(values)]
         ends = np.minimum(starts + d, sig.steps)
         return (cum[ends] - cum[starts]) * kw * step_h
 
@@ -346,7 +352,7 @@ def backtest(
         ],
         dtype=np.int64,
     )
-    return pl.DataFrame(
+    out = pl.DataFrame(
         {
             "job_id": jobs["job_id"],
             "submit_s": sub,
@@ -354,28 +360,86 @@ def backtest(
             "end_s": (pick + d) * float(STEP_S),
             "delay_s": (pick - i) * float(STEP_S),
             "deadline_miss": pick > i + sl,
-            "gco2": carbon(pick),
-            "gco2_run_now": carbon(i),
-            "gco2_oracle": carbon(best),
+            "gco2_marginal": carbon(pick),
+            "gco2_marginal_run_now": carbon(i),
+            "gco2_marginal_oracle": carbon(best),
         }
+    )
+    if average is None:
+        return out.with_columns(
+            pl.lit(None, pl.Float64).alias(c)
+            for c in ("gco2_average", "gco2_average_run_now", "gco2_average_oracle")
+        )
+    avg_sig = IssuedSignal(sig.name, sig.t0, average, sig.forecast[:, :0], sig.files)
+    best_avg = np.array(
+        [
+            choose_start(avg_sig, "oracle", source, int(a), int(b), int(c), threshold_g, mdelay)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return out.with_columns(
+        pl.Series("gco2_average", carbon(pick, average)),
+        pl.Series("gco2_average_run_now", carbon(i, average)),
+        pl.Series("gco2_average_oracle", carbon(best_avg, average)),
     )
 
 
+def average_per_step(sig: IssuedSignal, ts_s: np.ndarray, gco2_per_kwh: np.ndarray) -> np.ndarray | None:
+    """The grid's average intensity (hourly stamps ``ts_s``, UTC epoch s, of hour starts) on every
+    5-minute step of ``sig`` (each step takes its hour's value); None when an hour of the signal's span
+    is missing."""
+    hours = np.floor((sig.t0 + np.arange(sig.steps) * STEP_S) / 3600.0).astype(np.int64)
+    table = dict(zip((ts_s // 3600).astype(np.int64).tolist(), gco2_per_kwh.tolist(), strict=True))
+    vals = np.array([table.get(h, np.nan) for h in np.unique(hours)])
+    if np.isnan(vals).any():
+        return None
+    return vals[np.searchsorted(np.unique(hours), hours)]
+
+
+def emaps_average(sig: IssuedSignal, files: list[Path]) -> np.ndarray | None:
+    """:func:`average_per_step` from Electricity Maps hourly files (``Datetime (UTC)``, ``Carbon Intensity
+    gCO₂eq/kWh (LCA)``: lifecycle average intensity of the zone); None when they do not cover the span."""
+    frames = [pl.read_parquet(f) for f in files if f.is_file()]
+    if not frames:
+        return None
+    df = (
+        pl.concat(frames)
+        .select(
+            pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S", time_zone="UTC").dt.epoch("s"),
+            pl.col("Carbon Intensity gCO₂eq/kWh (LCA)").cast(pl.Float64, strict=False),
+        )
+        .drop_nulls()
+    )
+    return average_per_step(sig, df[:, 0].to_numpy().astype(np.float64), df[:, 1].to_numpy())
+
+
 def summarize(per_job: pl.DataFrame, sig: IssuedSignal) -> pl.DataFrame:
-    """Per month of arrival and ``all``: jobs, carbon saved against run-now (%), the oracle's saving (%),
-    ``oracle_share`` (saving ÷ oracle's; NaN when the oracle saves nothing), deadline misses, mean delay."""
+    """Per month of arrival and ``all``: jobs, deadline misses, mean delay and, under each accounting
+    (``marginal``: SGIP's MOER, the signal the rules optimise; ``average``: the grid's average intensity,
+    null when the run had none), carbon saved against run-now (%), the oracle's saving (%) and
+    ``oracle_share`` (saving ÷ oracle's; null when the oracle saves nothing)."""
     month = (
         pl.from_epoch(pl.col("submit_s").cast(pl.Int64) + int(sig.t0), time_unit="s")
         .dt.strftime("%Y-%m")
         .alias("month")
     )
 
+    acc = ("marginal", "average")
+
     def agg(df: pl.DataFrame) -> pl.DataFrame:
         return df.agg(
             pl.len().alias("jobs"),
-            pl.col("gco2_run_now").sum().alias("kg_run_now") / 1000,
-            pl.col("gco2").sum().alias("kg") / 1000,
-            pl.col("gco2_oracle").sum().alias("kg_oracle") / 1000,
+            *[
+                (pl.col(f"gco2_{a}{s}").sum() / 1000).alias(f"kg_{a}{s}")
+                if a == "marginal"
+                else pl.when(pl.col(f"gco2_{a}{s}").is_null().any())
+                .then(None)
+                .otherwise(pl.col(f"gco2_{a}{s}").sum() / 1000)
+                .alias(f"kg_{a}{s}")
+                for a in acc
+                for s in ("", "_run_now", "_oracle")
+            ],
             pl.col("deadline_miss").sum().alias("deadline_misses"),
             pl.col("delay_s").mean().alias("mean_delay_s"),
         )
@@ -383,12 +447,51 @@ def summarize(per_job: pl.DataFrame, sig: IssuedSignal) -> pl.DataFrame:
     by = agg(per_job.with_columns(month).group_by("month")).sort("month")
     tot = agg(per_job.with_columns(pl.lit("all").alias("month")).group_by("month"))
     out = pl.concat([by, tot.select(by.columns)])
-    return out.with_columns(
-        (100 * (1 - pl.col("kg") / pl.col("kg_run_now"))).alias("saved_pct"),
-        (100 * (1 - pl.col("kg_oracle") / pl.col("kg_run_now"))).alias("oracle_saved_pct"),
-    ).with_columns(
-        pl.when(pl.col("oracle_saved_pct") > 0)
-        .then(pl.col("saved_pct") / pl.col("oracle_saved_pct"))
-        .otherwise(None)
-        .alias("oracle_share")
-    )
+    for a in acc:
+        out = out.with_columns(
+            (100 * (1 - pl.col(f"kg_{a}") / pl.col(f"kg_{a}_run_now"))).alias(f"saved_pct_{a}"),
+            (100 * (1 - pl.col(f"kg_{a}_oracle") / pl.col(f"kg_{a}_run_now"))).alias(f"oracle_saved_pct_{a}"),
+        ).with_columns(
+            pl.when(pl.col(f"oracle_saved_pct_{a}") > 0)
+            .then(pl.col(f"saved_pct_{a}") / pl.col(f"oracle_saved_pct_{a}"))
+            .otherwise(None)
+            .alias(f"oracle_share_{a}")
+        )
+    return out.with_columns(pl.lit("marginal").alias("optimises"))
+
+
+def forecast_sources(policy: str, source: str = "all") -> tuple[str, ...]:
+    """The forecast sources ``policy`` runs on: the forecast-reading rules (cats, carbon-aware-sdk) on
+    ``source`` (``all``: every one of :data:`SOURCES`); the others read no forecast (``-``)."""
+    if policy not in ("cats", "carbon-aware-sdk"):
+        return ("-",)
+    return SOURCES if source == "all" else (source,)
+
+
+def run_table(
+    sig: IssuedSignal,
+    jobs: pl.DataFrame,
+    policies: tuple[str, ...],
+    source: str = "all",
+    threshold_g: float = CG_THRESHOLD_G,
+    average: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """:func:`summarize` of every policy × its forecast sources (:func:`forecast_sources`), with columns
+    ``policy``, ``forecast``, ``signal`` and ``cpu_s`` (the process CPU seconds of that backtest)."""
+    import time
+
+    rows = []
+    for pol in policies:
+        for src in forecast_sources(pol, source):
+            t0 = time.process_time()
+            per_job = backtest(sig, jobs, pol, "issued" if src == "-" else src, threshold_g, average=average)
+            s = summarize(per_job, sig)
+            rows.append(
+                s.with_columns(
+                    pl.lit(pol).alias("policy"),
+                    pl.lit(src).alias("forecast"),
+                    pl.lit(sig.name).alias("signal"),
+                    pl.lit(round(time.process_time() - t0, 3)).alias("cpu_s"),
+                )
+            )
+    return pl.concat(rows)
