@@ -21,8 +21,8 @@ from dagster_duckdb import DuckDBResource
 from assets import snapshot
 from assets.checks import md_table, table_checks
 from assets.raw import POOL, raw_files_for
-from assets.schema import MARGINAL_FORECAST, MARGINAL_SIGNAL, TableSchema
-from assets.warehouse import CheckFailed, check_key, check_ranges, rollback
+from assets.schema import MARGINAL_FORECAST, MARGINAL_SIGNAL, OUT_BACKTEST, OUT_BACKTEST_ERRORS, TableSchema
+from assets.warehouse import CheckFailed, check_key, check_ranges, rollback, write_tables
 from sim.backtest import HORIZON_STEPS, STEP_S, month_frame, path_files
 
 DATASET = "sgip_moer"
@@ -220,4 +220,91 @@ sgip_checks = [
     *table_checks(MARGINAL_FORECAST),
     five_minute_steps,
     horizons_per_issue,
+]
+
+
+PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(["quick", "full"])
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            OUT_BACKTEST.name,
+            group_name="studies",
+            deps=["raw_files", "raw_sgip_moer"],
+            kinds={"duckdb", "polars"},
+            code_version="1",
+            description="The deployed carbon-aware rules (CATS, carbon-aware SDK, Compute Gardener; run-now "
+            "and the oracle) backtested on SGIP's issued forecasts of PG&E and SCE, signal level and on a "
+            "finite platform, per month (studies/beyond_backtest); quick = the embedded sample, full = the "
+            "pinned wheel's whole period.",
+        ),
+        dg.AssetSpec(
+            OUT_BACKTEST_ERRORS.name,
+            group_name="studies",
+            deps=["raw_files", "raw_sgip_moer"],
+            kinds={"duckdb", "polars"},
+            code_version="1",
+            description="SGIP's issued forecasts' error by horizon (MAE, MAPE, bias) per region and profile.",
+        ),
+    ],
+    partitions_def=PROFILE_PARTITIONS,
+    pool=POOL,
+)
+def out_backtest(context: dg.AssetExecutionContext, duckdb: DuckDBResource):
+    """Runs the profile's study on the registered SGIP files (the wheel or the sample) and replaces that
+    profile's rows of both tables. Fails with one line when the files lack the profile's period."""
+    from studies.beyond_backtest import run_profile
+
+    t0 = time.process_time()
+    profile = context.partition_key
+    paths = _registered(duckdb)
+    try:
+        res, errs = run_profile(profile, path_files(paths)[0])
+    except ValueError as e:
+        raise dg.Failure(description=f"out_backtest[{profile}]: {e}", metadata={"error": str(e)}) from None
+    with duckdb.get_connection() as conn:
+        for schema, df in ((OUT_BACKTEST, res), (OUT_BACKTEST_ERRORS, errs)):
+            keep = _other_profiles(conn, schema, profile)
+            write_tables(
+                conn, [(schema, pl.concat([keep, df.select(schema.column_names)], how="vertical_relaxed"))]
+            )
+    allrows = res.filter(pl.col("month") == "all")
+    yield dg.MaterializeResult(
+        asset_key=OUT_BACKTEST.name,
+        metadata={
+            "dagster/row_count": res.height,
+            "cpu_s": round(time.process_time() - t0, 2),
+            "summary": md_table(
+                allrows.select(
+                    "signal",
+                    "level",
+                    "policy",
+                    "forecast",
+                    "saved_pct_marginal",
+                    "oracle_share_marginal",
+                    "deadline_misses",
+                ).with_columns(pl.col(pl.Float64).round(3))
+            ),
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key=OUT_BACKTEST_ERRORS.name, metadata={"dagster/row_count": errs.height}
+    )
+
+
+def _other_profiles(conn, schema: TableSchema, profile: str) -> pl.DataFrame:
+    """The rows of ``schema``'s table of every other profile (empty when the table does not exist yet)."""
+    exists = conn.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [schema.name]
+    ).fetchone()[0]
+    if not exists:
+        return pl.DataFrame(schema={c: pl.Null for c in schema.column_names})
+    return conn.execute(f"SELECT * FROM {schema.name} WHERE profile <> ?", [profile]).pl()
+
+
+backtest_assets = [out_backtest]
+backtest_checks = [
+    *table_checks(OUT_BACKTEST, OUT_BACKTEST.name),
+    *table_checks(OUT_BACKTEST_ERRORS, OUT_BACKTEST_ERRORS.name),
 ]

