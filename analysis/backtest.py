@@ -49,14 +49,15 @@ def errors(con: duckdb.DuckDBPyConnection, profile: str) -> pl.DataFrame:
 
 
 def summary(df: pl.DataFrame) -> pl.DataFrame:
-    """Per rule, region and level over the whole period: the saving (marginal) with the oracle's, the issued
-    and the persistence forecast (``-`` rules: their one run), ``oracle_share`` of the issued run, deadline
+    """Per rule, region and level over the whole period: the saving (marginal) with the oracle's, the perfect,
+    the issued and the persistence forecast (a rule that reads no forecast: its one run under issued, null
+    under the others), ``oracle_share`` of the issued run, deadline
     misses of the issued run, the average-accounting saving (issued) and the CPU seconds of all its runs."""
     a = df.filter((pl.col("month") == "all") & pl.col("policy").is_in(RULES[:-1]))
     key = ["signal", "level", "policy"]
 
     def at(src: str, col: str, name: str) -> pl.DataFrame:
-        s = a.filter(pl.col("forecast").is_in([src, "-"]))
+        s = a.filter(pl.col("forecast").is_in([src, "-"] if src == "issued" else [src]))  # "-": its one run
         return s.select(*key, pl.col(col).alias(name))
 
     oracle = df.filter((pl.col("month") == "all") & (pl.col("policy") == "oracle")).select(

@@ -40,6 +40,15 @@ def test_the_study_table_keeps_the_bounds(june) -> None:
         else:
             assert g["saved_pct_average"].is_null().all()
     assert (a["cpu_s"] >= 0).all() and (a["optimises"] == "marginal").all()
+    # the chapter's summary: one row per rule, region and level; a rule without a forecast has one run
+    from analysis.backtest import summary
+
+    s = summary(res)
+    assert s.height == 3 * 2 * 2 and (s["saved_oracle_pct"] > 0).all()
+    cg = s.filter(pl.col("policy") == "compute-gardener")
+    assert cg["saved_perfect_pct"].is_null().all() and cg["saved_issued_pct"].is_not_null().all()
+    cats = s.filter((pl.col("policy") == "cats") & (pl.col("level") == "signal"))
+    assert (cats["saved_persistence_pct"].abs() < 1e-9).all() and (cats["deadline_misses"] > 0).all()
     # the forecast's error grows with the horizon (5 min vs 3 h), per region
     for _, e in err.group_by("signal"):
         e = e.sort("horizon_min")
