@@ -612,6 +612,7 @@ def platform_backtest(
 
     horizon = sig.steps * float(STEP_S)
     settings = {"signal": sig.name, "months": _months_of(sig), "slack": str(slack)}
+    _LOADED[(sig.name, settings["months"])] = sig  # the twin reads this very signal (wherever it came from)
     if policy in ("cats", "carbon-aware-sdk"):
         settings["source"] = source
     name = {"run-now": "ff", "oracle": "sgip-oracle"}.get(policy, policy)

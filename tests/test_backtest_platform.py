@@ -79,3 +79,20 @@ def test_a_job_past_the_signal_names_its_span(june) -> None:
         ValueError, match=r"SGIP_CAISO_SCE_2020-01.csv.gz: not in .*\(months there: 2021-06 … 2021-08\)"
     ):
         bt.load_signal("sgip-sce", "2020-01")
+
+
+def test_the_twin_reads_the_signal_it_is_given(june, jobs, monkeypatch) -> None:
+    """A signal read from elsewhere (the wheel) is the one the policy twin holds jobs on, not the default
+    files': with no files at all the run still works."""
+    monkeypatch.setattr(bt, "default_files", lambda: (_ for _ in ()).throw(AssertionError("read files")))
+    other = bt.IssuedSignal(june.name, june.t0, june.moer[::-1].copy(), june.forecast, ("x_2020-02.csv.gz",))
+    r = bt.platform_backtest(other, jobs.head(20), "compute-gardener", machines=30)
+    want = bt.release_steps(
+        other,
+        "compute-gardener",
+        "issued",
+        jobs["submit_s"].to_numpy()[:20],
+        jobs["duration_s"].to_numpy()[:20],
+        3.0,
+    )
+    assert np.allclose(r["start_s"].to_numpy(), want)
