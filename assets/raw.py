@@ -73,7 +73,7 @@ def collect_files(
         budget = integer(p, "max_bytes", ds.max_bytes, 1, 1 << 50)
         for rf in ds.remote(p):
             left = budget - sum(r["bytes"] for r in rows)
-            res = downloader.fetch(rf.url, rf.dest, expect=rf.expect, max_bytes=left)
+            res = downloader.fetch(rf.url, rf.dest, sha256=rf.sha256, expect=rf.expect, max_bytes=left)
             # EIA pages past the end of the data come back empty: stop paging at the first empty one
             if rf.expect == "json" and _empty_eia_page(res.path):
                 res.path.unlink()

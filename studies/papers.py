@@ -153,6 +153,13 @@ PAPERS: tuple[Paper, ...] = (
                 "stable floor; checkpoint/restart and the checkpoint interval against IAS without (spot-real).",
                 ("core_spot_availability", *_PROFILED), ("spot-real",)),
     )),
+    Paper("beyond_backtest", "", "The carbon-aware rules people deploy, on forecasts that were really issued", (
+        Chapter("beyond_backtest", "Beyond the papers — deployed carbon-aware rules on issued forecasts",
+                "CATS, the carbon-aware SDK and Compute Gardener on SGIP's issued marginal-emissions forecasts "
+                "(PG&E, SCE), at signal level and on a finite platform: saving with the oracle, issued and "
+                "persistence forecasts, oracle_share, deadline misses; forecast error by horizon.",
+                ("core_marginal_signal", "out_backtest", "out_backtest_errors")),
+    )),
     # each paper's central claim off its own instances: rows, no chapter of its own (the papers' chapters and
     # the reproduction page show them)
     Paper("generalization_claims", "", "Central claims on generated instances"),

