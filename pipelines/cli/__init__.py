@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the run: capacity, cores in use, jobs waiting, kills over time",
     )
     s.add_argument("--out", help="write the metric dict as JSON")
-    s.set_defaults(fn=cmd_simulate)
+    s.set_defaults(fn=cmd_simulate, progress_bars=False)  # no bars: tqdm not imported (small runs)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
     w.add_argument("study", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)")
     w.add_argument(
@@ -312,7 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     common.DEBUG = debug
 
-    previous = line_progress()  # off a terminal (make run's log, a pipe): progress bars print line by line
+    # off a terminal (make run's log, a pipe): progress bars print line by line
+    previous = line_progress() if getattr(args, "progress_bars", True) else None
     _terminable_children()
     try:
         return int(args.fn(args) or 0)
