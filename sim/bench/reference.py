@@ -145,3 +145,16 @@ def _print_row(r: dict) -> None:
         print(f"{'':>10s}       varcap simulate, whole process: {w['cpu_s']:.2f} CPU s, peak RSS "
               f"{w['rss_mb']:.0f} MB")  # fmt: skip
     sys.stdout.flush()
+
+
+def main(argv: list[str]) -> None:
+    """``python -m sim.bench reference [--sizes N …] [--offered-load L] [--out-dir D] [--no-whole]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m sim.bench reference", description=reference.__doc__)
+    ap.add_argument("--sizes", nargs="*", type=int, default=[600_000], help="jobs")
+    ap.add_argument("--offered-load", type=float, default=0.5, help="offered load of the mean capacity")
+    ap.add_argument("--out-dir", default="data/bench", help="where the jobs files go")
+    ap.add_argument("--no-whole", action="store_true", help="skip the whole-process varcap simulate run")
+    a = ap.parse_args(argv)
+    reference(a.sizes, a.offered_load, a.out_dir, not a.no_whole)

@@ -647,8 +647,6 @@ def main() -> None:
             "scale",
             "checkpoint",
             "ias-ratio",
-            "small",
-            "reference",
         ],
     )
     ap.add_argument("--policies", nargs="*", default=["ff"])
@@ -666,25 +664,11 @@ def main() -> None:
         type=float,
         default=[0.6, 0.5],
         help="scale: offered loads of the mean capacity (0.6, 0.5: First-Fit's queue is stable; at 0.8 the "
-        "backlog grows with the trace for every policy); reference: the first one (default 0.5)",
+        "backlog grows with the trace for every policy)",
     )
     ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
     ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
-    ap.add_argument("--no-whole", action="store_true", help="reference: skip the whole-process run")
-    ap.add_argument("--small-jobs", type=int, default=200, help="small: jobs of the small run")
-    ap.add_argument("--small-machines", type=int, default=200, help="small: machines of the small run")
     a = ap.parse_args()
-    if a.what == "reference":
-        from sim.bench.reference import reference
-
-        load = 0.5 if a.offered_load == [0.6, 0.5] else a.offered_load[0]
-        reference(a.sizes, load, a.out_dir, not a.no_whole)
-        return
-    if a.what == "small":
-        from sim.bench.small import small
-
-        small(a.small_jobs, a.small_machines, max(a.repeat, 3))
-        return
     if a.what == "scale":
         scale(a.sizes, a.policies, a.out_dir, a.markdown, tuple(a.offered_load))
         return

@@ -164,3 +164,15 @@ def small(jobs: int = 200, machines: int = 200, repeat: int = 3) -> dict:
     print(f"varcap / heapq CPU: {v / rows['heapq script']['cpu_s']:.1f}×; varcap ≤ 0.4 CPU s: "
           f"{'yes' if v <= 0.4 else 'NO'}")  # fmt: skip
     return rows
+
+
+def main(argv: list[str]) -> None:
+    """``python -m sim.bench small [--jobs N] [--machines M] [--repeat R]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m sim.bench small", description=small.__doc__)
+    ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--machines", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args(argv)
+    small(a.jobs, a.machines, a.repeat)
