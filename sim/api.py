@@ -187,7 +187,10 @@ def simulate(
 def kill_log(out: EngineOutput, job_id: pl.Series | np.ndarray) -> pl.DataFrame:
     """Every killed attempt of ``out``: ``job_id, start_s, kill_s, machine``, in kill-time order."""
     k = np.flatnonzero(np.asarray(out.att_outcome) == ATT_KILLED)
-    ids = np.asarray(job_id)[np.asarray(out.att_job, np.int64)[k]]
+    rows = np.asarray(out.att_job, np.int64)[k]
+    # a polars column is gathered as is: converting it to numpy made an object array of every job's id
+    # (~0.08 CPU s a 600k-job run with no kill at all)
+    ids = job_id.gather(rows) if isinstance(job_id, pl.Series) else np.asarray(job_id)[rows]
     df = pl.DataFrame(
         {
             "job_id": ids,

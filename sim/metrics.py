@@ -180,6 +180,32 @@ def integrate_step(times: np.ndarray, values: np.ndarray, a: float, b: float) ->
     return float(np.sum(v[seg] * (hi[seg] - lo[seg])))
 
 
+def percentiles(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """``np.percentile(x, q)`` (method ``linear``) for each q in ``qs``, bit for bit, from one partition of
+    one copy (numpy partitions once per call) and without ``np.unique``, whose first call imports
+    ``numpy.ma`` (~0.03 CPU s of a small run); NaN for an empty ``x`` or one holding NaN."""
+    n = x.size
+    if n == 0:
+        return [float("nan")] * len(qs)
+    v = (n - 1) * np.true_divide(np.asarray(qs, np.float64), 100)  # numpy's virtual indexes
+    prev = np.floor(v)
+    nxt = prev + 1
+    above = v >= n - 1
+    prev[above] = n - 1
+    nxt[above] = n - 1
+    pi, ni = prev.astype(np.intp), nxt.astype(np.intp)
+    a = np.array(x, np.float64)
+    a.partition(np.array(sorted({0, n - 1, *pi.tolist(), *ni.tolist()}), np.intp))
+    if np.isnan(a[n - 1]):
+        return [float("nan")] * len(qs)
+    lo, hi = a[pi], a[ni]
+    gamma = v - np.where(above, -1, pi)  # numpy's weight (its index of the last value is -1)
+    diff = hi - lo
+    out = lo + diff * gamma
+    np.subtract(hi, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return [float(y) for y in out]
+
+
 def compute_metrics(
     out: EngineOutput,
     submit_s: np.ndarray,
@@ -231,9 +257,7 @@ def compute_metrics(
     # paper 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
     slo_miss = ~jdone | ((end - sub - dur) >= slo_threshold * dur)
 
-    def pct(q: float) -> float:
-        return float(np.percentile(lat, q)) if lat.size else float("nan")
-
+    p50, p90, p95, p99 = percentiles(lat, (50, 90, 95, 99))
     return {
         "jobs": n,
         "completed": int(jdone.sum()),
@@ -245,10 +269,10 @@ def compute_metrics(
         "in_flight_fraction": float(inflight),
         "idle_fraction": float(1.0 - goodput - wasted - inflight),
         "latency_mean_s": float(lat.mean()) if lat.size else float("nan"),
-        "latency_p50_s": pct(50),
-        "latency_p90_s": pct(90),
-        "latency_p95_s": pct(95),
-        "latency_p99_s": pct(99),
+        "latency_p50_s": p50,
+        "latency_p90_s": p90,
+        "latency_p95_s": p95,
+        "latency_p99_s": p99,
         "mean_stretch": float(stretch.mean()) if stretch.size else float("nan"),
         "max_stretch": float(stretch.max()) if stretch.size else float("nan"),
         "avg_aborted_time_s": aborted_time / n_kills if n_kills else 0.0,

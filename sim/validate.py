@@ -140,8 +140,9 @@ def check_jobs(
     ids = jobs["job_id"]
     if ids.null_count():
         raise InputError(f"{where(int(ids.is_null().arg_max()))}: job_id must not be empty")
-    dup = ids.is_duplicated()
-    if dup.any():
+    # one count of distinct ids; the duplicate mask (a second pass over the ids) only when one repeats
+    dup = ids.is_duplicated() if ids.n_unique() != ids.len() else None
+    if dup is not None and dup.any():
         first = int(dup.arg_max())
         same = np.flatnonzero((ids == ids[first]).to_numpy())
         raise InputError(

@@ -28,6 +28,9 @@ from collections.abc import Callable
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
+# CPU seconds of a cold `varcap warm` (every warm policy compiled): 115.7 (user + sys, `/usr/bin/time -v`,
+# 2026-11-27, load 6-14 on 2 cores: 17 min of wall time); the message says it in minutes
+COMPILE_CPU_S = 120
 
 
 def warm_policies() -> tuple[str, ...]:
@@ -151,7 +154,8 @@ def ensure_warm(say: Callable[[str], object] = print) -> bool:
             raise RuntimeError(f"the simulator's compiled engine fails even after a fresh compile: {err}")
         return True
     say(
-        "compiling the simulator once for this environment (about a minute; later runs reuse numba's cache) …"
+        f"compiling the simulator once for this environment (about {COMPILE_CPU_S // 60} CPU minutes, longer on a "
+        "busy machine; later runs reuse numba's cache) …"
     )
     say(f"simulator compiled and cached in {warm():.0f} s")
     return True

@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulate every quick scenario"
         + (f" (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)" if SLOW_POLICIES else ""),
     )
-    r.set_defaults(fn=cmd_run)
+    r.set_defaults(fn=cmd_run, heartbeat="run")  # a line at least every 30 s off a terminal
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
     rr.set_defaults(fn=cmd_reports)
     add_backtest_parser(sub)
@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw the run: capacity, cores in use, jobs waiting, kills over time",
     )
     s.add_argument("--out", help="write the metric dict as JSON")
-    s.set_defaults(fn=cmd_simulate)
+    s.set_defaults(fn=cmd_simulate, progress_bars=False)  # no bars: tqdm not imported (small runs)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
     w.add_argument("study", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)")
     w.add_argument(
@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="multiprocess: warm local processes (default); dask: one step per chunk on a dask cluster",
     )
     w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
-    w.set_defaults(fn=cmd_sweep)
+    w.set_defaults(fn=cmd_sweep, heartbeat="sweep")  # a line at least every 30 s off a terminal
     rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
     rs.add_argument("study", help="study name (list: `varcap studies`)")
     st = sub.add_parser("studies", help="list the studies, or one study's scenarios and partition keys")
@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="run the seed-reproduction studies and print out_reproduction")
     rp.add_argument("--quick", action="store_true", help="small platforms, short horizons, 3 replicates")
     rp.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="simulation processes")
-    rp.set_defaults(fn=cmd_reproduce)
+    rp.set_defaults(fn=cmd_reproduce, heartbeat="reproduce")  # a line at least every 30 s off a terminal
     wm = sub.add_parser("warm", help="compile the simulator once for this environment (numba cache)")
     wm.add_argument("--force", action="store_true", help="run the warm-up even if the cache is warm")
     wm.set_defaults(fn=cmd_warm)
@@ -308,11 +308,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args([a for a in argv if a != "--debug"])
     args.debug = debug  # commands show Dagster's own log too
     from pipelines.cli import common
-    from pipelines.cli.common import line_progress, restore_progress
+    from pipelines.cli.common import heartbeat, line_progress, restore_progress
 
     common.DEBUG = debug
 
-    previous = line_progress()  # off a terminal (make run's log, a pipe): progress bars print line by line
+    # off a terminal: a line at least every 30 s (first, so that progress lines count as output), and
+    # progress bars print line by line (make run's log, a pipe)
+    stop_beat = heartbeat(args.heartbeat) if getattr(args, "heartbeat", None) else (lambda: None)
+    previous = line_progress() if getattr(args, "progress_bars", True) else None
     _terminable_children()
     try:
         return int(args.fn(args) or 0)
@@ -334,4 +337,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"varcap: error: {msg}", file=sys.stderr)
         return code
     finally:
+        stop_beat()
         restore_progress(previous)

@@ -73,6 +73,62 @@ def line_progress(stream=None) -> type | None:
     return base
 
 
+#: at most this many seconds between two lines of a long command off a terminal (:func:`heartbeat`)
+HEARTBEAT_S = 30.0
+
+
+class _Watched:
+    """A text stream that notes when it was last written to (:func:`heartbeat`)."""
+
+    def __init__(self, stream, stamp: list[float]) -> None:
+        self._stream = stream
+        self._stamp = stamp
+
+    def write(self, s: str) -> int:
+        import time
+
+        if s:
+            self._stamp[0] = time.monotonic()
+        return self._stream.write(s)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def heartbeat(label: str, every_s: float = HEARTBEAT_S, stream=None):
+    """When ``stream`` (default stderr) is not a terminal, print ``varcap <label>: still running (N s)``
+    whenever this process has written nothing to stdout or stderr for ``every_s`` seconds (a long phase
+    that prints nothing leaves a log silent otherwise); returns a function that stops it and restores the
+    streams (a no-op on a terminal)."""
+    import threading
+    import time
+
+    stream = stream or sys.stderr
+    if stream.isatty():
+        return lambda: None
+    t0 = time.monotonic()
+    stamp = [t0]
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Watched(sys.stdout, stamp), _Watched(sys.stderr, stamp)
+    out = sys.stderr if stream is saved[1] else _Watched(stream, stamp)
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(min(5.0, every_s / 2)):
+            now = time.monotonic()
+            if now - stamp[0] >= every_s:
+                out.write(f"varcap {label}: still running ({now - t0:.0f} s)\n")
+                out.flush()
+
+    threading.Thread(target=beat, name="varcap-heartbeat", daemon=True).start()
+
+    def stop() -> None:
+        done.set()
+        sys.stdout, sys.stderr = saved
+
+    return stop
+
+
 def restore_progress(previous: type | None) -> None:
     """Undo :func:`line_progress` (``previous``: what it returned)."""
     if previous is not None:

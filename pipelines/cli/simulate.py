@@ -256,7 +256,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and not args.plot.lower().endswith(".png"):
         raise SystemExit(f"--plot {args.plot}: the picture is written as PNG (name it …png)")
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
-    if choose_engine(jobs.height, args.seed, args.machines) == "compiled":  # small ones run interpreted
+    changes = len(cap.time_s)  # small ones run interpreted (the work: jobs, machines, capacity changes)
+    if choose_engine(jobs.height, args.seed, args.machines, cap_points=changes) == "compiled":
         ensure_warm(console.print)
     t0 = time.perf_counter()
     n_jobs, handed = jobs.height, [jobs]

@@ -1,5 +1,17 @@
-"""``python -m sim.bench …``: the simulator benchmarks (:mod:`sim.bench.scale`)."""
+"""``python -m sim.bench …``: the simulator benchmarks (:mod:`sim.bench.scale`; ``small``:
+:mod:`sim.bench.small`; ``reference``: :mod:`sim.bench.reference`)."""
 
-from sim.bench.scale import main
+import sys
 
-main()
+if len(sys.argv) > 1 and sys.argv[1] == "small":
+    from sim.bench.small import main as small_main
+
+    small_main(sys.argv[2:])
+elif len(sys.argv) > 1 and sys.argv[1] == "reference":
+    from sim.bench.reference import main as reference_main
+
+    reference_main(sys.argv[2:])
+else:
+    from sim.bench.scale import main
+
+    main()

@@ -27,6 +27,13 @@ the target: within 1.2×).
 ``python -m sim.bench engines`` measures where the interpreted engine stops paying: numba's one-off start in
 a fresh process (import, CPU target, cache load) against the interpreted and compiled kernels' CPU time on
 First-Fit instances of growing size (``sim.engine.PYTHON_MAX_JOBS`` is the crossover).
+
+``python -m sim.bench small`` runs a 200-job ``varcap simulate`` against a small ``heapq`` First-Fit script,
+each as a fresh process (:mod:`sim.bench.small`).
+
+``python -m sim.bench reference --sizes …`` runs First-Fit's compiled kernel against a reference First-Fit in C
+with the same semantics (compiled at run time) at offered load 0.5 by default, and ``varcap simulate`` as a
+whole process (:mod:`sim.bench.reference`).
 """
 
 from __future__ import annotations
@@ -530,65 +537,75 @@ def run_simulate_process(argv: list[str]) -> dict:
 
 
 def scale(
-    sizes: list[int], policies: list[str], out_dir: str, markdown: str | None, offered_load: float = 0.8
+    sizes: list[int],
+    policies: list[str],
+    out_dir: str,
+    markdown: str | None,
+    offered_load: float | tuple[float, ...] = (0.6, 0.5),
 ) -> list[dict]:
-    """Each policy on the Borg-scale case of each size of ``sizes`` jobs (200 × 24 cores, random walk at
-    8 changes/h, step 0.15), run as a user runs it: ``varcap simulate`` on a parquet file in a fresh process,
-    whose CPU seconds and peak RSS are measured (start-up, reading, warm-cache check and writing included),
-    after one ``varcap warm`` (not measured) as ``make install`` runs it.
-    Prints a markdown table; ``markdown``: also write it to that file, between the generated-table markers
-    if the file has them (docs/simulator.md), else the whole file. ``offered_load``: the offered load of the mean
-    capacity (default 0.8, at which the backlog grows with the trace for every policy, First-Fit included:
-    the ``mean wait s`` column shows it)."""
+    """Each policy on the Borg-scale case of each size of ``sizes`` jobs at each offered load of
+    ``offered_load`` (one or several; 200 × 24 cores, random walk at 8 changes/h, step 0.15), run as a user runs it:
+    ``varcap simulate`` on a parquet file in a fresh process, whose CPU seconds and peak RSS are measured
+    (start-up, reading, warm-cache check and writing included), after one ``varcap warm`` (not measured) as
+    ``make install`` runs it. Prints a markdown table (a row per load, size and policy, with its peak RSS);
+    ``markdown``: also write it to that file, between the generated-table markers if the file has them
+    (docs/simulator.md), else the whole file. ``offered_load``: offered loads of the mean capacity; the
+    default 0.6 and 0.5 keep First-Fit's queue stable (at 0.8, once kills are counted, the backlog grows with
+    the trace for every policy, First-Fit included: the ``mean wait s`` column shows it)."""
     import json
     import os
 
+    offered_loads = (offered_load,) if isinstance(offered_load, (int, float)) else tuple(offered_load)
     rows = []
     # as after `make install`: every compiled path cached first (`varcap warm`), so no row pays for
     # compiling (a Target* row first after an edit compiled its hooks: ~12 CPU s, +140 MB)
     subprocess.run([sys.executable, "-m", "pipelines.cli", "warm"], check=True, stdout=subprocess.DEVNULL)
     load = os.getloadavg()[0]
-    for n in sizes:
-        path, horizon = scale_inputs(n, out_dir, load=offered_load)
-        for p in policies:
-            res = (
-                Path(out_dir)
-                / f"result-{p}-{n}{'' if offered_load == 0.8 else f'-load{offered_load:g}'}.json"
-            )
-            argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
-                    "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
-                    "--out", str(res)]  # fmt: skip
-            try:
-                m = run_simulate_process(argv)
-            except RuntimeError as e:  # one row says so; the others are still measured
-                print(e, file=sys.stderr)
-                rows.append({"policy": p, "jobs": n, "failed": str(e).splitlines()[-1][-120:]})
-                continue
-            metrics = json.loads(res.read_text())
-            metrics = metrics.get("metrics", metrics)
-            rows.append({"policy": p, "jobs": n, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
-                         "goodput": metrics.get("goodput"), "days": horizon / 86400.0,
-                         "wait_s": metrics.get("latency_mean_s")})  # fmt: skip
-            r = rows[-1]
-            print(f"{p} {n:,}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+    for offered in offered_loads:
+        tag = "" if offered == 0.8 else f"-load{offered:g}"
+        for n in sizes:
+            path, horizon = scale_inputs(n, out_dir, load=offered)
+            for p in policies:
+                res = Path(out_dir) / f"result-{p}-{n}{tag}.json"
+                argv = ["--jobs", path, "--capacity", "random-walk:changes_per_hour=8,step=0.15,seed=0",
+                        "--machines", "200", "--cores", "24", "--horizon-s", f"{horizon:.0f}", "--policy", p,
+                        "--out", str(res)]  # fmt: skip
+                try:
+                    m = run_simulate_process(argv)
+                except RuntimeError as e:  # one row says so; the others are still measured
+                    print(e, file=sys.stderr)
+                    rows.append(
+                        {"policy": p, "jobs": n, "load": offered, "failed": str(e).splitlines()[-1][-120:]}
+                    )
+                    continue
+                metrics = json.loads(res.read_text())
+                metrics = metrics.get("metrics", metrics)
+                rows.append({"policy": p, "jobs": n, "load": offered, **m, "us_per_job": 1e6 * m["cpu_s"] / n,
+                             "goodput": metrics.get("goodput"), "days": horizon / 86400.0,
+                             "wait_s": metrics.get("latency_mean_s")})  # fmt: skip
+                r = rows[-1]
+                print(f"{p} {n:,} load {offered:g}: {r['cpu_s']:.1f} CPU s, {r['rss_mb']:.0f} MB",
+                      file=sys.stderr, flush=True)  # fmt: skip
     lines = [
         f"`python -m sim.bench scale --sizes {' '.join(map(str, sizes))} --policies {' '.join(policies)}"
-        f"{'' if offered_load == 0.8 else f' --offered-load {offered_load:g}'}`"
+        f" --offered-load {' '.join(f'{x:g}' for x in offered_loads)}`"
         f" ({time.strftime('%Y-%m-%d', time.gmtime())}, load {load:.1f} at the start, 2 cores): one fresh"
         " `varcap simulate` process per row on a parquet jobs file after one `varcap warm`, its own CPU s"
         " (user + sys: start-up, reading, warm-cache check, simulating, writing) and peak RSS.",
         "",
-        "| policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput | mean wait s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| offered load | policy | jobs | days | CPU s | µs CPU / job | wall s | peak RSS MB | goodput | mean wait s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         if "failed" in r:
-            lines.append(f"| `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | | |")
+            lines.append(
+                f"| {r['load']:g} | `{r['policy']}` | {r['jobs']:,} | | failed: {r['failed']} | | | | | |"
+            )
             continue
         g = "" if r["goodput"] is None else f"{r['goodput']:.4f}"
         w = "" if r["wait_s"] is None else f"{r['wait_s']:,.0f}"
         lines.append(
-            f"| `{r['policy']}` | {r['jobs']:,} | {r['days']:.3g} | {r['cpu_s']:.1f} | "
+            f"| {r['load']:g} | `{r['policy']}` | {r['jobs']:,} | {r['days']:.3g} | {r['cpu_s']:.1f} | "
             f"{r['us_per_job']:.1f} | {r['wall_s']:.1f} | {r['rss_mb']:.0f} | {g} | {w} |"
         )
     table = "\n".join(lines)
@@ -643,15 +660,17 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="*", type=int, default=[100_000, 600_000], help="scale: jobs")
     ap.add_argument(
         "--offered-load",
+        nargs="*",
         type=float,
-        default=0.8,
-        help="scale: offered load of the mean capacity (0.8: the backlog grows with the trace for every policy)",
+        default=[0.6, 0.5],
+        help="scale: offered loads of the mean capacity (0.6, 0.5: First-Fit's queue is stable; at 0.8 the "
+        "backlog grows with the trace for every policy)",
     )
     ap.add_argument("--out-dir", default="data/bench", help="scale: where the jobs files and results go")
     ap.add_argument("--markdown", help="scale: write the table to this file (between its markers, if any)")
     a = ap.parse_args()
     if a.what == "scale":
-        scale(a.sizes, a.policies, a.out_dir, a.markdown, a.offered_load)
+        scale(a.sizes, a.policies, a.out_dir, a.markdown, tuple(a.offered_load))
         return
     if a.what == "targets":
         targets(a.only)

@@ -84,12 +84,14 @@ __all__ = [
     "PRED_NONE",
     "PRED_ORACLE",
     "PYTHON_MAX_JOBS",
+    "PYTHON_MACHINE_CHANGES_PER_JOB",
     "PYTHON_MAX_MACHINES",
     "RULES",
     "TERMINATION_CODES",
     "Admission",
     "KernelResult",
     "Rule",
+    "python_work",
     "run_kernel",
     "use_engine",
 ]
@@ -109,14 +111,19 @@ TERMINATION_CODES = {
     "lfd-fail": 7,
 }
 
-# instances up to this many jobs on up to PYTHON_MAX_MACHINES machines run interpreted when the compiled
-# engine is not loaded yet. Set from the measured break-even (`python -m sim.bench engines`, CPU s, 2026-11-24,
-# load ~3): numba's start in a fresh process (import, CPU target, cache load) is 0.52 s; interpreted equals
-# start + compiled at 13,834 jobs on FF, 5,461 on IAS, 6,145 on the Oracle; the size rule does not know the
-# policy, so the cut-over is the smallest, rounded down (was 2,000, below every break-even). Per-instant
-# loops over machines (terminations, IAS wake-ups) are why machines are bounded too.
+# the interpreted engine runs an instance whose work (:func:`python_work`, in job-equivalents) is at most
+# PYTHON_MAX_JOBS when the compiled engine is not loaded yet. The job cut-over is the measured break-even
+# (`python -m sim.bench engines`, CPU s, 2026-11-24, load ~3): numba's start in a fresh process (import, CPU
+# target, cache load) is 0.52 s; interpreted equals start + compiled at 13,834 jobs on FF, 5,461 on IAS, 6,145
+# on the Oracle; the rule does not know the policy, so the cut-over is the smallest, rounded down. Machines
+# count through the per-instant loops over them at a capacity change (turning machines on, resetting them
+# after kills): interpreted, a machine costs ~0.6 µs a change against ~45 µs a job (FF, 2026-11-27, load
+# ~13: 200 jobs on 5,000 machines with 48 changes 0.17 CPU s, on 200 machines 0.014), so a machine-change
+# is 1/PYTHON_MACHINE_CHANGES_PER_JOB of a job. Beyond PYTHON_MAX_MACHINES machines the compiled engine
+# runs whatever the work (the set-up per machine and IAS's per-machine wake-ups).
 PYTHON_MAX_JOBS = 5000
-PYTHON_MAX_MACHINES = 64
+PYTHON_MAX_MACHINES = 8192
+PYTHON_MACHINE_CHANGES_PER_JOB = 75
 _FORCED: list[str] = []  # use_engine() stack
 
 
@@ -132,10 +139,20 @@ def use_engine(kind: str) -> Iterator[None]:
         _FORCED.pop()
 
 
-def choose_engine(n_jobs: int, seed: int, machines: int = 1, loaded: bool | None = None) -> str:
+def python_work(n_jobs: int, machines: int = 1, cap_points: int = 0) -> float:
+    """The interpreted engine's work on ``n_jobs`` jobs and ``machines`` machines under a capacity trace of
+    ``cap_points`` changes, in job-equivalents (what :func:`choose_engine` compares with
+    :data:`PYTHON_MAX_JOBS`)."""
+    return float(n_jobs) + float(machines) * float(cap_points) / PYTHON_MACHINE_CHANGES_PER_JOB
+
+
+def choose_engine(
+    n_jobs: int, seed: int, machines: int = 1, loaded: bool | None = None, cap_points: int = 0
+) -> str:
     """``compiled`` once it is loaded in this process (``loaded``; default: whether it is), else ``python``
-    for at most :data:`PYTHON_MAX_JOBS` jobs on :data:`PYTHON_MAX_MACHINES` machines (seed within numba's
-    32-bit range), else ``compiled``; :func:`use_engine`, then ``$VARCAP_ENGINE`` (``auto``, ``compiled``,
+    when the work (:func:`python_work` of the jobs, machines and ``cap_points`` capacity changes) is at most
+    :data:`PYTHON_MAX_JOBS` on at most :data:`PYTHON_MAX_MACHINES` machines (seed within numba's 32-bit
+    range), else ``compiled``; :func:`use_engine`, then ``$VARCAP_ENGINE`` (``auto``, ``compiled``,
     ``python``) override — a long-lived process running many small instances (a sweep worker) is faster
     compiled, since numba's start is paid once. Both give identical results."""
     if _FORCED:
@@ -147,7 +164,11 @@ def choose_engine(n_jobs: int, seed: int, machines: int = 1, loaded: bool | None
         raise ValueError(f"VARCAP_ENGINE must be auto, compiled or python, got {env!r}")
     if loaded is None:
         loaded = _jit.is_compiled()
-    small = n_jobs <= PYTHON_MAX_JOBS and machines <= PYTHON_MAX_MACHINES and 0 <= seed < 2**32
+    small = (
+        python_work(n_jobs, machines, cap_points) <= PYTHON_MAX_JOBS
+        and machines <= PYTHON_MAX_MACHINES
+        and 0 <= seed < 2**32
+    )
     return "python" if small and not loaded else "compiled"
 
 
@@ -210,7 +231,8 @@ def run_kernel(
 
     check_seed(seed)  # numba's generator takes 32 bits: a TypingError deep in the kernel otherwise
     n = len(submit)
-    kind = engine or choose_engine(n, int(seed), int(n_machines))
+    changes = len(cap_t) + (0 if machine_events is None else len(machine_events[0]))
+    kind = engine or choose_engine(n, int(seed), int(n_machines), cap_points=changes)
     if kind not in ("compiled", "python"):
         raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
     adm = admission or Admission()
