@@ -40,10 +40,11 @@ CODE_VERSION = sweep.code_version()
     group_name="sim",
     pool=POOL,
     kinds={"duckdb", "parquet"},
-    deps=["core_jobs", "core_grid_carbon"],
+    deps=["core_jobs", "core_grid_carbon", "core_swf_jobs"],
     code_version="1",
     description="Sweep inputs exported from the warehouse to data/sim/inputs (azure and borg2011 jobs on "
-    "24-core machines, hourly carbon intensity of the catalogue's grid months), with sha256 versions.",
+    "24-core machines, the SWF log's jobs of core_swf_jobs, hourly carbon intensity of the catalogue's grid "
+    "months), with sha256 versions.",
 )
 def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
     out = sweep.inputs_dir()
@@ -64,6 +65,11 @@ def out_sim_inputs(duckdb: DuckDBResource) -> dg.MaterializeResult:
             name = f"workload_{wl}.parquet"
             versions[name] = sweep.write_parquet_atomic(jobs, out / name)
             rows[name] = jobs.height
+        from assets.swf import WORKLOAD, export_swf
+
+        swf = export_swf(conn, out)  # None on a warehouse from before core_swf_jobs: the swf workloads need it
+        if swf is not None:
+            versions[f"workload_{WORKLOAD}.parquet"], rows[f"workload_{WORKLOAD}.parquet"] = swf
         series = []
         for grid, spec in GRIDS.items():
             source, month = spec.split(":")

@@ -15,6 +15,7 @@ from assets.resources import default_resources
 from assets.schema import ALL_TABLES
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
+from assets.swf import swf_assets, swf_checks
 from pipelines.guard import dead_runs_sensor
 from studies.catalogue import STUDIES
 
@@ -33,6 +34,7 @@ ALL_ASSETS = dg.map_asset_specs(
         *core_assets,
         *forecast_assets,
         *spot_assets,
+        *swf_assets,
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
@@ -45,6 +47,7 @@ ALL_CHECKS = [
     *core_checks,
     *forecast_checks,
     *spot_checks,
+    *swf_checks,
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,
