@@ -29,7 +29,7 @@ from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
 from studies import sweep
-from studies.catalogue import STUDIES, all_scenarios, study
+from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study
 from studies.scenarios import Scenario
 from studies.signals import GRIDS
 
@@ -308,8 +308,13 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         },
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
-        tags={"varcap/study": name},
-        description=f"Study `{name}`: one partition per scenario (studies/scenarios.py), keyed "
+        tags={"varcap/study": name, **({"varcap/study_file": "yes"} if name in STUDY_FILES else {})},
+        description=(
+            f"Study `{name}` from the study file {STUDY_FILES[name].path}: {STUDY_FILES[name].description} "
+            if name in STUDY_FILES
+            else f"Study `{name}`: "
+        )
+        + "one partition per scenario (studies/scenarios.py), keyed "
         "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
