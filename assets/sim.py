@@ -30,6 +30,7 @@ from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
 from studies import sweep
 from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study
+from studies.keys import full_keys, shared
 from studies.scenarios import Scenario
 from studies.signals import GRIDS
 
@@ -174,11 +175,13 @@ class NoStorageIOManager(dg.ConfigurableIOManager):
         return None
 
 
-def partition_metadata(row: dict, key: str) -> dict[str, object]:
-    """One scenario's settings and results as the metadata of its partition."""
+def partition_metadata(row: dict, key: str, full_key: str | None = None) -> dict[str, object]:
+    """One scenario's settings and results as the metadata of its partition (``full_key``: the key with
+    the words every scenario of the study shares, :func:`studies.keys.full_keys`)."""
     p, m = row["params"], row["metrics"]
     return {
         "scenario": dg.MetadataValue.text(key),
+        **({"scenario_full": dg.MetadataValue.text(full_key)} if full_key else {}),
         "scenario_id": dg.MetadataValue.text(row["scenario_id"]),
         "policy": p["policy"],
         "settings": dg.MetadataValue.json(p["settings"]),
@@ -219,6 +222,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     step records each partition's own settings and metrics as its metadata."""
     scs = study(name)
     keys = sweep.partition_keys(scs)
+    full = full_keys(scs)
+    common = shared(scs)
     STUDY_PARTITION_KEYS[name] = list(keys.values())
     by_key = {keys[s.id]: s for s in scs}
     snake = name.replace("-", "_")
@@ -286,7 +291,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
                 continue
             fresh = datetime.fromisoformat(row["finished_at"]).timestamp() >= started
             rows.append({**row, "cache_hit": not fresh})
-            context.add_asset_metadata(partition_metadata(rows[-1], pk), partition_key=pk)
+            meta = partition_metadata(rows[-1], pk, full[by_key[pk].id])
+            context.add_asset_metadata(meta, partition_key=pk)
         if missing:
             raise dg.Failure(f"{len(missing)} scenarios have no valid result: {', '.join(missing[:10])}")
         context.add_output_metadata(
@@ -315,7 +321,9 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
             else f"Study `{name}`: "
         )
         + "one partition per scenario (studies/scenarios.py), keyed "
-        "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
+        "`policy/workload/capacity/platform` by what differs between them"
+        + (f" (every scenario: {common})" if common else "")
+        + "; each partition's metadata holds its full key, settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
     def _study(inputs, **reads):
