@@ -149,3 +149,35 @@ def test_sweep_file_runs_lists_and_refuses_in_one_line(tmp_path: Path) -> None:
     r = _varcap("sweep", "--file", str(bad), env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"varcap: error: {bad}: line 5: grid.policies[0]: unknown policy 'nope'")
+
+
+def test_sweep_file_arg_copies_registers_and_studies_lists_harmony(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process (no simulation): --file copies the file to the user folder and puts its studies in the
+    catalogue, refuses another study's file name; `varcap studies` lists the file's studies and Harmony's."""
+    from pipelines.cli import main
+    from pipelines.cli.sweeps import study_file_arg
+    from studies import catalogue
+
+    user = tmp_path / "user"
+    monkeypatch.setenv("VARCAP_STUDY_DIR", str(user))
+    monkeypatch.setattr(catalogue, "STUDIES", dict(catalogue.STUDIES))
+    monkeypatch.setattr(catalogue, "STUDY_FILES", dict(catalogue.STUDY_FILES))
+    mine = tmp_path / "mine.toml"
+    mine.write_text(TINY.replace('"tiny"', '"tiny-in-process"'))
+    assert study_file_arg(str(mine)) == "tiny-in-process"
+    assert (user / "mine.toml").read_text() == mine.read_text()
+    assert len(catalogue.study("tiny-in-process-quick")) == 4
+    other = tmp_path / "elsewhere" / "mine.toml"
+    other.parent.mkdir()
+    other.write_text(TINY.replace('"tiny"', '"another"'))
+    with pytest.raises(SystemExit, match=r"already holds another study file \(tiny-in-process\)"):
+        study_file_arg(str(other))
+    capsys.readouterr()
+    assert main(["studies"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny-in-process" in out and "harmony-7d" in out and "Harmony runner" in out
+    assert main(["studies", "harmony-smoke"]) == 0
+    assert "cbs ω=1.2 borg2011-sample 0.1 of the cluster" in capsys.readouterr().out
+    assert main(["sweep"]) == 2 and "give a study name or --file" in capsys.readouterr().err
