@@ -262,7 +262,7 @@ RAW_FILES = TableSchema(
     "Every raw input file the warehouse was built from: where it came from and its checksum.",
     (
         Col("dataset", "VARCHAR", "-", "raw dataset key", False),
-        Col("source", "VARCHAR", "-", "sample or remote", False),
+        Col("source", "VARCHAR", "-", "sample, remote, or local (a user's file copied into the raw cache)", False),
         Col("path", "VARCHAR", "-", "local path of the immutable file", False),
         Col("name", "VARCHAR", "-", "file name reported in rejects and errors", False),
         Col("url", "VARCHAR", "-", "upstream URL (remote) or null"),
@@ -275,7 +275,7 @@ RAW_FILES = TableSchema(
     (
         Range("bytes_nonnegative", "bytes < 0"),
         Range("sha256_hex", "NOT regexp_full_match(sha256, '[0-9a-f]{64}')"),
-        Range("source_known", "source NOT IN ('sample', 'remote')"),
+        Range("source_known", "source NOT IN ('sample', 'remote', 'local')"),
     ),
 )
 
@@ -298,6 +298,49 @@ CORE_SPOT_AVAILABILITY = TableSchema(
     ),
 )
 
+CORE_SWF_JOBS = TableSchema(
+    "core_swf_jobs",
+    "One row per job of the Standard Workload Format (SWF) log that `raw_swf_log` registered (the "
+    "Parallel Workloads Archive's format; mapping in sim/workloads/swf.py): cancelled jobs dropped unless "
+    "kept by the asset's config, zero-length runs dropped. Seconds from the log's start.",
+    (
+        Col("workload", "VARCHAR", "-", "swf", False),
+        Col("job_id", "VARCHAR", "-", "the log's job number", False),
+        Col("submit_s", "DOUBLE", "s", "submit time from the log's start", False),
+        Col("duration_s", "DOUBLE", "s", "run time", False),
+        Col("cores", "DOUBLE", "processors", "allocated processors (requested when allocated is -1)", False),
+        Col("memory_gb", "DOUBLE", "GB", "used memory × processors; null when the log gives -1"),
+        Col("requested_s", "DOUBLE", "s", "requested time; null when the log gives -1"),
+        Col("status", "INTEGER", "-", "SWF status: 1 completed, 0 failed, 5 cancelled, …", False),
+        Col("source_file", "VARCHAR", "-", "raw file the row came from", False),
+        Col("line", "BIGINT", "-", "1-based line in that file", False),
+    ),
+    ("workload", "job_id"),
+    (
+        Range("duration_positive", "duration_s <= 0"),
+        Range("cores_positive", "cores <= 0"),
+        Range("submit_nonnegative", "submit_s < 0"),
+        Range("memory_nonnegative", "memory_gb < 0"),
+        Range("requested_positive", "requested_s <= 0"),
+        Range("line_positive", "line < 1"),
+    ),
+)
+
+CORE_SWF_REJECTS = TableSchema(
+    "core_swf_rejects",
+    "Lines of the SWF log that are not jobs, with the field at fault (written with `core_swf_jobs` in "
+    "one transaction; the same lines are in `core_rejects`).",
+    (
+        Col("source_file", "VARCHAR", "-", "raw file", False),
+        Col("line", "BIGINT", "-", "1-based line in the log", False),
+        Col("field", "VARCHAR", "-", "SWF field at fault (`line` for a wrong field count)", False),
+        Col("value", "VARCHAR", "-", "the field's text as written"),
+        Col("reason", "VARCHAR", "-", "why the line is not a job", False),
+    ),
+    ("source_file", "line"),
+    (Range("line_positive", "line < 1"),),
+)
+
 CORE_TABLES = {
     s.name: s
     for s in (
@@ -307,6 +350,8 @@ CORE_TABLES = {
         CORE_POWER_PRICE,
         CORE_GRID_MARGINAL,
         CORE_SPOT_AVAILABILITY,
+        CORE_SWF_JOBS,
+        CORE_SWF_REJECTS,
     )
 }
 CORE_BUILDS = TableSchema(

@@ -33,7 +33,8 @@ from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
 from studies import sweep
-from studies.catalogue import STUDIES, all_scenarios, study
+from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study
+from studies.keys import full_keys, shared
 from studies.scenarios import Scenario
 from studies.signals import GRIDS, SIGNAL_INPUTS
 
@@ -57,10 +58,10 @@ SIGNAL_FILES = frozenset(f for f, _ in SIGNAL_INPUTS.values())
             SIM_INPUTS,
             group_name="sim",
             kinds={"duckdb", "parquet"},
-            deps=["core_jobs"],
+            deps=["core_jobs", "core_swf_jobs"],
             code_version="1",
             description="Sweep workloads exported from the warehouse to data/sim/inputs (azure and borg2011 "
-            "jobs on 24-core machines), with sha256 versions.",
+            "jobs on 24-core machines, the SWF log's jobs of core_swf_jobs), with sha256 versions.",
         ),
         dg.AssetSpec(
             GRID_SIGNALS,
@@ -114,6 +115,11 @@ def _export_workloads(conn, out: Path, versions: dict[str, str]) -> dict[str, in
         name = f"workload_{wl}.parquet"
         versions[name] = sweep.write_parquet_atomic(jobs, out / name)
         rows[name] = jobs.height
+    from assets.swf import WORKLOAD, export_swf
+
+    swf = export_swf(conn, out)  # None on a warehouse from before core_swf_jobs: the swf workloads need it
+    if swf is not None:
+        versions[f"workload_{WORKLOAD}.parquet"], rows[f"workload_{WORKLOAD}.parquet"] = swf
     return rows
 
 
@@ -230,11 +236,13 @@ class NoStorageIOManager(dg.ConfigurableIOManager):
         return None
 
 
-def partition_metadata(row: dict, key: str) -> dict[str, object]:
-    """One scenario's settings and results as the metadata of its partition."""
+def partition_metadata(row: dict, key: str, full_key: str | None = None) -> dict[str, object]:
+    """One scenario's settings and results as the metadata of its partition (``full_key``: the key with
+    the words every scenario of the study shares, :func:`studies.keys.full_keys`)."""
     p, m = row["params"], row["metrics"]
     return {
         "scenario": dg.MetadataValue.text(key),
+        **({"scenario_full": dg.MetadataValue.text(full_key)} if full_key else {}),
         "scenario_id": dg.MetadataValue.text(row["scenario_id"]),
         "policy": p["policy"],
         "settings": dg.MetadataValue.json(p["settings"]),
@@ -275,6 +283,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     step records each partition's own settings and metrics as its metadata."""
     scs = study(name)
     keys = sweep.partition_keys(scs)
+    full = full_keys(scs)
+    common = shared(scs)
     STUDY_PARTITION_KEYS[name] = list(keys.values())
     by_key = {keys[s.id]: s for s in scs}
     snake = name.replace("-", "_")
@@ -342,7 +352,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
                 continue
             fresh = datetime.fromisoformat(row["finished_at"]).timestamp() >= started
             rows.append({**row, "cache_hit": not fresh})
-            context.add_asset_metadata(partition_metadata(rows[-1], pk), partition_key=pk)
+            meta = partition_metadata(rows[-1], pk, full[by_key[pk].id])
+            context.add_asset_metadata(meta, partition_key=pk)
         if missing:
             raise dg.Failure(f"{len(missing)} scenarios have no valid result: {', '.join(missing[:10])}")
         context.add_output_metadata(
@@ -361,9 +372,16 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         ins={d: dg.AssetIn(d, dagster_type=dg.Nothing) for d in upstream},
         code_version=CODE_VERSION,
         kinds={"python", "parquet"},
-        tags={"varcap/study": name},
-        description=f"Study `{name}`: one partition per scenario (studies/scenarios.py), keyed "
-        "`policy/workload/capacity/platform`; each partition's metadata holds its settings and metrics. "
+        tags={"varcap/study": name, **({"varcap/study_file": "yes"} if name in STUDY_FILES else {})},
+        description=(
+            f"Study `{name}` from the study file {STUDY_FILES[name].path}: {STUDY_FILES[name].description} "
+            if name in STUDY_FILES
+            else f"Study `{name}`: "
+        )
+        + "one partition per scenario (studies/scenarios.py), keyed "
+        "`policy/workload/capacity/platform` by what differs between them"
+        + (f" (every scenario: {common})" if common else "")
+        + "; each partition's metadata holds its full key, settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
     )
     def _study(**reads):

@@ -117,10 +117,13 @@ def replace_table(
     rejects: pl.DataFrame | None = None,
     consistency: Sequence[tuple[str, Consistency]] = (),
     built_from: Sequence[str] = (),
+    also: Sequence[tuple[TableSchema, pl.DataFrame]] = (),
 ) -> int:
     """Validate ``df`` in a staging table, then atomically swap it in as ``schema.name`` together with
     its ``core_rejects`` rows and, when ``built_from`` names raw datasets, its ``core_builds`` rows (the
-    ``raw_files`` of those datasets as they are now).
+    ``raw_files`` of those datasets as they are now). ``also``: companion tables written from the same
+    input (e.g. a rejects table with more columns), staged and checked the same way and swapped in the
+    same transaction.
 
     In one transaction: the rows go into ``<name>__staging``; the blocking checks of
     :func:`blocking_checks` run there; only if all pass is the staging table renamed over the old one and
@@ -135,36 +138,42 @@ def replace_table(
         raise ValueError(
             f"{schema.name}: frame columns differ from schema (missing {missing}, extra {extra})"
         )
-    new = df.select(schema.column_names).to_arrow()  # noqa: F841 - referenced by name in SQL
+    new = df.select(schema.column_names).to_arrow()
     rej = (
         rejects
         if rejects is not None
         else pl.DataFrame(schema=dict.fromkeys(CORE_REJECTS.column_names, pl.Utf8))
     )
     rej = rej.select(CORE_REJECTS.column_names).to_arrow()  # noqa: F841
-    cols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in schema.columns)
-    stage = staging_name(schema)
     _ensure(conn, CORE_REJECTS)
+    staged = [(schema, new, consistency), *((s, f.select(s.column_names).to_arrow(), ()) for s, f in also)]
     conn.execute("BEGIN TRANSACTION")
     try:
-        conn.execute(schema.ddl().replace(f"TABLE {schema.name} (", f"TABLE {stage} (", 1))
-        try:
-            conn.execute(f"INSERT INTO {stage} SELECT {cols} FROM new")
-        except duckdb.Error as e:
-            raise CheckFailed(
-                f"{schema.name}: the new rows do not fit the schema ({type(e).__name__}: "
-                f"{str(e).splitlines()[0]}); previous table kept"
-            ) from e
-        failed = [(n, o) for n, o in blocking_checks(conn, schema, stage, consistency) if not o.passed]
-        if failed:
-            raise CheckFailed(
-                f"{schema.name}: blocking check "
-                + "; ".join(f"{n} failed: {o.description}" for n, o in failed)
-                + " — previous table kept"
-            )
-        conn.execute(f"DROP TABLE IF EXISTS {schema.name}")
-        conn.execute(f"ALTER TABLE {stage} RENAME TO {schema.name}")
-        create_aliases(conn, schema)
+        for i, (sch, arrow, cons) in enumerate(staged):
+            st = staging_name(sch)
+            conn.register(f"_stage_{i}", arrow)
+            conn.execute(sch.ddl().replace(f"TABLE {sch.name} (", f"TABLE {st} (", 1))
+            scols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in sch.columns)
+            try:
+                conn.execute(f"INSERT INTO {st} SELECT {scols} FROM _stage_{i}")
+            except duckdb.Error as e:
+                raise CheckFailed(
+                    f"{sch.name}: the new rows do not fit the schema ({type(e).__name__}: "
+                    f"{str(e).splitlines()[0]}); previous table kept"
+                ) from e
+            finally:
+                conn.unregister(f"_stage_{i}")
+            failed = [(n, o) for n, o in blocking_checks(conn, sch, st, cons) if not o.passed]
+            if failed:
+                raise CheckFailed(
+                    f"{sch.name}: blocking check "
+                    + "; ".join(f"{n} failed: {o.description}" for n, o in failed)
+                    + " — previous table kept"
+                )
+        for sch, _, _ in staged:
+            conn.execute(f"DROP TABLE IF EXISTS {sch.name}")
+            conn.execute(f"ALTER TABLE {staging_name(sch)} RENAME TO {sch.name}")
+            create_aliases(conn, sch)
         conn.execute("DELETE FROM core_rejects WHERE table_name = ?", [schema.name])
         rcols = ", ".join(f'CAST("{c.name}" AS {c.sql_type})' for c in CORE_REJECTS.columns)
         conn.execute(f"INSERT INTO core_rejects SELECT {rcols} FROM rej")

@@ -16,6 +16,7 @@ from assets.schema import ALL_TABLES
 from assets.sgip import backtest_assets, backtest_checks, sgip_assets, sgip_checks
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
+from assets.swf import swf_assets, swf_checks
 from pipelines.guard import dead_runs_sensor
 from studies.catalogue import STUDIES
 
@@ -36,6 +37,7 @@ ALL_ASSETS = dg.map_asset_specs(
         *spot_assets,
         *sgip_assets,
         *backtest_assets,
+        *swf_assets,
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
@@ -50,6 +52,7 @@ ALL_CHECKS = [
     *spot_checks,
     *sgip_checks,
     *backtest_checks,
+    *swf_checks,
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from studies import reproduction
+from studies import files, reproduction
 from studies.papers import PAPERS
 from studies.scenarios import SWEEP_STUDIES, Scenario
 
@@ -22,6 +22,24 @@ STUDIES: dict[str, Callable[[], list[Scenario]]] = {
     **SWEEP_STUDIES,
     **reproduction.studies(),
 }
+#: the study files found (``studies/files/`` and the user folder, :mod:`studies.files`): their studies join
+#: the catalogue after the built-in ones; a file that does not load is one line in ``FILE_PROBLEMS``
+_FOUND = files.discover(frozenset(STUDIES))
+STUDY_FILES: dict[str, files.StudyFile] = _FOUND.files
+FILE_PROBLEMS: list[str] = _FOUND.problems
+STUDIES.update(files.builders(_FOUND))
+
+
+def add_study_file(sf: files.StudyFile) -> None:
+    """Put the studies of a loaded study file into the catalogue (``varcap sweep --file``); ValueError if a
+    name is a study of another source."""
+    for n in sf.studies:
+        if n in STUDIES and (n not in STUDY_FILES or STUDY_FILES[n].path.resolve() != sf.path.resolve()):
+            src = STUDY_FILES[n].path if n in STUDY_FILES else "a built-in study"
+            raise ValueError(f"{sf.path}: name: study {n!r} is already {src}; rename it")
+    for n, scs in sf.studies.items():
+        STUDY_FILES[n] = sf
+        STUDIES[n] = lambda scs=scs: list(scs)
 
 #: base names of the studies outside the reproduction that a chapter reads (``assets.reports.Chapter.studies``):
 #: ``varcap run`` simulates their ``<base>-quick`` study, ``varcap reproduce`` their ``<base>`` study; their rows

@@ -102,7 +102,7 @@ def test_registries_name_every_builtin_and_refuse_duplicates() -> None:
         WORKLOADS.names()
     )
     assert {"constant", "random_walk", "carbon_budget", "harvest", "pool"} <= set(KINDS.names())
-    assert templates() == ("azure", "borg2011")  # what out_sim_inputs exports
+    assert templates() == ("azure", "swf", "borg2011")  # what out_sim_inputs exports
     with pytest.raises(ValueError, match="registered twice"):
         register_kind(KINDS.get("constant"))
     with pytest.raises(ValueError, match="registered twice"):

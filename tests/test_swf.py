@@ -60,6 +60,8 @@ def test_each_field_maps_to_its_column() -> None:
         "cores": 3.0,
         "memory_gb": 2048 * 3 / 1024**2,
         "requested_s": 400.0,
+        "status": 1,
+        "line": 1,
     }
     unknown = one(line(job_number=1, submit_time=0, run_time=5, requested_processors=2)).jobs.row(
         0, named=True

@@ -219,7 +219,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="write the metric dict as JSON")
     s.set_defaults(fn=cmd_simulate, progress_bars=False)  # no bars: tqdm not imported (small runs)
     w = sub.add_parser("sweep", help="simulate every scenario of a study in parallel (Dagster run)")
-    w.add_argument("study", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)")
+    w.add_argument(
+        "study", nargs="?", help="study name: thesis-ch4-synthetic, smoke, … (list: `varcap studies`)"
+    )
+    w.add_argument(
+        "--file",
+        metavar="STUDY.toml",
+        help="run the study a TOML study file defines (its first profile; format: studies/files/swf-example.toml); "
+        "a file outside studies/files/ is copied there (or to $VARCAP_STUDY_DIR) so the UI lists it",
+    )
     w.add_argument(
         "--max-workers", type=int, default=os.cpu_count() or 1, help="simulation processes (default: cores)"
     )

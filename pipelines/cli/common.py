@@ -240,6 +240,10 @@ def _ensure_sim_inputs(console) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
+    elif not _has_tables(["core_swf_jobs"]) and not _materialize(  # a warehouse from before the SWF log
+        ["raw_swf_log", "core_swf_jobs", "core_swf_rejects"], console
+    ):
+        return False
     from assets.sim import SIM_INPUT_ASSETS
 
     return _materialize(list(SIM_INPUT_ASSETS), console)

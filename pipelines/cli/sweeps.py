@@ -335,7 +335,52 @@ def _print_summary(df, title: str) -> None:
     Console(width=max(Console().width, 150)).print(t)
 
 
+def study_file_arg(path: str) -> str:
+    """Load the study file at ``path`` (SystemExit, one line, if it is invalid), keep it where the catalogue
+    and the UI find it (a file outside :func:`studies.files.folders` is copied to the user folder, never
+    over another study's file), put its studies into the catalogue; returns the study of its first
+    profile."""
+    import shutil
+    from pathlib import Path
+
+    from studies import files
+
+    try:
+        sf = files.load(path)
+        home_dirs = [d.resolve() for d in files.folders()]
+        if sf.path.resolve().parent not in home_dirs:
+            dest = files.user_dir() / sf.path.name
+            if dest.is_file() and dest.read_bytes() != sf.path.read_bytes():
+                try:
+                    other = files.load(dest).name
+                except files.StudyFileError:
+                    other = None
+                if other != sf.name:
+                    raise SystemExit(
+                        f"{dest} already holds another study file ({other or 'not loadable'}); rename {path}"
+                    )
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if not dest.is_file() or dest.read_bytes() != sf.path.read_bytes():
+                shutil.copyfile(sf.path, dest)
+                print(f"note: {path} copied to {dest}: `varcap studies` and the UI list {sf.name} from there")
+            sf = files.load(dest)
+        from studies.catalogue import add_study_file
+
+        add_study_file(sf)
+    except (files.StudyFileError, ValueError) as e:
+        raise SystemExit(str(e)) from None
+    first = next(iter(sf.studies))
+    rest = [n for n in sf.studies if n != first]
+    if rest:
+        print(f"note: {Path(path).name} also defines {', '.join(rest)} (varcap sweep NAME)")
+    return first
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
+    if (args.study is None) == (args.file is None):
+        raise SystemExit("varcap sweep: give a study name or --file STUDY.toml (one of them)")
+    if args.file:
+        args.study = study_file_arg(args.file)
     prepare_dagster_home()
     from studies.harmony import HARMONY_STUDIES
 
@@ -438,17 +483,70 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def harmony_rows() -> list[tuple[str, str, str, str, str]]:
+    """``varcap studies`` rows of Harmony's studies (paper 004, its own runner): study, scenarios,
+    workloads, schemes, source."""
+    from studies.harmony import HARMONY_STUDIES, harmony_scenarios
+
+    rows = []
+    for name in HARMONY_STUDIES:
+        scs = harmony_scenarios(name)
+        rows.append(
+            (
+                name,
+                str(len(scs)),
+                ", ".join(dict.fromkeys(s.workload for s in scs)),
+                ", ".join(dict.fromkeys(s.scheme for s in scs)),
+                "Harmony runner (paper 004)",
+            )
+        )
+    return rows
+
+
+def harmony_key(sc) -> str:
+    """A Harmony scenario as the one line ``varcap studies harmony…`` shows: scheme, ω and what differs
+    from the defaults (workload, cluster fraction, seed, baseline type order)."""
+    parts = [sc.scheme, f"ω={sc.omega:g}", sc.workload]
+    if sc.machine_fraction != 1.0:
+        parts.append(f"{sc.machine_fraction:g} of the cluster")
+    if sc.seed:
+        parts.append(f"seed={sc.seed}")
+    if sc.efficiency != "paper":
+        parts.append(f"order={sc.efficiency}")
+    return " ".join(parts)
+
+
 def cmd_studies(args: argparse.Namespace) -> int:
-    """List the catalogued studies, or one study's scenarios with their partition keys and cache state."""
+    """List the catalogued studies (built-in, from study files, Harmony's), or one study's scenarios with
+    their partition keys and cache state; a study file that does not load is one note line."""
     from rich.console import Console
     from rich.table import Table
 
     from studies import sweep
-    from studies.catalogue import STUDIES, study
+    from studies.catalogue import FILE_PROBLEMS, STUDIES, STUDY_FILES, study
+    from studies.harmony import HARMONY_STUDIES
 
     console = Console(width=max(Console().width, 150))
+    for p in FILE_PROBLEMS:
+        print(f"note: study file left out: {p}")
+    if args.study in HARMONY_STUDIES:
+        from studies.harmony import harmony_scenarios
+        from studies.harmony.runner import harmony_dir
+
+        hs = harmony_scenarios(args.study)
+        t = Table(title=f"{args.study}: {len(hs)} Harmony scenarios (varcap sweep {args.study})")
+        for c in ("scenario", "scenario id", "has a result"):
+            t.add_column(c, overflow="fold")
+        for sc in hs:
+            t.add_row(harmony_key(sc), sc.id, "yes" if (harmony_dir() / sc.id / "run.json").is_file() else "")
+        console.print(t)
+        return 0
     if args.study:
-        scs = study(args.study)
+        try:
+            scs = study(args.study)
+        except KeyError:
+            known = [*STUDIES, *HARMONY_STUDIES]
+            raise SystemExit(f"unknown study {args.study!r}; studies: {', '.join(known)}") from None
         keys = sweep.partition_keys(scs)
         t = Table(title=f"{args.study}: {len(scs)} scenarios (partitions of {args.study} in the UI)")
         for c in ("partition key", "scenario id", "cached"):
@@ -458,7 +556,7 @@ def cmd_studies(args: argparse.Namespace) -> int:
         console.print(t)
         return 0
     t = Table(title="studies (varcap sweep STUDY; varcap studies STUDY lists its scenarios)")
-    for c in ("study", "scenarios", "workloads", "policies"):
+    for c in ("study", "scenarios", "workloads", "policies", "source"):
         t.add_column(c, overflow="fold")
     for name in STUDIES:
         scs = study(name)
@@ -467,6 +565,9 @@ def cmd_studies(args: argparse.Namespace) -> int:
             str(len(scs)),
             ", ".join(dict.fromkeys(s.workload for s in scs)),
             ", ".join(dict.fromkeys(s.policy for s in scs)),
+            f"file {STUDY_FILES[name].path}" if name in STUDY_FILES else "built-in",
         )
+    for row in harmony_rows():
+        t.add_row(*row)
     console.print(t)
     return 0

@@ -192,6 +192,22 @@ def _as_is(a: WorkloadArgs) -> Any:
     return a.template
 
 
+def _fitting(a: WorkloadArgs) -> Any:
+    """The template's jobs that fit one machine of the scenario (an SWF log's jobs may span several)."""
+    import polars as pl
+
+    return a.template.filter(pl.col("cores") <= a.cores)
+
+
+def _swf_resampled(a: WorkloadArgs) -> Any:
+    from sim.workloads.generators import native_bootstrap
+
+    fit = _fitting(a)
+    if fit.height == 0:
+        raise ValueError(f"swf-resampled: no job of the SWF log fits one machine of {a.cores:g} cores")
+    return native_bootstrap(fit, _target_cores(a), a.horizon_s, seed=a.seed)
+
+
 def _borg_scaled(a: WorkloadArgs) -> Any:
     from sim.workloads.generators import bootstrap_jobs
 
@@ -284,6 +300,24 @@ register(
 )
 register(
     WorkloadSpec("azure", "the exported azure jobs as they are", _as_is, template="azure", size_free=True)
+)
+register(
+    WorkloadSpec(
+        "swf",
+        "the SWF log of core_swf_jobs as it is (raw_swf_log), jobs wider than one machine left out",
+        _fitting,
+        template="swf",
+        size_free=True,
+    )
+)
+register(
+    WorkloadSpec(
+        "swf-resampled",
+        "the SWF log's jobs resampled to the load (Poisson arrivals, durations and cores unchanged)",
+        _swf_resampled,
+        template="swf",
+        needs_machines=True,
+    )
 )
 register(
     WorkloadSpec(

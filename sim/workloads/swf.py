@@ -10,7 +10,8 @@ meaning unknown. The fields, in order (the format's definition):
  cancelled; other values for partial executions) · 12 user · 13 group · 14 executable · 15 queue ·
  16 partition · 17 preceding job · 18 think time (s)
 
-How a job maps to varcap's jobs (``job_id, submit_s, duration_s, cores, memory_gb, requested_s``):
+How a job maps to varcap's jobs (``job_id, submit_s, duration_s, cores, memory_gb, requested_s``, and
+where it came from: ``status`` as logged, ``line`` its 1-based line in the log):
 
 * ``cores`` — allocated processors, else requested processors when allocated is unknown;
 * ``duration_s`` — the run time (what the job occupied, whatever its status);
@@ -137,7 +138,7 @@ def parse_swf(
     Never raises on a bad job line: it goes to ``rejects``."""
     header: dict[str, str] = {}
     rows: dict[str, list] = {
-        c: [] for c in ("job_id", "submit_s", "duration_s", "cores", "memory_gb", "requested_s")
+        c: [] for c in ("job_id", "submit_s", "duration_s", "cores", "memory_gb", "requested_s", "status", "line")
     }
     rejects: dict[str, list] = {c: [] for c in REJECT_COLUMNS}
     dropped = {"cancelled": 0, "failed": 0, "zero_run_time": 0}
@@ -195,6 +196,8 @@ def parse_swf(
             rows["cores"].append(procs)
             rows["memory_gb"].append(mem_kb * procs / 1024**2 if mem_kb >= 0 else math.nan)
             rows["requested_s"].append(f["requested_time"] if f["requested_time"] > 0 else math.nan)
+            rows["status"].append(status)
+            rows["line"].append(ln)
     jobs = pl.DataFrame(
         rows,
         schema={
@@ -204,6 +207,8 @@ def parse_swf(
             "cores": pl.Float64,
             "memory_gb": pl.Float64,
             "requested_s": pl.Float64,
+            "status": pl.Int64,
+            "line": pl.Int64,
         },
     )
     rej = pl.DataFrame(
