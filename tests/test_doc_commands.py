@@ -142,7 +142,7 @@ def check_module(argv: list[str]) -> None:
     if spec.origin.endswith("__init__.py") and (Path(spec.origin).parent / "__main__.py").exists():
         main = (Path(spec.origin).parent / "__main__.py").read_text()
         src += main
-        for mod in re.findall(r"^from ([\w.]+) import", main, re.M):  # the module __main__ runs
+        for mod in re.findall(r"^\s*from ([\w.]+) import", main, re.M):  # the module __main__ runs
             sub = importlib.util.find_spec(mod)
             src += Path(sub.origin).read_text() if sub and sub.origin else ""
     rest = [a for a in argv[2:] if not a.startswith("[") and not PLACEHOLDER.search(a)]

@@ -72,7 +72,7 @@ def test_core_tables_on_samples(built: Path) -> None:
     assert con.execute("select count(distinct fuel) from core_grid_fuel_mix").fetchone()[0] == 8
     assert con.execute("select count(*) from core_power_price").fetchone()[0] == 8784 + 8808
     files = con.execute("select count(*), count(distinct sha256) from raw_files").fetchone()
-    assert files[0] == files[1] == 33  # 30 + the 3 spot samples
+    assert files[0] == files[1] == 39  # 30 + the 3 spot samples + the 6 SGIP sample files
     # every core table records the raw files it was built from; no staging table survives a build
     built = dict(con.execute("select table_name, count(*) from core_builds group by 1").fetchall())
     assert built == {

@@ -145,6 +145,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg
             "out_workload_stats",
         ]
         run(first, {"out_capacity_traces": {"config": SMALL_CAPACITY}})
+        # the backtest chapter reads out_backtest (its quick partition: the embedded SGIP sample, ~10 CPU s)
+        run(["out_backtest", "out_backtest_errors"], partition_key="quick")
         # Harmony's chapter reads the harmony_* tables (`varcap sweep harmony`, minutes): tiny ones here
         import duckdb
 
