@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.backtest import check_twin, twin_problem
+from sim.backtest import check_twin
 from sim.bounds import Bound, bounded
-from sim.policies import Dispatched, register
-from sim.policies.defer import _Released
-from sim.problem import Problem, require_machines_alive
+from sim.policies import register
+from sim.policies._twin import TwinPolicy
 
 
 @bounded(slack=Bound(1.0, 1e6, "× the job's duration"))
@@ -35,16 +34,12 @@ class CarbonAwareSdkParams:
         check_twin("carbon-aware-sdk", self.signal, self.source, self.slack)
 
 
-class CarbonAwareSdk(Dispatched):
+class CarbonAwareSdk(TwinPolicy):
     name = "carbon-aware-sdk"
     description = "carbon-aware SDK's rule: best forecast window of the job's duration ending by its deadline (SGIP), then First-Fit"
     label = "carbon-aware SDK"
     inputs = ("SGIP's 5-minute marginal emissions and issued forecasts (--set signal, months, source)",)
     Params = CarbonAwareSdkParams
-
-    def declare(self, problem: Problem, params: CarbonAwareSdkParams, seed: int) -> _Released:
-        require_machines_alive(problem, self.name)
-        return _Released(twin_problem(problem, self.name, params), seed)
 
 
 register(CarbonAwareSdk())

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.backtest import check_twin, twin_problem
+from sim.backtest import check_twin
 from sim.bounds import Bound, bounded
-from sim.policies import Dispatched, register
-from sim.policies.defer import _Released
-from sim.problem import Problem, require_machines_alive
+from sim.policies import register
+from sim.policies._twin import TwinPolicy
 
 
 @bounded(slack=Bound(1.0, 1e6, "× the job's duration"))
@@ -36,7 +35,7 @@ class CatsParams:
         check_twin("cats", self.signal, self.source, self.slack)
 
 
-class Cats(Dispatched):
+class Cats(TwinPolicy):
     name = "cats"
     description = (
         "CATS' rule: start at the lowest-mean forecast window of the job's duration (SGIP), then First-Fit"
@@ -44,10 +43,6 @@ class Cats(Dispatched):
     label = "CATS"
     inputs = ("SGIP's 5-minute marginal emissions and issued forecasts (--set signal, months, source)",)
     Params = CatsParams
-
-    def declare(self, problem: Problem, params: CatsParams, seed: int) -> _Released:
-        require_machines_alive(problem, self.name)
-        return _Released(twin_problem(problem, self.name, params), seed)
 
 
 register(Cats())

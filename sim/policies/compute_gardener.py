@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.backtest import CG_MAX_DELAY_S, CG_THRESHOLD_G, check_twin, twin_problem
+from sim.backtest import CG_MAX_DELAY_S, CG_THRESHOLD_G, check_twin
 from sim.bounds import Bound, bounded
-from sim.policies import Dispatched, register
-from sim.policies.defer import _Released
-from sim.problem import Problem, require_machines_alive
+from sim.policies import register
+from sim.policies._twin import TwinPolicy
 
 
 @bounded(
@@ -43,16 +42,12 @@ class ComputeGardenerParams:
         check_twin("compute-gardener", self.signal, "issued", self.slack)
 
 
-class ComputeGardener(Dispatched):
+class ComputeGardener(TwinPolicy):
     name = "compute-gardener"
     description = "Compute Gardener's rule: hold while current SGIP intensity is above a threshold, up to a maximum delay, then First-Fit"
     label = "Compute Gardener"
     inputs = ("SGIP's 5-minute marginal emissions (--set signal, months, threshold_g, max_delay_s)",)
     Params = ComputeGardenerParams
-
-    def declare(self, problem: Problem, params: ComputeGardenerParams, seed: int) -> _Released:
-        require_machines_alive(problem, self.name)
-        return _Released(twin_problem(problem, self.name, params), seed)
 
 
 register(ComputeGardener())

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.backtest import check_twin, twin_problem
+from sim.backtest import check_twin
 from sim.bounds import Bound, bounded
-from sim.policies import Dispatched, register
-from sim.policies.defer import _Released
-from sim.problem import Problem, require_machines_alive
+from sim.policies import register
+from sim.policies._twin import TwinPolicy
 
 
 @bounded(slack=Bound(1.0, 1e6, "× the job's duration"))
@@ -29,16 +28,13 @@ class SgipOracleParams:
         check_twin("sgip-oracle", self.signal, "issued", self.slack)
 
 
-class SgipOracle(Dispatched):
+class SgipOracle(TwinPolicy):
     name = "sgip-oracle"
+    rule = "oracle"
     description = "clairvoyant bound: each job held to the cleanest realized SGIP start within its slack, then First-Fit"
     label = "SGIP oracle"
     inputs = ("SGIP's 5-minute marginal emissions (--set signal, months)",)
     Params = SgipOracleParams
-
-    def declare(self, problem: Problem, params: SgipOracleParams, seed: int) -> _Released:
-        require_machines_alive(problem, self.name)
-        return _Released(twin_problem(problem, "oracle", params), seed)
 
 
 register(SgipOracle())
