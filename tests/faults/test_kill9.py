@@ -86,7 +86,7 @@ def test_kill9_mid_run_then_next_run_finishes(tmp_path: Path) -> None:
     assert f"pool slots of run {held[0]}, whose process had died" in " ".join(second.stdout.split())
     assert _claimed(dh) == []
     con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
-    assert con.execute("select count(*) from raw_files").fetchone()[0] == 33  # 30 + the 3 spot samples
+    assert con.execute("select count(*) from raw_files").fetchone()[0] == 40  # 30 + the 3 spot samples + the 6 SGIP sample files + the SWF sample
 
 
 HOLDER = """
