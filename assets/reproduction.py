@@ -166,7 +166,8 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
 
 def _as_current(other: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
     """Rows another profile wrote before, in ``df``'s columns: headline ids under their current names
-    (:func:`studies.provenance.current_id`), a column the older table lacks empty (text) or null."""
+    (:func:`studies.provenance.current_id`), a column the older table lacks empty (text), 0 (a count
+    ``n_…``) or null."""
     from studies.provenance import current_id
 
     other = other.with_columns(pl.col("headline_id").map_elements(current_id, return_dtype=pl.Utf8))
@@ -175,7 +176,9 @@ def _as_current(other: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
         if c in other.columns:
             cols.append(pl.col(c).cast(t))
         else:
-            cols.append(pl.lit("" if t == pl.Utf8 else None, dtype=t).alias(c))
+            # a count the older table did not keep (e.g. n_not_run before budgets): none then
+            blank = "" if t == pl.Utf8 else 0 if c.startswith("n_") and t.is_integer() else None
+            cols.append(pl.lit(blank, dtype=t).alias(c))
     return other.select(cols)
 
 

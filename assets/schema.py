@@ -649,6 +649,14 @@ OUT_REPRODUCTION = TableSchema(
         ),
         Col("n_degenerate", "BIGINT", "runs", "runs left out as degenerate (reasons in flag)", False),
         Col(
+            "n_not_run",
+            "BIGINT",
+            "runs",
+            "units (instances) left out because a scenario ran past the time budget "
+            "(VARCAP_SCENARIO_TIMEOUT_S; studies/budget.py): neither decisive nor degenerate",
+            False,
+        ),
+        Col(
             "verdict",
             "VARCHAR",
             "-",

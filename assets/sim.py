@@ -32,7 +32,7 @@ from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
-from studies import sweep
+from studies import budget, sweep
 from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study
 from studies.keys import full_keys, shared
 from studies.scenarios import Scenario
@@ -301,11 +301,24 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     )
     def plan(context: dg.OpExecutionContext, config: PlanConfig):
         wanted = [by_key[k] for k in context.partition_keys]
+        budget_s = sweep.scenario_timeout_s()
         todo = [sc for sc in wanted if not sweep.is_cached(sc)]
+        skipped = [sc for sc in todo if budget.over_budget(sc, budget_s) is not None]
+        if skipped:  # ran past this budget before, under this code and these inputs: not tried again
+            context.log.warning(
+                f"{name}: {len(skipped)} scenarios ran past the {budget_s:g} s budget before and are not run "
+                f"again (a larger VARCAP_SCENARIO_TIMEOUT_S tries them): {', '.join(s.id for s in skipped[:10])}"
+            )
+            todo = [sc for sc in todo if sc not in skipped]
         if config.local_workers > 0 and todo:
+            over: list[str] = []
 
             def log(sc: Scenario, row: dict | None, err: str | None) -> None:
-                if err:
+                if budget.is_timeout(err):
+                    budget.record(sc, budget_s)
+                    over.append(sc.id)
+                    context.log.warning(f"{err}: recorded as not run (over budget)")
+                elif err:
                     context.log.error(err)
                 else:
                     m = row["metrics"]
@@ -315,7 +328,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
                     )
 
             context.log.info(f"{name}: simulating {len(todo)} scenarios on {config.local_workers} processes")
-            failed = sweep.run_many(todo, config.local_workers, log)
+            failed = [e for e in sweep.run_many(todo, config.local_workers, log, budget_s) if not budget.is_timeout(e)]
             if failed:
                 raise dg.Failure(
                     f"{len(failed)} of {len(todo)} scenarios failed (the others are cached):\n"
@@ -344,9 +357,16 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         # same on every executor
         record = context.instance.get_run_record_by_id(context.run_id)
         started = record.start_time if record and record.start_time else 0.0
-        rows, missing = [], []
+        rows, missing, over = [], [], 0
         for pk in context.partition_keys:
             row = sweep.cached_result(by_key[pk])
+            if row is None and (b := budget.over_budget(by_key[pk])) is not None:
+                over += 1  # recorded, with no result: the reproduction reports it as not run
+                context.add_asset_metadata(
+                    {"not_run": f"over the {b:g} s scenario budget", "scenario_id": by_key[pk].id},
+                    partition_key=pk,
+                )
+                continue
             if row is None:
                 missing.append(pk)
                 continue
@@ -359,6 +379,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         context.add_output_metadata(
             {
                 "scenarios": len(rows),
+                "over_budget": over,
                 "cache_hits": sum(r["cache_hit"] for r in rows),
                 "sim_seconds": round(sum(r["wall_s"] for r in rows if not r["cache_hit"]), 1),
             }

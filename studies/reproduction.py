@@ -144,6 +144,7 @@ COLUMNS = (
     "reading_history",
     "n_decisive",
     "n_degenerate",
+    "n_not_run",
     "verdict",
     "notes",
     "code_commit",
@@ -231,17 +232,24 @@ def _explain(
     return " ".join(p for p in parts if p)
 
 
-Decided = dict[str, tuple[int, int, str]]  # reading -> (decisive runs, degenerate runs, why)
+Decided = dict[str, tuple[int, int, str, int]]  # reading -> (decisive, degenerate, why, not run: over budget)
+
+#: the start of a unit's reason when it has no result because it ran past the scenario budget
+#: (:func:`studies.budget.not_run_reason`): neither decisive nor degenerate, counted in ``n_not_run``
+NOT_RUN = "not run: "
 
 
-def _summary(reasons: list[str], shares: bool) -> tuple[int, int, str]:
-    bad = [w for w in reasons if w]
+def _summary(reasons: list[str], shares: bool) -> tuple[int, int, str, int]:
+    skipped = [w for w in reasons if w.startswith(NOT_RUN)]
+    bad = [w for w in reasons if w and not w.startswith(NOT_RUN)]
     counts: dict[str, int] = {}
     for w in bad:
         key = w.split(": ", 1)[1] if shares and ": " in w else w
         counts[key] = counts.get(key, 0) + 1
     why = "; ".join(f"{w} ({c})" for w, c in sorted(counts.items(), key=lambda x: -x[1])[:3])
-    return len(reasons) - len(bad), len(bad), why
+    if skipped:
+        why = "; ".join(x for x in (why, f"{len(skipped)} not run ({skipped[0][len(NOT_RUN):]}), left out") if x)
+    return len(reasons) - len(bad) - len(skipped), len(bad), why, len(skipped)
 
 
 def _decided(
@@ -250,7 +258,7 @@ def _decided(
     """``readings`` with the degenerate replicates' values left out (:attr:`Headline.degenerate`: one
     list of reasons for every reading, or one per reading), and per reading the numbers of decisive and
     degenerate runs with a note on the degenerate ones. A reading without reasons counts all its runs."""
-    counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
+    counted: Decided = {k: (len(v), 0, "", 0) for k, v in readings.items()}
     if h.degenerate is None:
         return readings, counted
     try:
@@ -258,7 +266,7 @@ def _decided(
     except (MissingRuns, FileNotFoundError) as e:
         return readings, {
             **counted,
-            "default": (len(readings.get("default", [])), 0, f"decisiveness not checked: {e}"),
+            "default": (len(readings.get("default", [])), 0, f"decisiveness not checked: {e}", 0),
         }
     if isinstance(got, dict):  # "*": every reading not named
         by = {k: got.get(k, got.get("*", [])) for k in readings if k in got or "*" in got}
@@ -322,13 +330,13 @@ def reproduction_rows(
             if strict:
                 raise
             readings, missing = {"default": []}, f"not run: {e}"
-        counted: Decided = {k: (len(v), 0, "") for k, v in readings.items()}
+        counted: Decided = {k: (len(v), 0, "", 0) for k, v in readings.items()}
         if not missing:
             readings, counted = _decided(h, pr, runs, readings)
         with_method = {k: mean_ci_method(v, h.bounds) for k, v in readings.items()}
         stats_by = {k: (m, lo, hi) for k, (m, lo, hi, _) in with_method.items()}
         for i, (reading, (m, lo, hi)) in enumerate(stats_by.items()):
-            n_dec, n_deg, why = counted[reading]
+            n_dec, n_deg, why, n_skip = counted[reading]
             base_flag = ""
             if n_deg and not n_dec:
                 base_flag = f"not tested: every one of the {n_deg} runs is degenerate — {why}"
@@ -390,6 +398,7 @@ def reproduction_rows(
                     "reading_history": h.reading_history if i == 0 else "",
                     "n_decisive": n_dec,
                     "n_degenerate": n_deg,
+                    "n_not_run": n_skip,
                     "verdict": verdict,
                     "notes": _notes(h, pr, runs) if i == 0 and not missing else "",
                     "code_commit": commit,

@@ -42,6 +42,7 @@ def _row(hid: str, **kw) -> dict:
         "computed_at_utc": "2026-11-27T10:00:00Z",
         "n_decisive": 5,
         "n_degenerate": 0,
+        "n_not_run": 0,
         "verdict": "",  # empty: the verdict is read from within_band
     }
     return row | kw
@@ -102,10 +103,10 @@ def test_docs_writes_the_results_from_the_warehouse_and_check_bites(repo: Path, 
     readme = (repo / "README.md").read_text()
     assert "### Results (full profile, `varcap reproduce` at abc1234, 2026-11-27)" in readme
     assert (
-        "| `harmony-9.2-cbs-energy-reduction` (§9.2 Fig. 29) | 28 % | 30 [25, 35] (n = 5) | [14, 56] | yes |"
+        "| `harmony-9.2-cbs-energy-reduction` (§9.2 Fig. 29) | 28 % | 30 [25, 35] (n = 5) | [14, 56] | 5/5 | yes |"
         in readme
     )
-    assert "| 96.9 (n = 1) | [100, 100] | **no** |" in readme  # one run: no interval
+    assert "| 96.9 (n = 1) | [100, 100] | 5/5 | **no** |" in readme  # one run: no interval
     assert "**1 of the 2 headlines are inside their band**" in readme
     assert "99" not in readme and "-0.5" not in readme and "seed004" not in readme  # no reading, no quick row
     rp = (repo / "docs" / "reproduction.md").read_text()

@@ -25,8 +25,9 @@ from studies.reproduction import COLUMNS
 NOT_RECORDED = frozenset(
     {"reading", "paper", "anchor_text", "explanation", "profile", "reading_history", "verdict", "notes"}
 )
-#: columns a newer table may add that the record keeps when present (decisive and degenerate run counts)
-OPTIONAL_COLUMNS = ("n_decisive", "n_degenerate")
+#: columns a newer table may add that the record keeps when present (decisive, degenerate and not-run
+#: unit counts)
+OPTIONAL_COLUMNS = ("n_decisive", "n_degenerate", "n_not_run")
 #: the columns of ``out_reproduction`` (:data:`studies.reproduction.COLUMNS`, in its order) the record
 #: keeps: all but :data:`NOT_RECORDED` and :data:`OPTIONAL_COLUMNS` (kept too when present, see
 #: :func:`record_from_table`)
@@ -155,12 +156,26 @@ def _stamp(df: pl.DataFrame) -> str:
     return f"`varcap reproduce` at {c}, {d}"
 
 
+def decisive_text(r: dict) -> str:
+    """Decisive runs of all the row counted (``12/24``), with those not run over the budget (``, 2 not
+    run``); empty when the record has no counts."""
+    dec, deg = r.get("n_decisive"), r.get("n_degenerate")
+    if dec in (None, "") or deg in (None, ""):
+        return ""
+    skip = r.get("n_not_run")
+    skip = int(skip) if skip not in (None, "") else 0
+    return f"{int(dec)}/{int(dec) + int(deg) + skip}" + (f", {skip} not run" if skip else "")
+
+
 def results_table(df: pl.DataFrame) -> str:
-    lines = ["| headline | paper | varcap mean [95 % CI] | band | in band |", "|---|---|---|---|---|"]
+    counts = "n_decisive" in df.columns
+    head = "| headline | paper | varcap mean [95 % CI] | band |" + (" decisive |" if counts else "") + " in band |"
+    lines = [head, "|---|---|---|---|" + ("---|" if counts else "") + "---|"]
     for r in df.iter_rows(named=True):
         lines.append(
             f"| `{r['headline_id']}` ({r['section']}) | {r['anchor_value']:g} {r['unit']} | {_value(r)} | "
-            f"[{_num(r['band_low'])}, {_num(r['band_high'])}] | {verdict(r)} |"
+            f"[{_num(r['band_low'])}, {_num(r['band_high'])}] |" + (f" {decisive_text(r)} |" if counts else "")
+            + f" {verdict(r)} |"
         )
     return "\n".join(lines)
 

@@ -128,6 +128,7 @@ def materialize_studies(
     import threading
 
     from studies import sweep
+    from studies.budget import over_budget
     from studies.catalogue import study
 
     by_study = {name: study(name) for name in study_names}
@@ -135,7 +136,9 @@ def materialize_studies(
     scs = list(unique.values())
     if export_inputs and any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
         return False
-    todo = [s for s in scs if not sweep.is_cached(s)]
+    budget_s = sweep.scenario_timeout_s()
+    # a scenario that ran past this budget before (same code and inputs) is not tried again
+    todo = [s for s in scs if not sweep.is_cached(s) and over_budget(s, budget_s) is None]
     if todo:  # compile once here, not in every worker process side by side
         from sim.warmup import ensure_warm
 

@@ -138,17 +138,37 @@ def _instance(claim: str, runs: Runs, base: Scenario, pol: Scenario) -> dict[str
     return row
 
 
+def _instance_or_not_run(claim: str, runs: Runs, base: Scenario, pol: Scenario) -> dict[str, object]:
+    """:func:`_instance`, or, when an arm has no result because it ran past the scenario budget
+    (:mod:`studies.budget`), a row saying so: no values, not decisive, ``holds`` null, the reason
+    ``not run: …`` (the reproduction counts it in ``n_not_run``). Raises :class:`MissingRuns` for an arm
+    that simply has not run."""
+    from studies import budget
+
+    try:
+        return _instance(claim, runs, base, pol)
+    except MissingRuns:
+        absent = [s for s in (base, pol) if s.id not in runs]
+        over = [budget.over_budget(s) for s in absent]
+        if not absent or any(b is None for b in over):
+            raise
+        row: dict[str, object] = {c: None for c in INSTANCE_VALUES}
+        row.update(decisive=False, degenerate_reason=budget.not_run_reason(max(over)), holds=None)
+        return row
+
+
 def instance_table(pr: Profile, runs: Runs) -> pl.DataFrame:
     """Per claim and generated instance: the instance's drawn values, both arms' terminations, the
     termination cut (%), goodput difference (pp), mean JCTs (SlackSched), whether the pair is decisive (and
-    why not) and whether the claim holds there (null when degenerate). Instances whose runs are missing are
-    left out."""
+    why not) and whether the claim holds there (null when degenerate). An instance with an arm over the
+    scenario budget has a row saying ``not run: …`` without values; instances whose runs are missing for
+    another reason are left out."""
     sc = gen_scenarios(pr)
     rows = []
     for inst in gen_instances(pr):
         for claim in CLAIMS:
             try:
-                r = _instance(
+                r = _instance_or_not_run(
                     claim, runs, sc[(claim, "baseline", inst.index)], sc[(claim, "policy", inst.index)]
                 )
             except (MissingRuns, FileNotFoundError):
@@ -156,6 +176,16 @@ def instance_table(pr: Profile, runs: Runs) -> pl.DataFrame:
             rows.append({"claim": ROW_IDS[claim], **inst.row(), **r, "profile": pr.name})
     return pl.DataFrame(rows, schema=INSTANCE_SCHEMA)
 
+
+#: the per-instance values :func:`_instance` computes (null for an instance not run)
+INSTANCE_VALUES = (
+    "baseline_terminations",
+    "policy_terminations",
+    "termination_cut_pct",
+    "goodput_pp",
+    "baseline_mean_jct_s",
+    "policy_mean_jct_s",
+)
 
 INSTANCE_SCHEMA = {
     "claim": pl.String,
@@ -184,7 +214,7 @@ INSTANCE_SCHEMA = {
 def _rows(claim: str, pr: Profile, runs: Runs) -> list[dict[str, object]]:
     sc = gen_scenarios(pr)
     return [
-        _instance(claim, runs, sc[(claim, "baseline", i.index)], sc[(claim, "policy", i.index)])
+        _instance_or_not_run(claim, runs, sc[(claim, "baseline", i.index)], sc[(claim, "policy", i.index)])
         for i in gen_instances(pr)
     ]
 
