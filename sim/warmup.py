@@ -21,8 +21,9 @@ from collections.abc import Callable
 # modules, so a policy that adds a compiled path is warmed too). The Target* hooks are numba functions of
 # their own (sim.policies.target): left out, the first Target* run after `varcap warm` compiled them
 # (target-stretch at Borg scale: ~12 CPU s and 140 MB more peak RSS than target-asap run after it).
-# SlackSched's passes (sim.harvest.passes) need a modelled history, which a 4-job warm-up does not build:
-# they compile on first use (a few seconds)
+# The harvest policies (entries with ``warm_capacity = "harvest"``) run on 8 harvest VMs with a long enough
+# change history for SlackSched's modelled passes (sim.harvest.passes) and a queue for its fast pass;
+# Harmony's engine (its own simulator) by :func:`warm_harmony`
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
 # kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
@@ -40,12 +41,18 @@ def warm_policies() -> tuple[str, ...]:
     return tuple(name for name, e in entries() if e.warm)
 
 
+#: Harmony's compiled engine: not a policy of the registry (its own simulator), warmed by
+#: :func:`warm_harmony`; :func:`cold_hooks` names it ``harmony``
+HARMONY_MODULE = "sim.harmony.engine"
+
+
 def hook_modules() -> dict[str, str]:
     """Modules of numba functions of their own (outside the engine kernel) → the warm policy whose warm-up
-    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`)."""
+    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`), and Harmony's engine →
+    ``harmony``."""
     from sim.policies import entries
 
-    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules}
+    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {HARMONY_MODULE: "harmony"}
 
 
 def __getattr__(name: str) -> object:
@@ -95,16 +102,23 @@ def kernel_cached() -> bool | None:
         return None
 
 
-def warm(policies: tuple[str, ...] | None = None) -> float:
-    """Run a tiny simulation with every policy in ``policies`` (default: :func:`warm_policies`), compiling
-    and caching the kernel if needed; return the seconds it took."""
+def warm(policies: tuple[str, ...] | None = None, harmony: bool | None = None) -> float:
+    """Run a tiny simulation with every policy in ``policies`` (default: :func:`warm_policies`), each on
+    the capacity its entry names (``warm_capacity``: a 4-machine random walk, or 8 harvest VMs whose change
+    history is long enough for the modelled passes), and Harmony's three schemes on a tiny workload
+    (:func:`warm_harmony`; ``harmony`` default: when ``policies`` is None or names ``harmony``, as
+    :func:`cold_hooks` does), compiling and caching what they run if needed; return the seconds it took."""
     import polars as pl
 
     from sim.api import simulate
-    from sim.capacity.generators import random_walk
+    from sim.capacity.generators import harvest_trace, random_walk
     from sim.engine import use_engine
+    from sim.policies import entry
+    from sim.workloads.generators import harvest_tasks
 
-    policies = warm_policies() if policies is None else policies
+    if harmony is None:
+        harmony = policies is None or "harmony" in policies
+    policies = warm_policies() if policies is None else tuple(p for p in policies if p != "harmony")
     t0 = time.perf_counter()
     jobs = pl.DataFrame(
         {
@@ -115,10 +129,52 @@ def warm(policies: tuple[str, ...] | None = None) -> float:
         }
     )
     cap = random_walk(4, 7200.0, seed=0, changes_per_hour=4.0, step=0.25)
-    with use_engine("compiled"):  # a 4-job run would otherwise take the interpreted engine
+    # harvest VMs: 8 nodes changing every 15 min on average for a day (enough inter-change times for
+    # eq. 1's model), offered 90 % of their cores so a queue forms (the waiting pass's fast path)
+    day = 86400.0
+    htr = harvest_trace(8, day, max_cores=16, mean_inter_change_s=900.0, seed=0)
+    hjobs = harvest_tasks(8 * 9.0, day, 0.9, seed=0)  # 8 VMs of 9 cores on average (2–16)
+    with use_engine("compiled"):  # a small run would otherwise take the interpreted engine
         for policy in policies:
-            simulate(jobs, cap, 4, 4.0, 7200.0, policy, seed=0)
+            if entry(policy).warm_capacity == "harvest":
+                simulate(hjobs, htr, 8, 16.0, day, policy, {"nodes": "8"}, seed=0)
+            else:
+                simulate(jobs, cap, 4, 4.0, 7200.0, policy, seed=0)
+    if harmony:
+        warm_harmony()
     return time.perf_counter() - t0
+
+
+def warm_harmony() -> None:
+    """Run Harmony's baseline, CBP and CBS once on a tiny synthetic workload (200 tasks, an hour, two
+    machine types), so its compiled engine (:mod:`sim.harmony.engine`) is cached."""
+    import numpy as np
+    import polars as pl
+
+    from sim.harmony.classify import fit_classes
+    from sim.harmony.forecast import ForecastConfig
+    from sim.harmony.machines import MachineType
+    from sim.harmony.run import HarmonyConfig, predict_demand, simulate_harmony
+
+    rng = np.random.default_rng(0)
+    n = 200
+    big = rng.random(n) < 0.2
+    jobs = pl.DataFrame(
+        {
+            "submit_s": np.sort(rng.uniform(0, 3600.0, n)),
+            "duration_s": rng.exponential(300.0, n) + 1.0,
+            "cpu": np.where(big, rng.uniform(0.2, 0.5, n), rng.uniform(0.005, 0.05, n)),
+            "mem": np.where(big, rng.uniform(0.05, 0.3, n), rng.uniform(0.005, 0.05, n)),
+            "priority": rng.choice([0, 4, 9], n),
+        }
+    )
+    a = {c: jobs[c].to_numpy() for c in ("cpu", "mem", "priority", "duration_s")}
+    tc = fit_classes(a["cpu"], a["mem"], a["priority"], a["duration_s"], k_max=2, seed=0)
+    types = (MachineType("a", 0.25, 0.5, 30, 70, 170), MachineType("b", 1.0, 1.0, 10, 300, 680))
+    for scheme in ("baseline", "cbp", "cbs"):
+        cfg = HarmonyConfig(scheme=scheme, types=types)
+        dem = predict_demand(jobs, tc, 12, cfg, ForecastConfig(window=12, refit_every=12, min_train=4))
+        simulate_harmony(jobs, tc, dem, cfg)
 
 
 def cache_loads() -> str | None:

@@ -47,7 +47,15 @@ def test_warm_list_is_read_from_the_entries() -> None:
     from sim.warmup import hook_modules
 
     hooks = hook_modules()
-    assert hooks == {"sim.policies.target": "target-asap", "sim.harvest.loop": "slacksched-nodelay"}
+    assert hooks == {
+        "sim.policies.target": "target-asap",
+        "sim.harvest.loop": "slacksched-nodelay",
+        "sim.harvest.passes": "slacksched",
+        "sim.harmony.engine": "harmony",
+    }
+    assert {n for n, e in policies.entries() if e.warm and e.warm_capacity == "harvest"} == {
+        "capsched", "oracle", "slacksched", "slacksched-nodelay", "slacksched-heartbeat"
+    }
 
 
 def test_family_members_resolve_and_bad_names_fail() -> None:

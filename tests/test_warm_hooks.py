@@ -1,5 +1,6 @@
-"""`varcap warm` also compiles Target*'s own numba functions (Borg-scale target-stretch run first
-after `varcap warm` compiled them, ~12 CPU s and 140 MB of peak RSS more than target-asap run after it)."""
+"""`varcap warm` also compiles the numba functions outside the engine kernel: Target*'s (Borg-scale
+target-stretch run first after `varcap warm` compiled them, ~12 CPU s and 140 MB of peak RSS more than
+target-asap run after it), SlackSched's passes (on a modelled history) and Harmony's engine."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_a_cold_warm_up_covers_every_hook_module() -> None:
     """A cold cache's warm-up (:func:`sim.warmup.warm`, all of WARM_POLICIES) compiles the hook modules."""
-    assert set(warmup.HOOK_MODULES.values()) <= set(warmup.WARM_POLICIES)
-    assert "sim.policies.target" in warmup.HOOK_MODULES
+    assert set(warmup.HOOK_MODULES.values()) <= {*warmup.WARM_POLICIES, "harmony"}
+    assert {"sim.policies.target", "sim.harvest.passes", warmup.HARMONY_MODULE} <= set(warmup.HOOK_MODULES)
 
 
 def test_varcap_warm_compiles_cold_hooks_when_the_kernel_is_warm(monkeypatch, capsys) -> None:
@@ -28,7 +29,7 @@ def test_varcap_warm_compiles_cold_hooks_when_the_kernel_is_warm(monkeypatch, ca
     ran: list[tuple[str, ...]] = []
     monkeypatch.setattr(warmup, "ensure_warm", lambda *a: False)  # the kernel is warm …
     monkeypatch.setattr(warmup, "cold_hooks", lambda: ("target-asap",))  # … Target*'s hooks are not
-    monkeypatch.setattr(warmup, "warm", lambda policies=(): ran.append(tuple(policies)) or 0.0)
+    monkeypatch.setattr(warmup, "warm", lambda policies=(), harmony=None: ran.append(tuple(policies)) or 0.0)
     assert cmd_warm(argparse.Namespace(force=False)) == 0
     assert ran == [("target-asap",)]
     assert "target-asap" in capsys.readouterr().out
@@ -53,12 +54,17 @@ else:
                          "cores": [2.0, 4.0, 1.0]})
     simulate(jobs, random_walk(4, 3600.0, seed=0, changes_per_hour=4.0, step=0.25), 4, 4.0, 3600.0,
              "target-stretch")
-    ds = [v for v in vars(T).values() if getattr(v, "__module__", "") == T.__name__ and hasattr(v, "stats")]
+    # SlackSched's passes and Harmony's engine through the same warm-up runs, in this second process
+    warmup.warm(("slacksched", "slacksched-heartbeat", "harmony"))
+    import sim.harmony.engine as H
+    import sim.harvest.passes as P
+    ds = [v for M in (T, P, H) for v in vars(M).values()
+          if getattr(v, "__module__", "") == M.__name__ and hasattr(v, "stats")]
     print(sum(len(d.stats.cache_misses) for d in ds), sum(len(d.stats.cache_hits) for d in ds))
 """
 
 
-@pytest.mark.slow  # compiles Target*'s numba functions once in an empty cache: ~10-20 CPU s
+@pytest.mark.slow  # compiles the hook modules once in an empty cache: ~1-2 CPU min
 def test_target_runs_compile_nothing_after_the_hooks_warm_up(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
 
@@ -72,4 +78,5 @@ def test_target_runs_compile_nothing_after_the_hooks_warm_up(tmp_path: Path) -> 
     first, counts = run("simulate")
     assert first == "()"  # warm now …
     misses, hits = map(int, counts.split())
-    assert misses == 0 and hits > 0  # … and another process's Target* run loads, compiles nothing
+    # … and another process's Target*, SlackSched and Harmony runs load, compile nothing
+    assert misses == 0 and hits > 0

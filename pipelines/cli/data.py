@@ -41,7 +41,8 @@ def cmd_warm(args: argparse.Namespace) -> int:
 
     if ensure_warm():
         return 0
-    cold = cold_hooks()  # Target*/SlackSched's own numba functions (a warm kernel says nothing of them)
+    # Target*/SlackSched's own numba functions and Harmony's engine (a warm kernel says nothing of them)
+    cold = cold_hooks()
     if cold and not args.force:
         print(f"compiling the numba hooks of {', '.join(cold)} once for this environment …")
         print(f"compiled and cached in {warm(cold):.0f} s")

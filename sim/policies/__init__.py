@@ -46,6 +46,7 @@ class Dispatched:
     label: str = ""
     inputs: tuple[str, ...] = ()
     warm: bool = False
+    warm_capacity: str = "walk"
     compiled_modules: tuple[str, ...] = ()
     auto_defaults: dict[str, str] = {}  # noqa: RUF012 (read only)
 
@@ -68,6 +69,9 @@ class PolicyEntry:
     inputs: tuple[str, ...] = ()
     #: ``varcap warm`` runs it (its compiled path is cached up front)
     warm: bool = False
+    #: the capacity its warm-up runs on: ``walk`` (machines alive, a random walk) or ``harvest`` (cores per
+    #: machine, harvest VMs with a change history long enough for the modelled passes: :mod:`sim.warmup`)
+    warm_capacity: str = "walk"
     #: modules of numba functions of its own (outside the engine kernel) that its warm-up run compiles
     compiled_modules: tuple[str, ...] = ()
     #: parameter → what its sentinel default means (``lb=-1`` is "the trace's minimum alive / machines")
@@ -88,6 +92,7 @@ def _entry(policy: Any, **extra: Any) -> PolicyEntry:
         label=getattr(policy, "label", "") or policy.name,
         inputs=tuple(getattr(policy, "inputs", ())),
         warm=bool(getattr(policy, "warm", False)),
+        warm_capacity=str(getattr(policy, "warm_capacity", "walk")),
         compiled_modules=tuple(getattr(policy, "compiled_modules", ())),
         auto_defaults=dict(getattr(policy, "auto_defaults", {})),
         **extra,

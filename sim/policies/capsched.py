@@ -33,6 +33,7 @@ class CapacityScheduler(Dispatched):
     )
     label = "CapacityScheduler"
     warm = True
+    warm_capacity = "harvest"
     Params = CapSchedParams
 
     def placement(self, seed: int, rng: np.random.Generator | None = None):

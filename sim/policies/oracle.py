@@ -40,6 +40,7 @@ class Oracle(Dispatched):
     )
     label = "Oracle"
     warm = True
+    warm_capacity = "harvest"
     Params = OracleParams
 
     def declare(self, problem: Problem, params: OracleParams, seed: int) -> Compiled | Cluster:

@@ -118,12 +118,14 @@ FAST_MIN_QUEUE = 16
 class SlackSched(Dispatched):
     Params = SlackSchedParams
 
-    warm = True  # its compiled loop (sim.harvest.loop)
+    warm = True  # its compiled loop (sim.harvest.loop) and passes (sim.harvest.passes)
+    warm_capacity = "harvest"
 
     def __init__(self, name: str, delay: bool) -> None:
         self.name, self.delay = name, delay
-        # its warm-up compiles the harvest loop (harvest_run: one signature for every harvest policy)
-        self.compiled_modules = () if delay else ("sim.harvest.loop",)
+        # its warm-up compiles the harvest loop (harvest_run: one signature for every harvest policy) and,
+        # on a modelled history, the schedule passes
+        self.compiled_modules = ("sim.harvest.passes",) if delay else ("sim.harvest.loop",)
         if delay:
             self.description = (
                 "SlackSched: each task to the node of least worst-case expected completion time (eq. 2), "

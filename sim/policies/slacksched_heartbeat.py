@@ -89,6 +89,8 @@ class Heartbeat(Dispatched):
     description = "SlackSched as YARN runs it (Algorithm 3): the heartbeating node if the task's completion probability clears the threshold"
     label = "SlackSched (Algorithm 3)"
     Params = HeartbeatParams
+    warm = True  # its compiled pass (sim.harvest.passes.heartbeat_scan) needs a modelled history
+    warm_capacity = "harvest"
 
     def python_scan(self, params: HeartbeatParams):
         """Algorithm 3's pass in Python (the reference the compiled pass is tested against): returns the next
