@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import CapacityTrace
-from sim.engine import use_engine
+from sim.engine import kernel, use_engine
 from sim.engine.queue import _front_best, _front_build, _front_drop
 from sim.policies import get_policy
 from sim.problem import Platform, Problem, run_first_fit
@@ -122,6 +122,18 @@ def test_indexed_admission_decides_as_unindexed(sc, policy) -> None:
     """Frontier on, frontier off and the naive full rescan (every queued job on every machine, every
     instant) start the same jobs at the same times."""
     with use_engine("python"):
+        _same(_runs(*sc, policy))
+
+
+@settings(max_examples=100, deadline=None)
+@given(sc=instances(), policy=st.sampled_from(INDEXED[:-1]), after=st.sampled_from([1, 2]))
+def test_frontier_built_mid_pass_decides_as_unindexed(sc, policy, after) -> None:
+    """A full pass builds the frontier only after some refused H4-class jobs (kernel.FRONT_AFTER_MISSES), so
+    small instances seldom build it at all: built after the first or second refusal (mid-pass, after
+    earlier starts of the same pass) it still starts the same jobs at the same times as without it and as
+    the naive rescan (interpreted engine: the constant is read at run time)."""
+    with pytest.MonkeyPatch.context() as mp, use_engine("python"):
+        mp.setattr(kernel, "FRONT_AFTER_MISSES", after)
         _same(_runs(*sc, policy))
 
 

@@ -61,6 +61,9 @@ A_USED_CORES, A_ALIVE_CORES = 9, 10
 N_ACC = 11
 # the dirty pass asks the position trees first, then (past this many nodes) the (cores, duration) index
 DIRTY_BUDGET = 64
+# a full pass builds the H4-class frontier after this many H4-class jobs that no machine took (pruning only:
+# the pass starts the same jobs with or without it)
+FRONT_AFTER_MISSES = 4
 # int counters
 C_N_ALIVE, C_NK = 0, 1
 
@@ -614,8 +617,8 @@ def _kernel(
     # them, unless a global wake (boundary, epoch, queue compaction) happened
     dirty = np.empty(n_machines, np.int64)
     is_dirty = np.zeros(n_machines, np.bool_)
-    # H4-class frontier (queue._front_build): built when a pass rescans the queue from its head, kept
-    # exact through that pass's starts
+    # H4-class frontier (queue._front_build): built in a pass that rescans the queue from its head once it
+    # has met FRONT_AFTER_MISSES refused H4-class jobs, kept exact through that pass's later starts
     front = (
         np.zeros(n_machines),  # fv: free cores, descending
         np.zeros(n_machines),  # fb: running best time bound
@@ -756,11 +759,11 @@ def _kernel(
         # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
         # it (jobs that do not fit keep their place)
         mtree, ma4 = mach[4], mach[7]
+        # the frontier is built lazily: only once this pass has tried FRONT_AFTER_MISSES H4-class jobs that no
+        # machine took (a pass that starts what it visits, e.g. a short queue, never pays its O(M log M) build)
         use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
         fn = -1
-        if use_front:
-            _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
-            fn = front[4][0]
+        misses = 0
         pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
                         slack, t, stk, front[0], front[1], fn)  # fmt: skip
         while pos >= 0:
@@ -770,8 +773,13 @@ def _kernel(
             if m >= 0:
                 heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
                                                 mach, msize, heap, hn, alog, an, acc, horizon, qxs)  # fmt: skip
-                if use_front:
+                if fn >= 0:
                     _front_drop(front, m, mach[1][m], ma4, msize)
+            elif use_front and fn < 0 and jcls[j] == CLS_H4:
+                misses += 1
+                if misses >= FRONT_AFTER_MISSES:
+                    _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
+                    fn = front[4][0]
             pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo,
                             cls_hi, r2, slack, t, stk, front[0], front[1], fn)  # fmt: skip
         for x in range(nd):
