@@ -10,6 +10,10 @@ same input also check each other's rows (:func:`assets.warehouse.same_input`: th
 the step with the check's message and leaves the previous table as it was. The asset checks next to the
 assets re-run the same checks on the stored table for the UI; coverage (hourly gaps) only warns.
 
+The grid tables (``core_grid_carbon``, ``core_grid_fuel_mix``, ``core_power_price``, ``core_grid_marginal``)
+are built from every grid source module that feeds them (:mod:`assets.grid`: one module per feed, with its
+dataset, normalizer and checks); this module names no grid feed.
+
 Each core asset depends on the ``raw_<dataset>`` assets whose rows of ``raw_files`` it reads, not on the
 ``raw_files`` asset (the registry's check over every dataset): its lineage is its own sources, so a chapter
 that reads ``core_jobs`` has no grid or spot feed upstream.
@@ -23,6 +27,7 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from assets import grid
 from assets import normalize as nz
 from assets.checks import md_table, table_checks  # md_table: re-exported for the assets
 from assets.raw import POOL, raw_files_for
@@ -53,14 +58,6 @@ def _fail_on_bad_file(fn: Callable[[], tuple]) -> tuple:
         return fn()
     except nz.BadFileError as e:
         raise dg.Failure(description=str(e), metadata={"error": str(e)}) from e
-
-
-def _concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    return (
-        pl.concat([f for f in frames if f.height], how="vertical_relaxed")
-        if any(f.height for f in frames)
-        else frames[0]
-    )
 
 
 def from_raw_files(*datasets: str) -> tuple[str, Consistency]:
@@ -156,7 +153,7 @@ def build_jobs(
         g, r = nz.normalize_borg2011(borg)
         frames.append(g)
         rejects.append(r)
-    return _concat(frames), _concat(rejects)
+    return grid.concat(frames), grid.concat(rejects)
 
 
 @dg.asset(
@@ -201,144 +198,64 @@ class CarbonConfig(dg.Config):
     factor_set: str = Field("ipcc_ar5", description="EIA emission factors: ipcc_ar5 or dcrl")
 
 
-def _eia(files: Sequence[nz.RawFile], factor_set: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    pages = [f for f in files if f.name.endswith(".json")]
-    csvs = [f for f in files if not f.name.endswith(".json")]
-    carbons, mixes, rejects = [], [], []
-    for f in csvs:
-        c, m, r = nz.normalize_eia_dcrl(f, factor_set)
-        carbons.append(c)
-        mixes.append(m)
-        rejects.append(r)
-    if pages:
-        c, m, r = nz.normalize_eia_api_pages(pages, factor_set)
-        carbons.append(c)
-        mixes.append(m)
-        rejects.append(r)
-    return _concat(carbons), _concat(mixes), _concat(rejects)
+#: what each grid table holds (its asset's description names the sources that feed it) and its metadata
+#: series; each table is built from every grid source feeding it (assets/grid/)
+_GRID_TABLES: dict[str, tuple[TableSchema, str, list[str]]] = {
+    "core_grid_carbon": (CORE_GRID_CARBON, "Hourly carbon intensity per grid", ["grid", "source"]),
+    "core_grid_fuel_mix": (CORE_GRID_FUEL_MIX, "Hourly net generation by fuel, long format", ["grid"]),
+    "core_power_price": (CORE_POWER_PRICE, "Hourly day-ahead prices in UTC", ["market", "node"]),
+    "core_grid_marginal": (CORE_GRID_MARGINAL, "5-minute marginal signal (unit as stated upstream)", []),
+}
 
 
-def build_carbon(
-    emaps: Sequence[nz.RawFile], eia: Sequence[nz.RawFile], factor_set: str
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    if factor_set not in nz.EMISSION_FACTORS:
-        raise nz.BadFileError(f"unknown factor_set {factor_set!r}; choose from {sorted(nz.EMISSION_FACTORS)}")
-    frames, rejects = [], []
-    for f in emaps:
-        c, r = nz.normalize_electricitymaps(f)
-        frames.append(c)
-        rejects.append(r)
-    c, _, r = _eia(eia, factor_set)
-    return _concat([*frames, c]), _concat([*rejects, r])
+def _grid_table_asset(table: str) -> dg.AssetsDefinition:
+    """The core asset of grid table ``table``: the rows of every grid source that feeds it
+    (:func:`assets.grid.build_table`), depending on those sources' raw assets only; the rows the same files
+    give other tables must pass those tables' checks too (:func:`assets.warehouse.same_input`).
+    ``core_grid_carbon`` takes :class:`CarbonConfig`."""
+    schema, what, series = _GRID_TABLES[table]
+    srcs = grid.sources_of(table)
+    desc = f"{what}, from {'; '.join(s.dataset.description for s in srcs)}."
 
+    def build(context: dg.AssetExecutionContext, duckdb: DuckDBResource, options: dict[str, str]):
+        t0 = time.perf_counter()
+        with duckdb.get_connection() as conn:
+            files = {s.key: raw_files_for(conn, s.key) for s in srcs}
+        b = _fail_on_bad_file(lambda: (grid.build_table(table, files, options),))[0]
+        siblings = [same_input(_GRID_TABLES[t][0], rows, ds) for t, (rows, ds) in b.siblings.items()]
+        extra = {"series": _span_md(b.rows, series, "ts_utc")} if series else None
+        return _write(context, duckdb, schema, b.rows, b.rejects, t0, extra, b.datasets, siblings)
 
-@dg.asset(
-    group_name="core",
-    pool=POOL,
-    kinds={"duckdb", "polars"},
-    deps=["raw_electricitymaps_hourly", "raw_eia930_fuelmix"],
-    code_version="1",
-    description="Hourly carbon intensity per grid from Electricity Maps (LCA) and EIA-930 fuel mix.",
-)
-def core_grid_carbon(
-    context: dg.AssetExecutionContext, config: CarbonConfig, duckdb: DuckDBResource
-) -> dg.MaterializeResult:
-    t0 = time.perf_counter()
-    with duckdb.get_connection() as conn:
-        emaps = raw_files_for(conn, "electricitymaps_hourly")
-        eia = raw_files_for(conn, "eia930_fuelmix")
-    df, rej = _fail_on_bad_file(lambda: build_carbon(emaps, eia, config.factor_set))
-    # the fuel mix of the same EIA files must pass its own checks: a file it refuses feeds no table
-    _, mix, _ = _fail_on_bad_file(lambda: _eia(eia, config.factor_set))
-    return _write(
-        context,
-        duckdb,
-        CORE_GRID_CARBON,
-        df,
-        rej,
-        t0,
-        {"series": _span_md(df, ["grid", "source"], "ts_utc")},
-        ("electricitymaps_hourly", "eia930_fuelmix"),
-        [same_input(CORE_GRID_FUEL_MIX, mix, ["eia930_fuelmix"])],
+    spec = dict(
+        name=table,
+        group_name="core",
+        pool=POOL,
+        kinds={"duckdb", "polars"},
+        deps=[f"raw_{s.key}" for s in srcs],
+        code_version="1",
+        description=desc,
     )
+    if table == CORE_GRID_CARBON.name:
+
+        @dg.asset(**spec)
+        def _configured(
+            context: dg.AssetExecutionContext, config: CarbonConfig, duckdb: DuckDBResource
+        ) -> dg.MaterializeResult:
+            return build(context, duckdb, {"factor_set": config.factor_set})
+
+        return _configured
+
+    @dg.asset(**spec)
+    def _asset(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
+        return build(context, duckdb, {})
+
+    return _asset
 
 
-@dg.asset(
-    group_name="core",
-    pool=POOL,
-    kinds={"duckdb", "polars"},
-    deps=["raw_eia930_fuelmix"],
-    code_version="1",
-    description="Hourly net generation by fuel (EIA-930), long format.",
-)
-def core_grid_fuel_mix(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    t0 = time.perf_counter()
-    with duckdb.get_connection() as conn:
-        eia = raw_files_for(conn, "eia930_fuelmix")
-    carbon, mix, rej = _fail_on_bad_file(lambda: _eia(eia, "ipcc_ar5"))
-    rej = rej.with_columns(pl.lit(CORE_GRID_FUEL_MIX.name).alias("table_name"))
-    return _write(
-        context,
-        duckdb,
-        CORE_GRID_FUEL_MIX,
-        mix,
-        rej,
-        t0,
-        {"series": _span_md(mix, ["grid"], "ts_utc")},
-        ("eia930_fuelmix",),
-        # the carbon rows of the same EIA files must pass core_grid_carbon's checks as well
-        [same_input(CORE_GRID_CARBON, carbon, ["eia930_fuelmix"])],
-    )
+_grid_assets = {t: _grid_table_asset(t) for t in grid.GRID_TABLES if grid.sources_of(t)}
 
 
-def build_prices(files: Sequence[nz.RawFile]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    out = [nz.normalize_price(f) for f in files]
-    return _concat([o[0] for o in out]), _concat([o[1] for o in out])
-
-
-@dg.asset(
-    group_name="core",
-    pool=POOL,
-    kinds={"duckdb", "polars"},
-    deps=["raw_power_prices"],
-    code_version="1",
-    description="Hourly day-ahead prices (ERCOT hub average, CAISO NP15) in UTC.",
-)
-def core_power_price(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    t0 = time.perf_counter()
-    with duckdb.get_connection() as conn:
-        files = raw_files_for(conn, "power_prices")
-    df, rej = _fail_on_bad_file(lambda: build_prices(files))
-    return _write(
-        context,
-        duckdb,
-        CORE_POWER_PRICE,
-        df,
-        rej,
-        t0,
-        {"series": _span_md(df, ["market", "node"], "ts_utc")},
-        ("power_prices",),
-    )
-
-
-@dg.asset(
-    group_name="core",
-    pool=POOL,
-    kinds={"duckdb", "polars"},
-    deps=["raw_watttime_moer"],
-    code_version="1",
-    description="WattTime 5-minute marginal signal (unit as stated upstream).",
-)
-def core_grid_marginal(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    t0 = time.perf_counter()
-    with duckdb.get_connection() as conn:
-        files = raw_files_for(conn, "watttime_moer")
-    out = _fail_on_bad_file(lambda: tuple(nz.normalize_watttime(f) for f in files))
-    df, rej = _concat([o[0] for o in out]), _concat([o[1] for o in out])
-    return _write(context, duckdb, CORE_GRID_MARGINAL, df, rej, t0, None, ("watttime_moer",))
-
-
-_table_assets = [core_jobs, core_grid_carbon, core_grid_fuel_mix, core_power_price, core_grid_marginal]
+_table_assets = [core_jobs, *_grid_assets.values()]
 
 
 @dg.asset(
@@ -396,34 +313,22 @@ core_assets = [*_table_assets, core_rejects, core_builds]
 
 
 # ---------------------------------------------------------------------------------------------- checks
-@dg.asset_check(
-    pool=POOL,
-    asset=core_grid_carbon,
-    name="eia_matches_published",
-    additional_deps=["core_grid_fuel_mix"],
-    description="EIA-derived intensity recomputed with dc-rl's factors equals the published avg_CI",
-)
-def eia_matches_published(duckdb: DuckDBResource) -> dg.AssetCheckResult:
-    f = nz.EMISSION_FACTORS["dcrl"]
-    num = " + ".join(f"greatest(coalesce(m.{k}, 0), 0) * {v}" for k, v in f.items())
-    den = " + ".join(f"greatest(coalesce(m.{k}, 0), 0)" for k in f)
-    pivot = ", ".join(f"max(mwh) FILTER (WHERE fuel = '{k}') AS {k}" for k in f)
-    with duckdb.get_connection() as conn:
-        row = conn.execute(
-            f"""
-            WITH m AS (SELECT grid, ts_utc, {pivot} FROM core_grid_fuel_mix GROUP BY grid, ts_utc)
-            SELECT count(*), max(abs(({num}) / nullif({den}, 0) - c.reference_gco2_per_kwh))
-            FROM core_grid_carbon c JOIN m USING (grid, ts_utc)
-            WHERE c.source = 'eia930' AND c.reference_gco2_per_kwh IS NOT NULL
-            """
-        ).fetchone()
-    n, max_diff = row[0], row[1]
-    passed = n > 0 and max_diff is not None and max_diff < 0.01
-    return dg.AssetCheckResult(
-        passed=passed,
-        description=f"{n} hours compared, max |diff| = {max_diff}",
-        metadata={"hours_compared": n, "max_abs_diff_gco2_per_kwh": float(max_diff or 0.0)},
+def _source_check(c: grid.SourceCheck) -> dg.AssetChecksDefinition:
+    """A grid source's own check (:class:`assets.grid.base.SourceCheck`) as an asset check of its table."""
+
+    @dg.asset_check(
+        pool=POOL, asset=c.table, name=c.name, additional_deps=list(c.deps), description=c.description
     )
+    def _check(duckdb: DuckDBResource) -> dg.AssetCheckResult:
+        with duckdb.get_connection() as conn:
+            passed, text, meta = c.run(conn)
+        return dg.AssetCheckResult(passed=passed, description=text, metadata=meta)
+
+    return _check
+
+
+#: every grid source's own checks (e.g. EIA-930's ``eia_matches_published``)
+source_checks = [_source_check(c) for s in grid.GRID_SOURCES.values() for c in s.checks]
 
 
 @dg.asset_check(
@@ -468,4 +373,4 @@ core_checks = [
         CORE_BUILDS,
     )
     for c in table_checks(s)
-] + [eia_matches_published, builds_current]
+] + [*source_checks, builds_current]

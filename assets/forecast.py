@@ -2,7 +2,6 @@
 CAISO_NORTH forecasts; forecast error per horizon in the metadata. All computation is in :mod:`sim.forecast`
 (the same code the ``defer`` policy forecasts with) and :mod:`analysis.forecast`."""
 
-import hashlib
 import time
 from datetime import timedelta
 
@@ -13,16 +12,14 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from assets.checks import md_table, table_checks
+from assets.grid.watttime import issued_forecasts
 from assets.raw import POOL
 from assets.schema import GRID_FORECAST
 from assets.warehouse import write_tables
 from sim.capacity.trace import month_bounds, to_hourly
 from sim.forecast import METHODS, forecast_matrix, horizon_errors
-from sim.paths import samples_dir
 from studies.signals import grid_series
 
-ISSUED_FILE = "watttime/WattTime_CAISO_NORTH_forecast_5min_2023-06-08_to_2023-07-08.parquet"
-ISSUED_UNIT = "WattTime MOER, unit not stated upstream (lbs/MWh in WattTime's API)"
 CARBON_UNIT = "gCO2eq/kWh"
 
 
@@ -97,36 +94,6 @@ def grid_forecasts(conn, cfg: ForecastConfig) -> tuple[pl.DataFrame, pl.DataFram
             e = horizon_errors(f, y, issues)
             errs.append(pl.DataFrame({"grid": grid, "method": method, **e}))
     return pl.concat(rows), pl.concat(errs)
-
-
-def issued_forecasts() -> tuple[pl.DataFrame, str]:
-    """WattTime's issued CAISO_NORTH forecasts as rows (naive upstream stamps read as UTC) and the
-    sha256 of the sample file. ValueError naming the file and line of a malformed row."""
-    path = samples_dir() / ISSUED_FILE
-    raw = pl.read_parquet(path)
-    df = raw.select(
-        pl.col("request_time").str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("issued_at"),
-        pl.col("forecast_time").str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).alias("target_ts"),
-        pl.col("Caiso_North").cast(pl.Float64, strict=False).alias("value"),
-    )
-    bad = df.with_row_index().filter(pl.any_horizontal(pl.all().is_null()))
-    if bad.height:
-        i = int(bad["index"][0])
-        raise ValueError(
-            f"{path}: line {i + 2}: unreadable request_time, forecast_time or Caiso_North {raw.row(i)}"
-        )
-    df = df.with_columns(pl.col("issued_at", "target_ts").dt.replace_time_zone("UTC"))
-    step = (df["target_ts"] - df["issued_at"]).dt.total_minutes()
-    out = df.select(
-        pl.lit("CAISO_NORTH").alias("grid"),
-        pl.lit("issued").alias("method"),
-        "issued_at",
-        "target_ts",
-        (step / 60.0).alias("horizon_h"),  # 5-min intervals: 5 min ahead = horizon 1/12 h
-        "value",
-        pl.lit(ISSUED_UNIT).alias("unit"),
-    )
-    return out, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def issued_errors(conn, fc: pl.DataFrame) -> pl.DataFrame:

@@ -51,8 +51,8 @@ def _files(key: str) -> list[RawFile]:
 
 
 def bench_normalize() -> list[tuple[str, int, float]]:
-    from assets import normalize as nz
-    from assets.core import JobsConfig, build_carbon, build_jobs, build_prices
+    from assets.core import JobsConfig, build_jobs
+    from assets.grid import GRID_TABLES, build_table, sources_of
 
     rows = []
     t = time.perf_counter()
@@ -60,15 +60,10 @@ def bench_normalize() -> list[tuple[str, int, float]]:
         _files("gaia_traces"), _files("azure_vmtable"), _files("borg2011_task_events"), JobsConfig()
     )
     rows.append(("core_jobs", jobs.height, time.perf_counter() - t))
-    t = time.perf_counter()
-    carbon, _ = build_carbon(_files("electricitymaps_hourly"), _files("eia930_fuelmix"), "ipcc_ar5")
-    rows.append(("core_grid_carbon (+fuel mix)", carbon.height, time.perf_counter() - t))
-    t = time.perf_counter()
-    prices, _ = build_prices(_files("power_prices"))
-    rows.append(("core_power_price", prices.height, time.perf_counter() - t))
-    t = time.perf_counter()
-    m, _ = nz.normalize_watttime(_files("watttime_moer")[0])
-    rows.append(("core_grid_marginal", m.height, time.perf_counter() - t))
+    for table in GRID_TABLES:  # every grid table from the samples of the sources that feed it
+        t = time.perf_counter()
+        b = build_table(table, {s.key: _files(s.key) for s in sources_of(table)})
+        rows.append((table, b.rows.height, time.perf_counter() - t))
     return rows
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import polars as pl
 
 from assets.download import sha256_file
-from assets.sources import EMAPS_SAMPLE_ZONE_YEARS, GOOGLE_2011_TASK_EVENTS_COLUMNS
+from assets.grid import GRID_SOURCES
+from assets.sources import GOOGLE_2011_TASK_EVENTS_COLUMNS
 from sim.paths import samples_dir
 
 #: shared/data relative path -> sample path stem (without extension)
@@ -30,25 +31,13 @@ MAPPING: dict[str, str] = {
     "workload/gaia/mustang-trace-2015-100k.csv.gz": "gaia/mustang-trace-2015-100k",
     "workload/azure_v2/vmtable_sample_500_fullmonth_vms.csv": "azure_v2/vmtable_sample_500_fullmonth_vms",
     "workload/google2019/borg_traces_data_kaggle_slice.csv": "google2019/borg_traces_data_kaggle_slice",
-    "carbon_intensity/watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08.csv": (
-        "watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08"
-    ),
-    "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv": "prices/ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly",
-    "prices/CAISO_TH_NP15_GEN-APND_DAM_LMP_2024_hourly.csv": "prices/CAISO_TH_NP15_GEN-APND_DAM_LMP_2024_hourly",
 }
 for _s in (0, 1, 2, 3, 10):
     MAPPING[f"workload/google2011/task_events_part-{_s:05d}-of-00500.csv.gz"] = (
         f"google2011/task_events_part-{_s:05d}-of-00500"
     )
-for _z, _ys in EMAPS_SAMPLE_ZONE_YEARS:
-    for _y in _ys:
-        MAPPING[f"carbon_intensity/electricitymaps/{_z}_{_y}_hourly.csv"] = (
-            f"electricitymaps/{_z}_{_y}_hourly"
-        )
-for _ba in ("CISO", "ERCO", "MISO", "PJM", "NYIS"):
-    MAPPING[f"carbon_intensity/eia930_fuelmix/EIA930_{_ba}_2022_hourly_fuelmix_avgCI.csv"] = (
-        f"eia930/EIA930_{_ba}_2022_hourly_fuelmix_avgCI"
-    )
+for _src in GRID_SOURCES.values():  # each grid feed names its own samples' origins (assets/grid/)
+    MAPPING.update(_src.sample_origins)
 
 
 def build(shared: Path, out: Path) -> list[dict[str, object]]:

@@ -192,9 +192,7 @@ def _list(where: _Where, t: dict, key: str, table: str) -> list[Any] | None:
 def _scenario(where: _Where, fld: str, kw: dict[str, Any]) -> Scenario:
     try:
         sc = Scenario(**kw)
-        from sim.workloads.registry import get_workload
-
-        if get_workload(sc.workload).needs_machines and not sc.machines:
+        if sc.workload_spec.needs_machines and not sc.machines:
             raise ValueError(f"workload {sc.workload!r} needs the platform size: set machines in [base]")
         return sc
     except (ValueError, KeyError, TypeError) as e:

@@ -33,7 +33,7 @@ from sim.capacity.trace import (
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.policies import get_policy, parse_params
 from sim.workloads.generators import offered_load
-from sim.workloads.registry import WorkloadArgs, concrete_names, get_workload, resolve_workload
+from sim.workloads.registry import WorkloadArgs, WorkloadSpec, concrete_names, get_workload, resolve_workload
 from studies.signals import scenario_signal, signal_input
 
 #: short names of capacity kinds in scenario labels and partition keys (:mod:`studies.keys`); a kind not
@@ -66,6 +66,10 @@ class Scenario:
     sizing: str = "offered"
 
     def __post_init__(self) -> None:
+        """Parse and check every field once: ValueError (one line naming the field and its valid values)
+        for a sizing, workload or capacity spec that is not valid; the policy's own KeyError/ValueError for
+        an unknown policy or setting. The parsed views are :attr:`workload_spec`,
+        :attr:`workload_values`, :attr:`capacity_spec` and :attr:`policy_params`."""
         if self.sizing not in ("offered", "clipped"):
             raise ValueError(f"scenario sizing must be 'offered' or 'clipped', not {self.sizing!r}")
         # settings equal to the policy's defaults are dropped, so equal simulations get equal ids
@@ -78,6 +82,40 @@ class Scenario:
             if (float(v) != 0.0 if k in CHECKPOINT_KEYS else getattr(given, k) != getattr(default, k))
         }
         object.__setattr__(self, "settings", dict(sorted(kept.items())))
+        try:
+            wl, values = resolve_workload(self.workload)
+        except ValueError as e:
+            raise ValueError(f"scenario workload: {str(e).splitlines()[0]}") from None
+        try:
+            cap = _checked_spec(self.capacity)
+        except ValueError as e:
+            raise ValueError(f"scenario capacity: {str(e).splitlines()[0]}") from None
+        # parsed views: not fields, so they stay out of params(), the id, equality and repr
+        object.__setattr__(self, "_parsed", (wl, values, cap, given))
+
+    @property
+    def workload_spec(self) -> WorkloadSpec:
+        """The registered workload :attr:`workload` names (parsed once, at construction)."""
+        return self._parsed[0]
+
+    @property
+    def workload_values(self) -> dict[str, Any]:
+        """The workload name's pattern values, converted to their types (``zipf-1.5`` → ``{"s": 1.5}``)."""
+        return self._parsed[1]
+
+    @property
+    def capacity_spec(self) -> CapacitySpec:
+        """:attr:`capacity` parsed and checked against its kind's parameters (nested specs checked too)."""
+        return self._parsed[2]
+
+    @property
+    def policy_params(self) -> Any:
+        """The policy's parameters object of :attr:`settings` (defaults filled in)."""
+        return self._parsed[3]
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """A scenario pickles as its parameters (the parsed views are parsed again)."""
+        return (Scenario.from_params, (self.params(),))
 
     def params(self) -> dict[str, Any]:
         """The parameters (fields added after the first catalogue are left out at their default, so ids of
@@ -123,6 +161,16 @@ class Scenario:
 _LATER_FIELDS: dict[str, Any] = {"warmup_days": 0.0, "sizing": "offered"}
 
 
+def _checked_spec(capacity: dict[str, Any] | CapacitySpec) -> CapacitySpec:
+    """A catalogue capacity dict as a :class:`CapacitySpec`, its nested specs (a pool's ``of``) parsed
+    too. ValueError naming the kind and its parameters or the kinds."""
+    spec = capacity if isinstance(capacity, CapacitySpec) else CapacitySpec.from_dict(capacity)
+    for name, param in get_kind(spec.kind).params.items():
+        if param.type is dict and name in spec.params:
+            _checked_spec(spec.params[name])
+    return spec
+
+
 def walk(f: float, step: float, seed: int = 0, dr: float = 0.6) -> dict[str, Any]:
     """A random-walk capacity spec (``f`` changes per hour, ``step``, dynamic range ``dr``, walk ``seed``):
     the one helper every study builds its walks with."""
@@ -143,17 +191,17 @@ SWEEP_STUDIES: dict[str, Any] = {"smoke": _smoke}
 
 
 # ---------------------------------------------------------------------- building a scenario's inputs
-def workload_needs(workload: str) -> str | None:
-    """The exported input file a workload is built from (None: generated from its parameters). ValueError
-    listing the workloads for an unknown one."""
-    template = get_workload(workload).template
+def workload_needs(workload: str | WorkloadSpec) -> str | None:
+    """The exported input file a workload (its name, or its parsed spec) is built from (None: generated
+    from its parameters). ValueError listing the workloads for an unknown name."""
+    template = (get_workload(workload) if isinstance(workload, str) else workload).template
     return f"workload_{template}.parquet" if template else None
 
 
-def capacity_needs(capacity: dict[str, Any]) -> list[str]:
-    """The exported input files a capacity spec (a catalogue dict, nested specs included) is built from.
-    ValueError for an unknown kind or a signal no exported input holds."""
-    spec = CapacitySpec.from_dict(capacity)
+def capacity_needs(capacity: dict[str, Any] | CapacitySpec) -> list[str]:
+    """The exported input files a capacity spec (parsed, or a catalogue dict; nested specs included) is
+    built from. ValueError for an unknown kind or a signal no exported input holds."""
+    spec = capacity if isinstance(capacity, CapacitySpec) else CapacitySpec.from_dict(capacity)
     kind = get_kind(spec.kind)
     out = [signal_input(spec)[0]] if kind.signal else []
     for name, param in kind.params.items():
@@ -166,7 +214,7 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     """Jobs of ``sc`` on ``machines`` machines, by its workload's builder (:mod:`sim.workloads.registry`),
     handed the exported template workload if it has one. Raises FileNotFoundError naming a missing input,
     ValueError listing the workloads for an unknown one."""
-    spec, values = resolve_workload(sc.workload)
+    spec, values = sc.workload_spec, sc.workload_values
     template = None
     if spec.template:
         f = inputs / f"workload_{spec.template}.parquet"
@@ -198,7 +246,7 @@ def sized_jobs(sc: Scenario, inputs: Path) -> tuple[int, pl.DataFrame]:
     """The platform size of ``sc`` (:func:`platform_size`) and its jobs (:func:`build_jobs`), building the
     jobs once where sizing needed them and they do not depend on the size (``size_free`` workloads).
     Raises like those two."""
-    spec = get_workload(sc.workload)
+    spec = sc.workload_spec
     if sc.machines or spec.default_machines or spec.needs_machines:
         machines = platform_size(sc, inputs)
         return machines, build_jobs(sc, inputs, machines)
@@ -226,7 +274,7 @@ def platform_size(sc: Scenario, inputs: Path) -> int:
     ``load`` of the mean capacity. ValueError if the workload needs the size given."""
     if sc.machines:
         return sc.machines
-    spec = get_workload(sc.workload)
+    spec = sc.workload_spec
     if spec.default_machines:
         return spec.default_machines
     if spec.needs_machines:
@@ -241,13 +289,13 @@ def build_capacity(sc: Scenario, inputs: Path, machines: int) -> CapacityTrace |
 
     ``{"kind": "pool", "of": SPEC}`` (paper 003's resource level): one machine holding every core, whose
     cores follow ``cores × machines alive`` of the machines-alive trace ``SPEC``."""
-    spec = CapacitySpec.from_dict(sc.capacity)
+    spec = sc.capacity_spec
     return spec.build(machines, sc.horizon_s, cores=sc.cores, signal_of=lambda s: scenario_signal(s, inputs))
 
 
 def simulated_platform(sc: Scenario, machines: int) -> tuple[int, float]:
     """``(machines, cores per machine)`` the simulator runs ``sc`` on: the platform, or one machine holding
     every core for a ``one_machine`` capacity kind (a pool)."""
-    if CapacitySpec.from_dict(sc.capacity).one_machine:
+    if sc.capacity_spec.one_machine:
         return 1, machines * sc.cores
     return machines, sc.cores

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import polars as pl
@@ -42,9 +42,12 @@ SIGNAL_INPUTS = {"carbon": ("grid_carbon.parquet", "gco2_per_kwh")}
 
 
 class _Run(Protocol):
-    """What the carbon series of a run is read from: a scenario's capacity dict and policy settings."""
+    """What the carbon series of a run is read from: a scenario's parsed capacity spec and policy
+    settings."""
 
-    capacity: dict[str, Any]
+    @property
+    def capacity_spec(self) -> CapacitySpec: ...
+
     settings: dict[str, str]
 
 
@@ -78,7 +81,7 @@ def scenario_signal(spec: CapacitySpec, inputs: Path) -> np.ndarray:
 
 def signal_spec(run: _Run) -> CapacitySpec | None:
     """The carbon series a scenario's run is accounted against (a carbon_budget spec naming it), or None."""
-    spec = CapacitySpec.from_dict(run.capacity)
+    spec = run.capacity_spec
     if get_kind(spec.kind).signal == "carbon":
         return spec
     if run.settings.get("grid") and run.settings.get("signal"):

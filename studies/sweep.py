@@ -90,12 +90,10 @@ def input_versions(inputs: Path) -> dict[str, str]:
 
 def input_files(sc: Scenario) -> list[str]:
     """The exported input files ``sc`` reads (empty if it is generated from its parameters alone)."""
-    needed = [n for n in (workload_needs(sc.workload),) if n]
+    needed = [n for n in (workload_needs(sc.workload_spec),) if n]
     carbon = signal_spec(sc)  # a series named by the policy settings (defer) is read too
     return list(
-        dict.fromkeys(
-            needed + capacity_needs(sc.capacity) + (capacity_needs(carbon.to_dict()) if carbon else [])
-        )
+        dict.fromkeys(needed + capacity_needs(sc.capacity_spec) + (capacity_needs(carbon) if carbon else []))
     )
 
 

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from assets import normalize as nz
+from assets.grid import eia930, electricitymaps, power_prices
 from assets.sources import AZURE_V2_VMTABLE_COLUMNS, GOOGLE_2011_TASK_EVENTS_COLUMNS
 
 
@@ -170,7 +171,7 @@ def test_electricitymaps(tmp_path: Path) -> None:
         + "2024-04-01 02:00:00,USA,ERCOT,US-TEX-ERCO,300,,40,30,x,false,\n"
         + "2024-04-01 03:00:00,USA,ERCOT,US-TEX-ERCO,300,360,40,30,x,false,\n",
     )
-    good, rej = nz.normalize_electricitymaps(f)
+    good, rej = electricitymaps.normalize_electricitymaps(f)
     assert good["grid"].unique().to_list() == ["ERCOT"]
     assert good["gco2_per_kwh"].to_list() == [350.5, 360.0]
     assert good["estimated"].to_list() == [True, False]
@@ -192,13 +193,13 @@ def test_eia_dcrl_intensity_reproduces_published_value(tmp_path: Path) -> None:
         + "2022-01-01 01:00:00+00:00,,,,,,,,,\n"
         + "2022-01-01 02:00:00+00:00,0,0,0,0,0,0,0,100,230\n",
     )
-    carbon, mix, rej = nz.normalize_eia_dcrl(f, "dcrl")
+    carbon, mix, rej = eia930.normalize_eia_dcrl(f, "dcrl")
     assert carbon["grid"].to_list() == ["MISO", "MISO"]
     assert carbon["gco2_per_kwh"].to_list() == pytest.approx([415.5, 230.0])
     assert carbon["reference_gco2_per_kwh"].to_list() == [415.5, 230.0]
     assert rej["line"].to_list() == [3] and rej["reason"][0] == "no fuel value in row"
     assert mix.filter(pl.col("fuel") == "COL")["mwh"].to_list() == [100.0, 0.0]
-    carbon2, _, _ = nz.normalize_eia_dcrl(f, "ipcc_ar5")
+    carbon2, _, _ = eia930.normalize_eia_dcrl(f, "ipcc_ar5")
     assert carbon2["gco2_per_kwh"].to_list() == pytest.approx([415.5, 700.0])
 
 
@@ -217,14 +218,14 @@ def test_eia_api_pages(tmp_path: Path) -> None:
     }
     p = tmp_path / "page_00000.json"
     p.write_text(json.dumps(page))
-    carbon, mix, rej = nz.normalize_eia_api_pages([nz.RawFile(p, "page_00000.json")], "ipcc_ar5")
+    carbon, mix, rej = eia930.normalize_eia_api_pages([nz.RawFile(p, "page_00000.json")], "ipcc_ar5")
     assert carbon["grid"].to_list() == ["CAISO"]
     assert carbon["gco2_per_kwh"][0] == pytest.approx((300 * 45 + 100 * 490) / 400)
     assert rej.height == 1 and "value" in rej["reason"][0]
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     with pytest.raises(nz.BadFileError, match="bad.json: not an EIA API v2 response"):
-        nz.normalize_eia_api_pages([nz.RawFile(bad, "bad.json")])
+        eia930.normalize_eia_api_pages([nz.RawFile(bad, "bad.json")])
 
 
 def test_prices_local_offsets_to_utc(tmp_path: Path) -> None:
@@ -233,7 +234,7 @@ def test_prices_local_offsets_to_utc(tmp_path: Path) -> None:
         "ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly.csv",
         "Datetime,Price (USD/MWh)\n2024-03-10 01:00:00-06:00,10\n2024-03-10 03:00:00-05:00,11\nbad,3\n",
     )
-    good, rej = nz.normalize_price(f)
+    good, rej = power_prices.normalize_price(f)
     assert good["market"][0] == "ERCOT" and good["node"][0] == "HB_HUBAVG" and good["market_type"][0] == "DAM"
     hours = [t.hour for t in good["ts_utc"].to_list()]
     assert hours == [7, 8]  # DST jump in local time, consecutive UTC hours
@@ -243,5 +244,5 @@ def test_prices_local_offsets_to_utc(tmp_path: Path) -> None:
         "CAISO_TH_NP15_GEN-APND_DAM_LMP_2024_hourly.csv",
         "Datetime,Price (USD/MWh)\n2024-01-01 08:00:00,-3.5\n",
     )
-    g2, _ = nz.normalize_price(f2)
+    g2, _ = power_prices.normalize_price(f2)
     assert g2["node"][0] == "TH_NP15_GEN-APND" and g2["usd_per_mwh"][0] == -3.5 and g2["ts_utc"][0].hour == 8

@@ -72,7 +72,9 @@ def test_sized_jobs_equals_sizing_then_building(sc: Scenario, inputs: Path, monk
 def test_size_free_workloads_ignore_the_platform_size(inputs: Path) -> None:
     for wl in scenarios.SIZE_FREE_WORKLOADS:
         cap = (
-            {"kind": "risk_aware_walk", "m_avg": 24, "m_ra": 8} if "riskaware" in wl else {"kind": "constant"}
+            {"kind": "risk_aware_walk", "m_avg": 24, "m_ra": 8, "period_s": 3600.0}
+            if "riskaware" in wl
+            else {"kind": "constant"}
         )
         sc = Scenario(wl, cap, horizon_days=1.0)
         if scenarios.workload_needs(wl) and not (inputs / scenarios.workload_needs(wl)).is_file():

@@ -7,8 +7,8 @@ original file. A file that cannot be read at all, lacks required columns, or who
 raises :class:`BadFileError` naming the file; callers then keep the previous table untouched.
 
 Modules: :mod:`~assets.normalize.base` (reading, reject splitting), :mod:`~assets.normalize.jobs` (GAIA,
-Azure VM table, Borg 2011), :mod:`~assets.normalize.grid` (Electricity Maps, EIA-930, WattTime),
-:mod:`~assets.normalize.prices` (market prices). Every public name is re-exported here.
+Azure VM table, Borg 2011). Every public name is re-exported here. A grid feed's normalizer lives in its
+own module (:mod:`assets.grid`), with its dataset and checks.
 """
 
 from assets.normalize.base import (
@@ -19,17 +19,6 @@ from assets.normalize.base import (
     read_text_table,
     require_columns,
     split_rejects,
-)
-from assets.normalize.grid import (
-    CARBON_COLUMNS,
-    EMISSION_FACTORS,
-    FUEL_MIX_COLUMNS,
-    FUELS,
-    intensity_expr,
-    normalize_eia_api_pages,
-    normalize_eia_dcrl,
-    normalize_electricitymaps,
-    normalize_watttime,
 )
 from assets.normalize.jobs import (
     EVICT,
@@ -47,20 +36,14 @@ from assets.normalize.jobs import (
     normalize_borg2011,
     normalize_gaia,
 )
-from assets.normalize.prices import PRICE_COLUMNS, normalize_price
 
 __all__ = [
-    "CARBON_COLUMNS",
-    "EMISSION_FACTORS",
     "EVICT",
     "FAIL",
     "FINISH",
-    "FUELS",
-    "FUEL_MIX_COLUMNS",
     "JOB_COLUMNS",
     "KILL",
     "LOST",
-    "PRICE_COLUMNS",
     "REJECT_COLUMNS",
     "SCHEDULE",
     "SUBMIT",
@@ -70,15 +53,9 @@ __all__ = [
     "RawFile",
     "coverage_windows",
     "empty_rejects",
-    "intensity_expr",
     "normalize_azure_vmtable",
     "normalize_borg2011",
-    "normalize_eia_api_pages",
-    "normalize_eia_dcrl",
-    "normalize_electricitymaps",
     "normalize_gaia",
-    "normalize_price",
-    "normalize_watttime",
     "read_text_table",
     "require_columns",
     "split_rejects",

@@ -1,11 +1,19 @@
-"""Power-price normalizer: hourly market price CSVs -> ``core_power_price`` rows."""
+"""Day-ahead hourly power prices (ERCOT HB_HUBAVG SPP, CAISO TH_NP15_GEN-APND LMP) → ``core_power_price``.
+
+Samples: ERCOT and CAISO OASIS files of 2024 as HewlettPackard/green-dcc (MIT repository) redistributes
+them. No remote endpoint.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from assets.dataset import Dataset
+from assets.grid.base import GridSource, Rows, concat
 from assets.normalize.base import (
     BadFileError,
     RawFile,
@@ -16,8 +24,11 @@ from assets.normalize.base import (
     require_columns,
     split_rejects,
 )
+from assets.schema import CORE_POWER_PRICE
 
-PRICE_COLUMNS = ["market", "node", "ts_utc", "usd_per_mwh", "market_type", "source_file"]
+PRICE_COLUMNS = CORE_POWER_PRICE.column_names
+#: the sample files' stems (market_node_type_year_hourly)
+SAMPLE_STEMS = ("ERCOT_HB_HUBAVG_DAM_SPP_2024_hourly", "CAISO_TH_NP15_GEN-APND_DAM_LMP_2024_hourly")
 
 
 def normalize_price(f: RawFile) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -56,3 +67,20 @@ def normalize_price(f: RawFile) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.lit(f.name).alias("source_file"),
     )
     return out, rej
+
+
+def _normalize(files: Sequence[RawFile], options: Mapping[str, Any]) -> dict[str, Rows]:
+    out = [normalize_price(f) for f in files]
+    return {CORE_POWER_PRICE.name: (concat([o[0] for o in out]), concat([o[1] for o in out]))}
+
+
+SOURCE = GridSource(
+    Dataset(
+        "power_prices",
+        "Day-ahead hourly prices 2024: ERCOT HB_HUBAVG SPP, CAISO TH_NP15_GEN-APND LMP",
+        tuple(f"prices/{s}.parquet" for s in SAMPLE_STEMS),
+    ),
+    (CORE_POWER_PRICE.name,),
+    _normalize,
+    {f"prices/{s}.csv": f"prices/{s}" for s in SAMPLE_STEMS},
+)
