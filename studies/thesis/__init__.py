@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
-from studies.thesis import ch4, general, ias, observed, robustness
+from typing import Any
+
+from studies.thesis import ch4, ias, robustness
 from studies.thesis.scenarios import (
     GENERIC_POLICIES,
     ZIPFS,
@@ -24,14 +26,27 @@ from studies.thesis.scenarios import (
 )
 from studies.thesis.sweeps import SWEEP_STUDIES
 
+
+def _observed_scenarios(pr: Any) -> dict[tuple, Any]:
+    from studies.thesis import observed  # lazily: `python -m studies.thesis.observed` runs it as __main__
+
+    return observed.study_scenarios(pr)
+
+
+def _generalization_scenarios(pr: Any) -> dict[tuple, Any]:
+    from studies.thesis import general  # lazily, as above
+
+    return general.study_scenarios(pr)
+
+
 STUDY_BUILDERS = {
     "repro-grids": grid_scenarios,
     "repro-generic": generic_scenarios,
     "repro-thesis-ch4": ch4_scenarios,
     "repro-thesis-ch6": ch6_scenarios,
     "ias-robustness": robustness_scenarios,
-    observed.STUDY: observed.study_scenarios,
-    general.STUDY: general.study_scenarios,
+    "thesis-ias-observed": _observed_scenarios,  # observed.STUDY
+    "thesis-ias-generalization": _generalization_scenarios,  # general.STUDY
 }
 #: the generic heavy-tailed instance's rows (thesis §6.2's claim off the thesis' workloads)
 GENERIC_HEADLINES = [*ias.GENERIC, *robustness.ROBUSTNESS]
