@@ -16,8 +16,8 @@ and the First-Fit and ``ias`` runs of the reproduction's generalization rows (``
 so only ``ias-general`` is simulated for it; its table is ``out_thesis_ias_instances``
 (:mod:`studies.thesis.ias_table`).
 
-``python -m studies.thesis.general --profile quick|full`` prints that study's table from its cached runs
-(or the ``varcap sweep`` that simulates them). Ad hoc, simulated in process by :func:`run_pair`:
+``python -m studies.thesis.ias_table thesis-ias-generalization --profile quick|full`` prints that study's
+table from its cached runs (or the ``varcap sweep`` that simulates them). Ad hoc, simulated in process by :func:`run_pair`:
 ``python -m studies.thesis.general [--quick] [--seed S] [--n N] [--days D]`` prints the per-instance table
 and the shares (with the isolating runs unless ``--main-only``); ``--table62`` runs the thesis' Table 6.2
 set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on a small platform instead.
@@ -194,13 +194,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         help=f"print the catalogue study {STUDY}[-quick] from its cached runs instead (simulates nothing)",
     )
     a = ap.parse_args(argv)
-    if a.profile:
-        from studies.thesis import ias_table
-
-        t = ias_table.print_study(STUDY, a.profile)
-        if a.out:
-            t.write_parquet(a.out)
-        return
+    if a.profile:  # read by studies.thesis.ias_table, which imports this module
+        raise SystemExit(f"python -m studies.thesis.ias_table {STUDY} --profile {a.profile}")
     keys = MAIN if (a.quick or a.main_only) else tuple(VARIANTS)
     if a.table62:
         t = table62(a.table62, a.days, keys=keys)

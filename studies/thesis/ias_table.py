@@ -230,3 +230,23 @@ def print_study(study: str, profile: str) -> pl.DataFrame:
                            "termination_cut_pct", "goodput_diff_pp", "holds", "decisive"))  # fmt: skip
             print(shares(t))
     return t
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m studies.thesis.ias_table", description=__doc__.split("\n")[0])
+    ap.add_argument("study", choices=STUDIES)
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
+    a = ap.parse_args(argv)
+    t = print_study(a.study, a.profile)
+    if t.height and a.study == observed.STUDY:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=2):
+            print(observed.summary(t).drop("degenerate_reason"))
+    if a.out:
+        t.write_parquet(a.out)
+
+
+if __name__ == "__main__":
+    main()

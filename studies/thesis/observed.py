@@ -21,8 +21,8 @@ period). :func:`summary` gives per grid, workload and policy the decisive and de
 that hold the claim (cut > 0, goodput ≥ First-Fit's − 2 pt) and means with 95 % Student-t intervals over
 the decisive seeds.
 
-``python -m studies.thesis.observed [--profile quick|full] [--out FILE]`` prints the table from the cached
-runs, or the ``varcap sweep`` that simulates the runs it lacks.
+``python -m studies.thesis.ias_table thesis-ias-observed [--profile quick|full] [--out FILE]`` prints the
+table from the cached runs, or the ``varcap sweep`` that simulates the runs it lacks.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import argparse
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -134,18 +133,12 @@ def summary(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """The study's table is read from its cached runs by :mod:`studies.thesis.ias_table` (which imports this
+    module): say how."""
     ap = argparse.ArgumentParser(prog="python -m studies.thesis.observed", description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
     a = ap.parse_args(argv)
-    from studies.thesis import ias_table
-
-    t = ias_table.print_study(STUDY, a.profile)
-    if t.height:
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, float_precision=2):
-            print(summary(t).drop("degenerate_reason"))
-    if a.out:
-        t.write_parquet(a.out)
+    raise SystemExit(f"python -m studies.thesis.ias_table {STUDY} --profile {a.profile}")
 
 
 if __name__ == "__main__":
