@@ -214,10 +214,12 @@ def generic_chart(res: pl.DataFrame) -> alt.TopLevelMixin:
 
 def observed_chart(summary: pl.DataFrame) -> alt.TopLevelMixin:
     """``ias`` and ``ias-general`` against First-Fit on the observed grids (rows of
-    :func:`studies.thesis.observed.summary`): the termination cut (%) per grid and workload, mean and 95 %
-    interval over the decisive seeds; a grid without a decisive seed has no mark."""
+    :func:`studies.thesis.observed.summary` of ``out_thesis_ias_instances``): the termination cut (%) per
+    grid and workload, mean and 95 % interval over the decisive seeds; a grid without a decisive seed has
+    no mark."""
     df = summary.filter(pl.col("n_decisive") > 0).select(
-        "grid", "workload", "policy", "cut_pct", "cut_pct_lo", "cut_pct_hi", "goodput_pt", "n_decisive"
+        "grid", "workload", "policy", "termination_cut_pct", "termination_cut_pct_lo", "termination_cut_pct_hi",
+        "goodput_diff_pp", "n_decisive",
     )
     base = alt.Chart().encode(
         y=alt.Y("grid:N", title=None),
@@ -225,10 +227,12 @@ def observed_chart(summary: pl.DataFrame) -> alt.TopLevelMixin:
         color=alt.Color("policy:N", title="policy"),
     )
     rule = base.mark_rule().encode(
-        x=alt.X("cut_pct_lo:Q", title="terminations cut vs First-Fit (%)"), x2="cut_pct_hi:Q"
+        x=alt.X("termination_cut_pct_lo:Q", title="terminations cut vs First-Fit (%)"),
+        x2="termination_cut_pct_hi:Q",
     )
     dots = base.mark_point(filled=True, size=60).encode(
-        x="cut_pct:Q", tooltip=["grid", "workload", "policy", "cut_pct", "goodput_pt", "n_decisive"]
+        x="termination_cut_pct:Q",
+        tooltip=["grid", "workload", "policy", "termination_cut_pct", "goodput_diff_pp", "n_decisive"],
     )
     zero = alt.Chart().mark_rule(strokeDash=[4, 4]).encode(x=alt.datum(0.0))
     return finish(

@@ -729,6 +729,59 @@ OUT_REPRODUCTION_INSTANCES = TableSchema(
 )
 ALL_TABLES[OUT_REPRODUCTION_INSTANCES.name] = OUT_REPRODUCTION_INSTANCES
 
+OUT_THESIS_IAS_INSTANCES = TableSchema(
+    "out_thesis_ias_instances",
+    "Thesis ch. 6 beyond its set-ups (studies/thesis/ias_table.py): `ias` (the thesis' algorithm) and "
+    "`ias-general` (varcap's extension) against First-Fit per instance of thesis-ias-observed (CAISO, ERCOT, "
+    "MISO carbon-budget capacity) and thesis-ias-generalization (the reproduction's generated instances), "
+    "from the studies' cached runs; one partition per profile. The claim (§6.2) holds on an instance when "
+    "the cut is > 0 and goodput ≥ First-Fit's − 2 pp; only decisive instances count.",
+    (
+        Col("study", "VARCHAR", "-", "thesis-ias-observed or thesis-ias-generalization (base name)", False),
+        Col("instance", "VARCHAR", "-", "<grid> <workload> s<seed> (observed) or gen<master seed>-<index>", False),
+        Col("grid", "VARCHAR", "-", "balancing authority of the carbon budget (null: generated instance)"),
+        Col("workload", "VARCHAR", "-", "workload name (sim/workloads/registry.py)", False),
+        Col("seed", "BIGINT", "-", "workload seed", False),
+        Col("machines", "BIGINT", "machines", "platform size"),
+        Col("jobs", "BIGINT", "jobs", "jobs of the instance (First-Fit's run)"),
+        Col("policy", "VARCHAR", "-", "ias or ias-general", False),
+        Col("ff_terminations", "BIGINT", "kills", "First-Fit's terminations"),
+        Col("terminations", "BIGINT", "kills", "the policy's terminations (null: not run)"),
+        Col(
+            "termination_cut_pct",
+            "DOUBLE",
+            "%",
+            "100 × (First-Fit − policy) / First-Fit terminations; null when First-Fit terminates nothing",
+        ),
+        Col("ff_goodput_pct", "DOUBLE", "%", "First-Fit's goodput"),
+        Col("goodput_diff_pp", "DOUBLE", "pp", "policy − First-Fit goodput"),
+        Col("holds", "BOOLEAN", "-", "cut > 0 and goodput ≥ First-Fit's − 2 pp (null: not run)"),
+        Col(
+            "decisive",
+            "BOOLEAN",
+            "-",
+            "IAS faces the decision the claim is about (studies.generalization.ias_decisive): some job not "
+            "big under H1, some such job longer than the change period, First-Fit terminates something",
+            False,
+        ),
+        Col("degenerate_reason", "VARCHAR", "-", "why not decisive, or `not run: …` (empty when decisive)", False),
+        Col("small_jobs", "BIGINT", "jobs", "jobs not big under IAS's H1 (defaults)"),
+        Col("outliving_jobs", "BIGINT", "jobs", "small jobs longer than the time between two capacity changes"),
+        Col("ff_wall_s", "DOUBLE", "s", "First-Fit run's wall time (as the sweep recorded it)"),
+        Col("wall_s", "DOUBLE", "s", "the policy run's wall time (as the sweep recorded it)"),
+        Col("profile", "VARCHAR", "-", "full or quick", False),
+    ),
+    ("study", "instance", "policy", "profile"),
+    (
+        Range("cut_at_most_100", "termination_cut_pct > 100"),
+        Range("goodput_diff_in_range", "abs(goodput_diff_pp) > 100"),
+        Range("decisive_has_no_reason", "decisive AND degenerate_reason <> ''"),
+        Range("degenerate_has_a_reason", "NOT decisive AND degenerate_reason = ''"),
+        Range("cut_only_with_ff_kills", "(termination_cut_pct IS NULL) <> (ff_terminations IS NULL OR ff_terminations = 0 OR terminations IS NULL)"),
+    ),
+)
+ALL_TABLES[OUT_THESIS_IAS_INSTANCES.name] = OUT_THESIS_IAS_INSTANCES
+
 # ------------------------------------------------------------------------------------- harmony (paper 004)
 _H_GROUP = Col("priority_group", "VARCHAR", "-", "production (9–11), other (2–8), gratis (0–1)", False)
 HARMONY_TASK_CLASSES = TableSchema(

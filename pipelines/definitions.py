@@ -17,6 +17,7 @@ from assets.sgip import backtest_assets, backtest_checks, sgip_assets, sgip_chec
 from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
 from assets.swf import swf_assets, swf_checks
+from assets.thesis import thesis_assets, thesis_checks
 from pipelines.guard import dead_runs_sensor
 from studies.catalogue import STUDIES
 
@@ -41,6 +42,7 @@ ALL_ASSETS = dg.map_asset_specs(
         *capacity_assets,
         *sim_assets,
         *reproduction_assets,
+        *thesis_assets,
         *reports_assets,
         *harmony_assets,
     ],
@@ -56,6 +58,7 @@ ALL_CHECKS = [
     *capacity_checks,
     *sim_checks,
     *reproduction_checks,
+    *thesis_checks,
     *reports_checks,
     *harmony_checks,
 ]

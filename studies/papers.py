@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 #: tables with one asset partition per reproduction profile: a chapter reading one is partitioned too
-PROFILED_TABLES = frozenset({"out_study_results", "out_reproduction"})
+PROFILED_TABLES = frozenset({"out_study_results", "out_reproduction", "out_thesis_ias_instances"})
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,9 @@ PAPERS: tuple[Paper, ...] = (
                 ("out_capacity_characterization", "out_machine_intervals", "out_interval_survival",
                  "out_interval_conditional")),
         Chapter("ch6_ias", "Thesis ch. 6 — The Interval-Aware Scheduler",
-                "Figs. 6.1–6.3 heuristics and aggressiveness; Table 6.2 IAS vs First-Fit.",
-                _PROFILED, ("repro-thesis-ch6", "repro-generic")),
+                "Figs. 6.1–6.3 heuristics and aggressiveness; Table 6.2 IAS vs First-Fit; ias and ias-general "
+                "on the observed grids' carbon budgets.",
+                (*_PROFILED, "out_thesis_ias_instances"), ("repro-thesis-ch6", "repro-generic")),
     )),
     Paper("riskaware", "001", "Risk-aware scheduling", (
         Chapter("riskaware", "Paper 001 — Risk-aware scheduling",

@@ -1,40 +1,17 @@
-"""The observed-grid study and ``ias-general``'s robustness grid (quick profiles, no pipeline: the carbon
-input is written from the embedded Electricity Maps sample)."""
+"""The observed-grid study's summary and chart, and ``ias-general``'s robustness grid (quick profiles, no
+pipeline). The study's table from cached runs: tests/test_thesis_ias_table.py."""
 
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
-from pathlib import Path
 
 import polars as pl
 import pytest
 
-from studies.signals import GRIDS
-from studies.thesis.general import MAIN, cut_pct, holds
+from studies.thesis.general import MAIN
 from studies.thesis.general_robustness import PROFILES as GRID_PROFILES
 from studies.thesis.general_robustness import grid_cells, grid_shares, grid_table
-from studies.thesis.observed import PROFILES, mean_ci, observed_table, summary
-from tests.conftest import REPO
-
-ERCOT = {"ERCOT": GRIDS["ERCOT"]}
-
-
-def _inputs(tmp_path: Path) -> Path:
-    """``grid_carbon.parquet`` holding ERCOT April 2024 (lifecycle intensity, as the pipeline exports it)."""
-    raw = pl.read_parquet(REPO / "data/samples/electricitymaps/US-TEX-ERCO_2024_hourly.parquet")
-    ts = pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S", time_zone="UTC")
-    start, end = datetime(2024, 4, 1, tzinfo=UTC), datetime(2024, 5, 1, tzinfo=UTC)
-    df = (
-        raw.select(ts.alias("ts_utc"), pl.col("Carbon Intensity gCO₂eq/kWh (LCA)").cast(pl.Float64).alias("gco2_per_kwh"))
-        .filter((pl.col("ts_utc") >= start) & (pl.col("ts_utc") < end))
-        .with_row_index("hour")
-        .with_columns(pl.lit("ERCOT:" + GRIDS["ERCOT"]).alias("series"), pl.col("hour").cast(pl.Int64))
-        .select("series", "hour", "ts_utc", "gco2_per_kwh")
-    )  # fmt: skip
-    assert df.height == 720
-    df.write_parquet(tmp_path / "grid_carbon.parquet")
-    return tmp_path
+from studies.thesis.observed import mean_ci, summary
 
 
 def test_mean_ci() -> None:
@@ -44,28 +21,26 @@ def test_mean_ci() -> None:
     assert all(math.isnan(x) for x in mean_ci([]))
 
 
-def test_observed_quick_profile(tmp_path: Path) -> None:
-    pr = PROFILES["quick"]
-    t = observed_table(pr, _inputs(tmp_path), ERCOT)
-    assert t.height == len(pr.seeds) * len(pr.workloads) * len(MAIN)
-    assert set(t["grid"]) == {"ERCOT"} and set(t["policy"]) == set(MAIN)
-    for r in t.iter_rows(named=True):
-        assert r["cut_pct"] == cut_pct(r["ff_kills"], r["kills"])
-        assert r["holds"] == holds(r["cut_pct"], r["goodput_pt"])
-        assert r["decisive"] == (r["degenerate_reason"] == "")
-    s = summary(t)
-    assert s.height == len(MAIN)
-    for r in s.iter_rows(named=True):
-        d = t.filter((pl.col("policy") == r["policy"]) & pl.col("decisive"))
-        assert r["n_decisive"] == d.height and r["n_decisive"] + r["n_degenerate"] == r["runs"]
-        assert r["n_hold"] == int(d["holds"].sum())
-        if d.height:
-            assert r["kills"] == pytest.approx(float(d["kills"].mean()))
-
-
-def test_observed_missing_input_says_so(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="grid_carbon.parquet"):
-        observed_table(PROFILES["quick"], tmp_path, ERCOT)
+def test_summary_counts_and_means_over_decisive_rows_only() -> None:
+    wl = "pareto-1.5-300-light"
+    rows = [
+        # (grid, seed, policy, decisive, reason, holds, ff kills, kills, cut, goodput)
+        ("ERCOT", 0, "ias", True, "", True, 10, 5, 50.0, -1.0),
+        ("ERCOT", 1, "ias", True, "", False, 10, 15, -50.0, 0.5),
+        ("ERCOT", 2, "ias", False, "First-Fit terminates nothing", False, 0, 0, None, 0.0),
+        ("ERCOT", 3, "ias", False, "not run: over the 60 s scenario budget", None, 10, None, None, None),
+        ("MISO", 0, "ias", False, "First-Fit terminates nothing", False, 0, 1, None, -0.2),
+    ]
+    cols = ("grid", "seed", "policy", "decisive", "degenerate_reason", "holds", "ff_terminations",
+            "terminations", "termination_cut_pct", "goodput_diff_pp")  # fmt: skip
+    t = pl.DataFrame([dict(zip(cols, r, strict=True)) for r in rows], infer_schema_length=None)
+    s = summary(t.with_columns(pl.lit(wl).alias("workload")))
+    ercot, miso = s.row(0, named=True), s.row(1, named=True)
+    assert (ercot["runs"], ercot["n_decisive"], ercot["n_degenerate"], ercot["n_not_run"], ercot["n_hold"]) == (4, 2, 1, 1, 1)
+    assert ercot["degenerate_reason"] == "First-Fit terminates nothing"
+    assert ercot["termination_cut_pct"] == 0.0 and ercot["terminations"] == 10.0
+    assert ercot["termination_cut_pct_lo"] < -50.0 and ercot["termination_cut_pct_hi"] > 50.0
+    assert miso["n_decisive"] == 0 and math.isnan(miso["termination_cut_pct"])
 
 
 def test_general_robustness_quick_grid() -> None:
@@ -84,8 +59,8 @@ def test_observed_chart_marks_decisive_rows_only() -> None:
     from analysis.ias import observed_chart
 
     rows = [
-        {"grid": g, "workload": "pareto-1.5-300-light", "policy": p, "n_decisive": n, "cut_pct": 10.0,
-         "cut_pct_lo": 5.0, "cut_pct_hi": 15.0, "goodput_pt": -0.5}
+        {"grid": g, "workload": "pareto-1.5-300-light", "policy": p, "n_decisive": n, "termination_cut_pct": 10.0,
+         "termination_cut_pct_lo": 5.0, "termination_cut_pct_hi": 15.0, "goodput_diff_pp": -0.5}
         for g, n in (("ERCOT", 2), ("MISO", 0))
         for p in MAIN
     ]  # fmt: skip

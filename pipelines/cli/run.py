@@ -191,9 +191,9 @@ def run_reports(
 ) -> int:
     """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
     cached scenarios are recorded, not simulated) and Harmony's study, then ``out_sim_results``, and at
-    partition ``profile``: ``out_study_results``, ``out_reproduction`` (unless not ``reproduction``) and
-    the reports; print the index path. Every asset upstream of the rendered reports' partitions is then
-    materialized (``tests/test_lineage.py``)."""
+    partition ``profile``: ``out_study_results``, ``out_reproduction`` (unless not ``reproduction``),
+    ``out_thesis_ias_instances`` and the reports; print the index path. Every asset upstream of the
+    rendered reports' partitions is then materialized (``tests/test_lineage.py``)."""
     from assets.reports import reports_dir
 
     t0 = time.perf_counter()
@@ -214,6 +214,7 @@ def run_reports(
         "out_sim_results",
         "out_study_results",
         *(["out_reproduction"] if reproduction else []),
+        "out_thesis_ias_instances",  # chapter 6's table of its thesis-ias-* studies' runs
         *report_keys(),
     ]
     if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
@@ -303,7 +304,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # paper 004's row reads the Harmony study (its own asset group); quick runs only its three headline runs
     if not run_harmony("harmony-headline" if args.quick else "harmony", show=False):
         return 1
-    if not _materialize(["out_reproduction", "out_reproduction_instances"], console, partition_key=pr.name):
+    tables = ["out_reproduction", "out_reproduction_instances", "out_thesis_ias_instances"]
+    if not _materialize(tables, console, partition_key=pr.name):
         return 1
     with duckdb.connect(str(paths.warehouse_path()), read_only=True) as con:
         df = con.sql(

@@ -10,9 +10,17 @@ Instances come from :mod:`studies.generalization` (one master seed); each is sim
 :func:`studies.generalization.ias_decisive`'s answer; degenerate instances are reported with the reason
 and left out of the share.
 
+The catalogue study :data:`STUDY` (``thesis-ias-generalization[-quick]``, :func:`study_scenarios`) runs
+First-Fit, ``ias`` and ``ias-general`` on the reproduction profile's generated instances — the instances
+and the First-Fit and ``ias`` runs of the reproduction's generalization rows (``repro-generalization``),
+so only ``ias-general`` is simulated for it; its table is ``out_thesis_ias_instances``
+(:mod:`studies.thesis.ias_table`).
+
+``python -m studies.thesis.ias_table thesis-ias-generalization --profile quick|full`` prints that study's
+table from its cached runs (or the ``varcap sweep`` that simulates them). Ad hoc, simulated in process by :func:`run_pair`:
 ``python -m studies.thesis.general [--quick] [--seed S] [--n N] [--days D]`` prints the per-instance table
-and the shares; ``--table62`` runs the thesis' Table 6.2 set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on
-a small platform instead.
+and the shares (with the isolating runs unless ``--main-only``); ``--table62`` runs the thesis' Table 6.2
+set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on a small platform instead.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from typing import Any
 
 import polars as pl
 
+from studies.claims import Profile
 from studies.generalization import Instance, ias_decisive, ias_facts, instances
 from studies.scenarios import Scenario, build_capacity, sized_jobs
 from studies.thesis.scenarios import ZIPFS as ZIPF
@@ -42,6 +51,9 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "ias-general:h2=on": ("ias-general", {"h2": "on"}),
 }
 MAIN = ("ias", "ias-general")
+#: the catalogue study (base name; ``-quick`` for the quick profile) of First-Fit, ``ias`` and ``ias-general``
+#: on the reproduction profile's generated instances
+STUDY = "thesis-ias-generalization"
 GOODPUT_TOLERANCE_PT = 2.0
 _NO_INPUTS = Path("/nonexistent")  # generated workloads and walks read no exported input
 
@@ -61,8 +73,10 @@ def holds(cut: float, goodput_pt: float) -> bool:
 def run_pair(
     sc: Scenario, keys: Sequence[str], label: str, inputs: Path = _NO_INPUTS
 ) -> list[dict[str, Any]]:
-    """One row per policy key of ``keys`` on ``sc``'s instance (``sc.policy`` is ignored): kills, cut,
-    goodput difference (pt), holds, CPU seconds, and the instance's decisive flag and reason."""
+    """One row per policy key of ``keys`` on ``sc``'s instance (``sc.policy`` is ignored), simulated in
+    process (ad-hoc runs: the catalogue studies read their cached runs instead,
+    :mod:`studies.thesis.ias_table`): kills, cut, goodput difference (pt), holds, CPU seconds, and the
+    instance's decisive flag and reason."""
     from sim.api import simulate
 
     machines, jobs = sized_jobs(sc, inputs)
@@ -93,6 +107,26 @@ def run_pair(
             }
         )  # fmt: skip
     return rows
+
+
+def arms(key: str) -> tuple[str, dict[str, str]]:
+    """Policy and settings of a policy key: ``ff`` (First-Fit) or a key of :data:`VARIANTS`."""
+    return ("ff", {}) if key == "ff" else VARIANTS[key]
+
+
+def study_instances(pr: Profile) -> list[Instance]:
+    """The reproduction profile's generated instances (``Profile.gen_master_seed``, ``gen_instances``,
+    ``gen_days``): the ones the reproduction's generalization rows draw."""
+    return instances(pr.gen_master_seed, pr.gen_instances, pr.gen_days)
+
+
+def study_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """:data:`STUDY`: ``(instance index, policy key) → Scenario`` for First-Fit and :data:`MAIN` on
+    :func:`study_instances`. First-Fit's and ``ias``' scenarios are the reproduction's generalization arms
+    (same instance, ``ias`` at its default A = 0.6: same ids), so the study adds only ``ias-general``."""
+    return {
+        (inst.index, key): inst.scenario(*arms(key)) for inst in study_instances(pr) for key in ("ff", *MAIN)
+    }
 
 
 def generalization_table(
@@ -154,7 +188,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--main-only", action="store_true", help="ias and ias-general only (no isolating runs)")
     ap.add_argument("--table62", type=int, default=0, metavar="MACHINES", help="Table 6.2 set-up instead")
     ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
+    ap.add_argument(
+        "--profile",
+        choices=("quick", "full"),
+        help=f"print the catalogue study {STUDY}[-quick] from its cached runs instead (simulates nothing)",
+    )
     a = ap.parse_args(argv)
+    if a.profile:  # read by studies.thesis.ias_table, which imports this module
+        raise SystemExit(f"python -m studies.thesis.ias_table {STUDY} --profile {a.profile}")
     keys = MAIN if (a.quick or a.main_only) else tuple(VARIANTS)
     if a.table62:
         t = table62(a.table62, a.days, keys=keys)

@@ -11,31 +11,38 @@ the light core mix, minimum 5 min (the thesis Zipf workloads' unit) and, on the 
 change period), offered at 80 % of the mean capacity on ``machines`` × 24 cores.
 
 Each (grid, workload, seed) is one instance run with First-Fit, ``ias`` (the thesis' algorithm, its
-defaults) and ``ias-general`` (varcap's extension) by :func:`studies.thesis.general.run_pair`: kills, cut,
-goodput difference, and whether the instance is *decisive* by the rule the reproduction counts with
-(:func:`studies.generalization.ias_decisive`: First-Fit terminates something, some job is not "big" under
-H1, some such job is longer than the change period). :func:`summary` gives per grid, workload and policy
-the decisive and degenerate counts, the runs that hold the claim (cut > 0, goodput ≥ First-Fit's − 2 pt)
-and means with 95 % Student-t intervals over the decisive seeds.
+defaults) and ``ias-general`` (varcap's extension): the catalogue study :data:`STUDY`
+(``thesis-ias-observed[-quick]``, :func:`study_scenarios`; ``varcap run`` simulates the quick profile,
+``varcap reproduce`` the full one). Its table ``out_thesis_ias_instances`` (:mod:`studies.thesis.ias_table`,
+computed from the cached runs) gives per instance and policy kills, cut, goodput difference, and whether the
+instance is *decisive* by the rule the reproduction counts with (:func:`studies.generalization.ias_decisive`:
+First-Fit terminates something, some job is not "big" under H1, some such job is longer than the change
+period). :func:`summary` gives per grid, workload and policy the decisive and degenerate counts, the runs
+that hold the claim (cut > 0, goodput ≥ First-Fit's − 2 pt) and means with 95 % Student-t intervals over
+the decisive seeds.
 
-``python -m studies.thesis.observed [--profile quick|medium|full] [--inputs DIR] [--out FILE]``.
+``python -m studies.thesis.ias_table thesis-ias-observed [--profile quick|full] [--out FILE]`` prints the
+table from the cached runs, or the ``varcap sweep`` that simulates the runs it lacks.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from sim.paths import data_dir
+from studies.claims import Profile
 from studies.scenarios import Scenario
 from studies.signals import GRIDS
-from studies.thesis.general import MAIN, run_pair
+from studies.thesis.general import MAIN, arms
+
+#: the catalogue study (base name; ``-quick`` for the quick profile)
+STUDY = "thesis-ias-observed"
 
 
 @dataclass(frozen=True)
@@ -48,18 +55,19 @@ class ObservedProfile:
     workloads: tuple[str, ...]
 
 
+#: per reproduction profile (``quick``: ``varcap run``; ``full``: ``varcap reproduce``)
 PROFILES: dict[str, ObservedProfile] = {
-    # small enough for the tests: 10 machines, one day, two seeds of the 5-min workload
-    "quick": ObservedProfile(10, 1.0, (0, 1), ("pareto-1.5-300-light",)),
-    # a few CPU minutes: 20 machines for a week, three seeds of both workloads
-    "medium": ObservedProfile(20, 7.0, (0, 1, 2), ("pareto-1.5-300-light", "pareto-1.5-3600-light")),
+    # small enough for `varcap run` (18 runs of a few CPU seconds): the 1-h workload, where IAS has jobs to
+    # judge on 20 machines in 3 days (on 10 machines in one day, or with the 5-min workload at this size,
+    # every job is "big" under H1 or none outlives the hour: every instance degenerate)
+    "quick": ObservedProfile(20, 3.0, (0, 1), ("pareto-1.5-3600-light",)),
     "full": ObservedProfile(40, 30.0, (0, 1, 2, 3, 4), ("pareto-1.5-300-light", "pareto-1.5-3600-light")),
 }
 
 
 def observed_scenarios(pr: ObservedProfile, grids: dict[str, str] | None = None) -> dict[tuple, Scenario]:
     """Key (grid, workload, seed) → the instance as a First-Fit :class:`~studies.scenarios.Scenario`
-    (:func:`run_pair` runs the other policies on the same instance)."""
+    (:func:`study_scenarios` runs the other policies on the same instance)."""
     out: dict[tuple, Scenario] = {}
     for grid, sig in (GRIDS if grids is None else grids).items():
         cap = {"kind": "carbon_budget", "grid": grid, "signal": sig}
@@ -71,16 +79,16 @@ def observed_scenarios(pr: ObservedProfile, grids: dict[str, str] | None = None)
     return out
 
 
-def observed_table(
-    pr: ObservedProfile, inputs: Path, grids: dict[str, str] | None = None, keys: Sequence[str] = MAIN
-) -> pl.DataFrame:
-    """One row per instance of :func:`observed_scenarios` and policy key: :func:`run_pair`'s columns with
-    grid, workload and seed. Raises FileNotFoundError when the exported carbon input is missing."""
-    rows: list[dict[str, Any]] = []
-    for (grid, wl, r), sc in observed_scenarios(pr, grids).items():
-        for row in run_pair(sc, keys, f"{grid} {wl} s{r}", inputs):
-            rows.append({"grid": grid, "workload": wl, "seed": r, **row})
-    return pl.DataFrame(rows)
+def study_scenarios(pr: Profile) -> dict[tuple, Scenario]:
+    """:data:`STUDY` in reproduction profile ``pr`` (its :data:`PROFILES` entry): ``(grid, workload, seed,
+    policy key) → Scenario``, each instance of :func:`observed_scenarios` under First-Fit and
+    :data:`~studies.thesis.general.MAIN` (First-Fit's scenario is the instance's own: same id)."""
+    out: dict[tuple, Scenario] = {}
+    for (grid, wl, r), sc in observed_scenarios(PROFILES[pr.name]).items():
+        for key in ("ff", *MAIN):
+            pol, st = arms(key)
+            out[(grid, wl, r, key)] = dataclasses.replace(sc, policy=pol, settings=dict(st))
+    return out
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
@@ -97,19 +105,27 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+#: the values :func:`summary` averages over the decisive seeds (columns of ``out_thesis_ias_instances``)
+SUMMARY_VALUES = ("ff_terminations", "terminations", "termination_cut_pct", "goodput_diff_pp")
+
+
 def summary(table: pl.DataFrame) -> pl.DataFrame:
-    """Per grid, workload and policy: runs, decisive and degenerate runs (with the first degenerate
-    reason), decisive runs that hold, and mean [95 % interval] over the decisive seeds of First-Fit's and
-    the policy's kills, the cut (%) and the goodput difference (pt)."""
+    """Per grid, workload and policy of ``table`` (rows of ``out_thesis_ias_instances`` of :data:`STUDY`):
+    runs, decisive, degenerate and not-run runs (with the first degenerate reason), decisive runs that
+    hold, and mean [95 % interval] over the decisive seeds of First-Fit's and the policy's terminations,
+    the cut (%) and the goodput difference (pp): ``<value>``, ``<value>_lo``, ``<value>_hi``."""
     rows = []
     for (grid, wl, pol), g in table.group_by("grid", "workload", "policy", maintain_order=True):
         d = g.filter(pl.col("decisive"))
+        not_run = g["degenerate_reason"].str.starts_with("not run: ")
         row: dict[str, Any] = {
             "grid": grid, "workload": wl, "policy": pol, "runs": g.height, "n_decisive": d.height,
-            "n_degenerate": g.height - d.height, "n_hold": int(d["holds"].sum()) if d.height else 0,
-            "degenerate_reason": next((x for x in g["degenerate_reason"] if x), ""),
+            "n_degenerate": g.height - d.height - int(not_run.sum()), "n_not_run": int(not_run.sum()),
+            "n_hold": int(d["holds"].sum()) if d.height else 0,
+            "degenerate_reason": next((x for x, nr in zip(g["degenerate_reason"], not_run, strict=True)
+                                       if x and not nr), ""),
         }  # fmt: skip
-        for col in ("ff_kills", "kills", "cut_pct", "goodput_pt"):
+        for col in SUMMARY_VALUES:
             m, lo, hi = mean_ci(d[col].cast(pl.Float64).to_list())
             row |= {col: m, f"{col}_lo": lo, f"{col}_hi": hi}
         rows.append(row)
@@ -117,24 +133,12 @@ def summary(table: pl.DataFrame) -> pl.DataFrame:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """The study's table is read from its cached runs by :mod:`studies.thesis.ias_table` (which imports this
+    module): say how."""
     ap = argparse.ArgumentParser(prog="python -m studies.thesis.observed", description=__doc__.split("\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument(
-        "--inputs", type=Path, default=None, help="exported sweep inputs (default data/sim/inputs)"
-    )
-    ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
     a = ap.parse_args(argv)
-    inputs = a.inputs or data_dir() / "sim" / "inputs"
-    try:
-        t = observed_table(PROFILES[a.profile], inputs)
-    except (FileNotFoundError, ValueError) as e:
-        raise SystemExit(f"{e}") from None
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=60, float_precision=2):
-        print(t.select("grid", "workload", "seed", "policy", "machines", "jobs", "ff_kills", "kills", "cut_pct",
-                       "goodput_pt", "holds", "decisive", "cpu_s", "ff_cpu_s"))  # fmt: skip
-        print(summary(t).drop("degenerate_reason"))
-    if a.out:
-        t.write_parquet(a.out)
+    raise SystemExit(f"python -m studies.thesis.ias_table {STUDY} --profile {a.profile}")
 
 
 if __name__ == "__main__":
