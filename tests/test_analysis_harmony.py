@@ -115,6 +115,17 @@ def test_scheme_table_and_cost_reduction() -> None:
         h.scheme_table(_results(), omega=0.6)
     tf = h.tradeoff_frame(_results()).filter(pl.col("scheme") == "cbs")
     assert tf["omega"].to_list() == [0.6, 1.2]
+    # the baseline's other type-order readings (the full study's) are left out of the chapter's figures
+    other = _results().head(1).with_columns(
+        pl.lit("x").alias("scenario_id"), pl.col("energy_cost_usd") * 2
+    )
+    both = pl.concat([_results(), other]).with_columns(
+        pl.Series("efficiency", ["paper"] * 4 + ["cpu"])
+    )
+    assert h.scheme_table(both)["cost_change_pct"].to_list() == pytest.approx([0.0, -20.0, -25.0])
+    assert h.tradeoff_frame(both).filter(pl.col("scheme") == "baseline").height == 1
+    with pytest.raises(ValueError, match="found 2"):
+        h.scheme_table(both.with_columns(pl.lit("paper").alias("efficiency")))
 
 
 def test_charts_render_offline() -> None:
@@ -171,7 +182,10 @@ def warehouse_tables() -> list[tuple[object, pl.DataFrame]]:
     for schema, df in (
         (HARMONY_TASK_CLASSES, _classes()),
         (HARMONY_DEMAND, _demand()),
-        (HARMONY_RESULTS, _results().with_columns(pl.lit(1.0).alias("machine_fraction"))),
+        (
+            HARMONY_RESULTS,
+            _results().with_columns(pl.lit(1.0).alias("machine_fraction"), pl.lit("paper").alias("efficiency")),
+        ),
         (HARMONY_INTERVALS, _intervals()),
     ):
         extra = [fill[c.sql_type].alias(c.name) for c in schema.columns if c.name not in df.columns]
