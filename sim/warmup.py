@@ -86,8 +86,13 @@ def module_cached(name: str) -> bool:
 
 
 def cold_hooks() -> tuple[str, ...]:
-    """The policies of :func:`hook_modules` whose module's numba functions are not cached."""
-    return tuple(p for m, p in hook_modules().items() if not module_cached(m))
+    """Every warm policy one of whose ``compiled_modules`` has no cached numba function (several policies
+    may compile parts of one module: all of them run), and ``harmony`` if Harmony's engine has none."""
+    from sim.policies import entries
+
+    cold = {m for m in hook_modules() if not module_cached(m)}
+    pols = tuple(name for name, e in entries() if e.warm and cold & set(e.compiled_modules))
+    return pols + (("harmony",) if HARMONY_MODULE in cold else ())
 
 
 def kernel_cached() -> bool | None:

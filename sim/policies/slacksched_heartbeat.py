@@ -91,6 +91,7 @@ class Heartbeat(Dispatched):
     Params = HeartbeatParams
     warm = True  # its compiled pass (sim.harvest.passes.heartbeat_scan) needs a modelled history
     warm_capacity = "harvest"
+    compiled_modules = ("sim.harvest.passes",)
 
     def python_scan(self, params: HeartbeatParams):
         """Algorithm 3's pass in Python (the reference the compiled pass is tested against): returns the next
