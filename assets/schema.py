@@ -710,11 +710,16 @@ OUT_REPRODUCTION_INSTANCES = TableSchema(
         Col("mix", "VARCHAR", "-", "core mix, light or heavy (not used by the harvest model)", False),
         Col("load", "DOUBLE", "fraction", "offered load of the mean capacity", False),
         Col("horizon_days", "DOUBLE", "days", "simulated horizon", False),
-        Col("baseline_terminations", "DOUBLE", "kills", "the baseline's terminations", False),
-        Col("policy_terminations", "DOUBLE", "kills", "the policy's terminations", False),
+        Col(
+            "baseline_terminations", "DOUBLE", "kills", "the baseline's terminations; null if not run (over budget)"
+        ),
+        Col("policy_terminations", "DOUBLE", "kills", "the policy's terminations; null if not run (over budget)"),
         Col("termination_cut_pct", "DOUBLE", "%", "100 × (baseline − policy) / baseline; null if baseline 0"),
         Col(
-            "goodput_pp", "DOUBLE", "pp", "policy − baseline goodput (goodput_partial for TargetASAP)", False
+            "goodput_pp",
+            "DOUBLE",
+            "pp",
+            "policy − baseline goodput (goodput_partial for TargetASAP); null if not run (over budget)",
         ),
         Col(
             "baseline_mean_jct_s", "DOUBLE", "s", "SlackSched: random matching's mean JCT (jobs done in both)"
