@@ -328,7 +328,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             repro.value_text(r),
             f"[{r['band_low']:.3g}, {r['band_high']:.3g}]",
             f"[{colour}]{v}[/]",
-            f"{r.get('n_decisive', '')}/{(r.get('n_decisive') or 0) + (r.get('n_degenerate') or 0)}",
+            f"{r.get('n_decisive', '')}/{(r.get('n_decisive') or 0) + (r.get('n_degenerate') or 0) + (r.get('n_not_run') or 0)}"
+            + (f", {r['n_not_run']} not run" if r.get("n_not_run") else ""),
         )
     console.print(t)
     if args.quick:
