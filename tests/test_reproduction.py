@@ -39,7 +39,15 @@ def test_reproduction_studies_registered_with_replicates() -> None:
             if base == "repro-generalization":  # generated instances draw their own seeds
                 assert len(study(name)) == 5 * pr.gen_instances, name  # FF runs once for IAS and Target*
                 continue
+            if base == "thesis-ias-generalization":  # the same instances under ff, ias and ias-general
+                assert len(study(name)) == 3 * pr.gen_instances, name
+                continue
             seeds = {s.seed for s in study(name)}
+            if base == "thesis-ias-observed":  # its own profiles' workload seeds
+                from studies.thesis.observed import PROFILES as OBSERVED
+
+                assert seeds == set(OBSERVED[pr.name].seeds), name
+                continue
             assert seeds == set(range(pr.replicates)), name
     assert repro.FULL.replicates >= 5
 

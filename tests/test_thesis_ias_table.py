@@ -52,9 +52,9 @@ def test_observed_study_ids_are_the_instances_own() -> None:
         sc = observed.study_scenarios(pr)
         assert len(sc) == len(base) * (1 + len(MAIN)) == len(GRIDS) * len(op.workloads) * len(op.seeds) * 3
         for (grid, wl, r), ff in base.items():
-            assert sc[(grid, wl, r, "ff")].id == ff.id
+            assert sc[(grid, wl, "ff", r)].id == ff.id
             for key in MAIN:
-                s = sc[(grid, wl, r, key)]
+                s = sc[(grid, wl, key, r)]
                 assert s.policy == key and s.settings == {} and s.id not in (ff.id,)
                 assert Scenario(wl, ff.capacity, key, machines=op.machines, horizon_days=op.days, seed=r).id == s.id
     assert observed.PROFILES["full"] == observed.ObservedProfile(
@@ -63,10 +63,10 @@ def test_observed_study_ids_are_the_instances_own() -> None:
     # ids pinned (First-Fit's full one is the id the module's instances had before they were a study):
     # a change of the study's scenarios, which would simulate them again, shows here
     full, quick = observed.study_scenarios(FULL), observed.study_scenarios(QUICK)
-    assert full[("ERCOT", "pareto-1.5-300-light", 0, "ff")].id == "c3292607643e"
-    assert full[("ERCOT", "pareto-1.5-300-light", 0, "ias-general")].id == "b38f7477b4f0"
-    assert quick[("ERCOT", "pareto-1.5-3600-light", 0, "ias-general")].id == "59f2a0a6c2f3"
-    assert general.study_scenarios(FULL)[(0, "ias-general")].id == "202e5302380a"
+    assert full[("ERCOT", "pareto-1.5-300-light", "ff", 0)].id == "c3292607643e"
+    assert full[("ERCOT", "pareto-1.5-300-light", "ias-general", 0)].id == "b38f7477b4f0"
+    assert quick[("ERCOT", "pareto-1.5-3600-light", "ias-general", 0)].id == "59f2a0a6c2f3"
+    assert general.study_scenarios(FULL)[("ias-general", 0)].id == "202e5302380a"
 
 
 def test_generalization_study_reuses_the_reproductions_runs() -> None:
@@ -78,11 +78,11 @@ def test_generalization_study_reuses_the_reproductions_runs() -> None:
         repro = {s.id for s in gen_scenarios(pr).values()}
         sc = general.study_scenarios(pr)
         assert len(sc) == pr.gen_instances * 3
-        shared = {k: s for k, s in sc.items() if k[1] in ("ff", "ias")}
+        shared = {k: s for k, s in sc.items() if k[0] in ("ff", "ias")}
         assert all(s.id in repro for s in shared.values())
-        assert not [s for k, s in sc.items() if k[1] == "ias-general" and s.id in repro]
+        assert not [s for k, s in sc.items() if k[0] == "ias-general" and s.id in repro]
         for inst in general.study_instances(pr):
-            assert sc[(inst.index, "ias-general")] == inst.scenario("ias-general")
+            assert sc[("ias-general", inst.index)] == inst.scenario("ias-general")
 
 
 def test_the_studies_are_in_the_catalogue_in_both_profiles() -> None:

@@ -202,7 +202,7 @@ def readme_block(df: pl.DataFrame | None, record: str) -> str:
 
 def results_block(df: pl.DataFrame | None, record: str) -> str:
     """docs/reproduction.md's summary: the count, then every row outside its band with its numbers."""
-    rec = f"../{record.removeprefix('docs/')}"
+    rec = record.removeprefix("docs/")  # relative to docs/reproduction.md
     if df is None or df.height == 0:
         return HOW_TO.format(record=record)
     out = [

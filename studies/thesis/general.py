@@ -121,11 +121,12 @@ def study_instances(pr: Profile) -> list[Instance]:
 
 
 def study_scenarios(pr: Profile) -> dict[tuple, Scenario]:
-    """:data:`STUDY`: ``(instance index, policy key) → Scenario`` for First-Fit and :data:`MAIN` on
+    """:data:`STUDY`: ``(policy key, instance index) → Scenario`` (the instance last, as every study's
+    replicate) for First-Fit and :data:`MAIN` on
     :func:`study_instances`. First-Fit's and ``ias``' scenarios are the reproduction's generalization arms
     (same instance, ``ias`` at its default A = 0.6: same ids), so the study adds only ``ias-general``."""
     return {
-        (inst.index, key): inst.scenario(*arms(key)) for inst in study_instances(pr) for key in ("ff", *MAIN)
+        (key, inst.index): inst.scenario(*arms(key)) for inst in study_instances(pr) for key in ("ff", *MAIN)
     }
 
 

@@ -81,13 +81,13 @@ def units(study: str, pr: Profile) -> Iterator[Unit]:
     """The instances of ``study`` (a base of :data:`STUDIES`) in profile ``pr``. KeyError for another."""
     if study == observed.STUDY:
         sc = observed.study_scenarios(pr)
-        for grid, wl, r in dict.fromkeys(k[:3] for k in sc):
-            yield Unit(study, f"{grid} {wl} s{r}", grid, sc[(grid, wl, r, "ff")],
-                       {k: sc[(grid, wl, r, k)] for k in MAIN})  # fmt: skip
+        for grid, wl, r in dict.fromkeys((k[0], k[1], k[3]) for k in sc):
+            yield Unit(study, f"{grid} {wl} s{r}", grid, sc[(grid, wl, "ff", r)],
+                       {k: sc[(grid, wl, k, r)] for k in MAIN})  # fmt: skip
     elif study == general.STUDY:
         sc = general.study_scenarios(pr)
         for inst in general.study_instances(pr):
-            yield Unit(study, inst.id, None, sc[(inst.index, "ff")], {k: sc[(inst.index, k)] for k in MAIN})
+            yield Unit(study, inst.id, None, sc[("ff", inst.index)], {k: sc[(k, inst.index)] for k in MAIN})
     else:
         raise KeyError(f"unknown study {study!r}; the table's studies: {', '.join(STUDIES)}")
 

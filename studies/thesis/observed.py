@@ -81,13 +81,14 @@ def observed_scenarios(pr: ObservedProfile, grids: dict[str, str] | None = None)
 
 def study_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     """:data:`STUDY` in reproduction profile ``pr`` (its :data:`PROFILES` entry): ``(grid, workload, seed,
-    policy key) → Scenario``, each instance of :func:`observed_scenarios` under First-Fit and
+    policy key) → Scenario`` keyed ``(grid, workload, policy key, seed)`` (the seed last, as every
+    study's replicate), each instance of :func:`observed_scenarios` under First-Fit and
     :data:`~studies.thesis.general.MAIN` (First-Fit's scenario is the instance's own: same id)."""
     out: dict[tuple, Scenario] = {}
     for (grid, wl, r), sc in observed_scenarios(PROFILES[pr.name]).items():
         for key in ("ff", *MAIN):
             pol, st = arms(key)
-            out[(grid, wl, r, key)] = dataclasses.replace(sc, policy=pol, settings=dict(st))
+            out[(grid, wl, key, r)] = dataclasses.replace(sc, policy=pol, settings=dict(st))
     return out
 
 
