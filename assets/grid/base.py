@@ -63,6 +63,17 @@ def concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
     )
 
 
+def per_file(table: str, normalize_one: Callable[[RawFile], Rows]) -> Normalize:
+    """A source's :data:`Normalize` for one ``table`` fed file by file: ``normalize_one`` on each file,
+    rows and rejects stacked (:func:`concat`); the build options are not read."""
+
+    def normalize(files: Sequence[RawFile], options: Mapping[str, Any]) -> dict[str, Rows]:
+        out = [normalize_one(f) for f in files]
+        return {table: (concat([o[0] for o in out]), concat([o[1] for o in out]))}
+
+    return normalize
+
+
 @dataclass(frozen=True)
 class Built:
     """A grid table built from its sources' files: rows, rejects, and the rows the same files give the

@@ -6,13 +6,12 @@ Electricity Maps' own data terms apply. Remote: the release folder of data.elect
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from assets.dataset import Dataset, RemoteFile, fill, integers, names, path_part
-from assets.grid.base import GridSource, Rows, concat
+from assets.grid.base import GridSource, per_file
 from assets.normalize.base import (
     RawFile,
     _num,
@@ -113,11 +112,6 @@ def normalize_electricitymaps(f: RawFile) -> tuple[pl.DataFrame, pl.DataFrame]:
     return good.select(CORE_GRID_CARBON.column_names), rej
 
 
-def _normalize(files: Sequence[RawFile], options: Mapping[str, Any]) -> dict[str, Rows]:
-    out = [normalize_electricitymaps(f) for f in files]
-    return {CORE_GRID_CARBON.name: (concat([o[0] for o in out]), concat([o[1] for o in out]))}
-
-
 SOURCE = GridSource(
     Dataset(
         "electricitymaps_hourly",
@@ -126,7 +120,7 @@ SOURCE = GridSource(
         remote=_emaps_remote,
     ),
     (CORE_GRID_CARBON.name,),
-    _normalize,
+    per_file(CORE_GRID_CARBON.name, normalize_electricitymaps),
     {
         f"carbon_intensity/electricitymaps/{z}_{y}_hourly.csv": f"electricitymaps/{z}_{y}_hourly"
         for z, ys in EMAPS_SAMPLE_ZONE_YEARS

@@ -6,14 +6,12 @@ them. No remote endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from assets.dataset import Dataset
-from assets.grid.base import GridSource, Rows, concat
+from assets.grid.base import GridSource, per_file
 from assets.normalize.base import (
     BadFileError,
     RawFile,
@@ -69,11 +67,6 @@ def normalize_price(f: RawFile) -> tuple[pl.DataFrame, pl.DataFrame]:
     return out, rej
 
 
-def _normalize(files: Sequence[RawFile], options: Mapping[str, Any]) -> dict[str, Rows]:
-    out = [normalize_price(f) for f in files]
-    return {CORE_POWER_PRICE.name: (concat([o[0] for o in out]), concat([o[1] for o in out]))}
-
-
 SOURCE = GridSource(
     Dataset(
         "power_prices",
@@ -81,6 +74,6 @@ SOURCE = GridSource(
         tuple(f"prices/{s}.parquet" for s in SAMPLE_STEMS),
     ),
     (CORE_POWER_PRICE.name,),
-    _normalize,
+    per_file(CORE_POWER_PRICE.name, normalize_price),
     {f"prices/{s}.csv": f"prices/{s}" for s in SAMPLE_STEMS},
 )

@@ -8,13 +8,11 @@ remote endpoint (WattTime's API needs an account).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 import polars as pl
 
 from assets.dataset import Dataset
-from assets.grid.base import GridSource, Rows, concat
+from assets.grid.base import GridSource, per_file
 from assets.normalize.base import (
     BadFileError,
     RawFile,
@@ -62,11 +60,6 @@ def normalize_watttime(f: RawFile, grid: str = "CAISO_NORTH") -> tuple[pl.DataFr
     return out, rej
 
 
-def _normalize(files: Sequence[RawFile], options: Mapping[str, Any]) -> dict[str, Rows]:
-    out = [normalize_watttime(f) for f in files]
-    return {CORE_GRID_MARGINAL.name: (concat([o[0] for o in out]), concat([o[1] for o in out]))}
-
-
 def issued_forecasts() -> tuple[pl.DataFrame, str]:
     """WattTime's issued CAISO_NORTH forecasts as rows (naive upstream stamps read as UTC) and the
     sha256 of the sample file. ValueError naming the file and line of a malformed row."""
@@ -104,7 +97,7 @@ SOURCE = GridSource(
         ("watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08.parquet",),
     ),
     (CORE_GRID_MARGINAL.name,),
-    _normalize,
+    per_file(CORE_GRID_MARGINAL.name, normalize_watttime),
     {
         "carbon_intensity/watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08.csv": (
             "watttime/WattTime_CAISO_NORTH_5min_2023-06-08_to_2023-07-08"
