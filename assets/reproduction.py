@@ -1,11 +1,11 @@
 """``out_reproduction`` and ``out_study_results``: the papers' headline results next to varcap's (group
 ``reproduction``), and the reproduction studies' result rows the chapters read, both partitioned by profile.
 
-Both assets have one partition per reproduction profile (``quick``, ``full``). A study asset is upstream of
-the partition of its own profile only (:func:`profile_study_deps`: every partition of
-``out_sim__repro_x_quick`` maps to ``quick``, every partition of ``out_sim__repro_x`` to ``full``), so
-after ``varcap run`` the ``quick`` partitions and everything upstream of them are materialized, and
-``varcap reproduce`` materializes the ``full`` ones.
+Both assets have one partition per reproduction profile (``quick``, ``full``). A reproduction study's asset
+holds both profiles (its partition keys begin with the profile: ``quick/…``, ``full/…``), and each of its
+partitions is upstream of its own profile's partition only (:func:`profile_study_deps`), so after ``varcap
+run`` the ``quick`` partitions and everything upstream of them are materialized, and ``varcap reproduce``
+materializes the ``full`` ones.
 
 ``out_reproduction`` reads the cached results of the reproduction studies (``repro-*``; simulated by ``varcap
 reproduce`` or by materializing the study assets) and the exported sweep inputs, computes one row per
@@ -23,7 +23,7 @@ from dagster_duckdb import DuckDBResource
 from assets.checks import md_table, table_checks
 from assets.raw import POOL
 from assets.schema import OUT_REPRODUCTION, OUT_REPRODUCTION_INSTANCES, OUT_STUDY_RESULTS
-from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
+from assets.sim import study_asset_name, study_partition_keys
 from assets.warehouse import replace_table
 from studies import generalization_claims, sweep
 from studies import reproduction as repro
@@ -34,20 +34,17 @@ PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(list(repro.PROFILES))
 
 def profile_study_deps(bases: list[str] | tuple[str, ...]) -> list[dg.AssetDep]:
     """Dependencies of a profile-partitioned asset on the study assets of ``bases`` (reproduction study
-    names without profile): each profile's study asset maps every one of its partitions to that
-    profile's partition, so partition ``quick`` depends on exactly the quick studies' scenarios."""
+    names without profile): each study partition maps to the partition of its profile, so partition
+    ``quick`` depends on exactly the quick studies' scenarios."""
     deps = []
     for base in bases:
-        for pr in repro.PROFILES.values():
-            name = repro.study_name(base, pr)
-            deps.append(
-                dg.AssetDep(
-                    study_asset_name(name),
-                    partition_mapping=dg.StaticPartitionMapping(
-                        {k: pr.name for k in STUDY_PARTITION_KEYS[name]}
-                    ),
-                )
-            )
+        mapping = {
+            k: pr.name
+            for pr in repro.PROFILES.values()
+            for k in study_partition_keys(repro.study_name(base, pr))
+        }
+        asset = study_asset_name(repro.study_name(base, repro.FULL))
+        deps.append(dg.AssetDep(asset, partition_mapping=dg.StaticPartitionMapping(mapping)))
     return deps
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -32,8 +33,8 @@ from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
 from sim.workloads.generators import to_sim_jobs
-from studies import budget, sweep
-from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study
+from studies import budget, catalogue, sweep
+from studies.catalogue import STUDIES, STUDY_FILES, all_scenarios, study, study_asset
 from studies.keys import full_keys, shared
 from studies.scenarios import Scenario
 from studies.signals import GRIDS, SIGNAL_INPUTS
@@ -264,30 +265,75 @@ def partition_metadata(row: dict, key: str, full_key: str | None = None) -> dict
     }
 
 
-#: study name → its asset's partition keys (catalogue order), filled as the study assets are built
-STUDY_PARTITION_KEYS: dict[str, list[str]] = {}
+@dataclass(frozen=True)
+class StudyPart:
+    """Where a catalogue study lives among the study assets: its asset, the asset's plan step, and the
+    study's partition keys in catalogue order (``keys[scenario_id]``). A profiled study's two profiles
+    (``<base>-quick`` and ``<base>``) share the asset ``out_sim__<base>``: profile is the first segment of
+    the partition key (``quick/…``, ``full/…``), so each profile's keys are one contiguous range."""
+
+    asset: str
+    plan: str
+    keys: dict[str, str]
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.keys.values())
+
+
+#: catalogue study name → where it lives, filled as the study assets are built
+STUDY_PARTS: dict[str, StudyPart] = {}
 
 
 def study_asset_name(name: str) -> str:
-    return "out_sim__" + name.replace("-", "_")
+    """The asset of catalogue study ``name`` (a profiled study's base asset for either profile)."""
+    return catalogue.asset_name(name)
 
 
-def sim_study_asset(name: str) -> dg.AssetsDefinition:
-    """The study's asset, one partition per scenario (readable keys from
-    :func:`studies.sweep.partition_keys`, mapped to the stable scenario ids).
+def study_partition_keys(name: str) -> list[str]:
+    """Partition keys of catalogue study ``name`` in its asset (catalogue order)."""
+    return STUDY_PARTS[name].partition_keys
+
+
+def asset_studies() -> dict[str, list[tuple[str, str]]]:
+    """Study asset base → its catalogue studies as ``(partition-key prefix, study name)``
+    (:func:`studies.catalogue.study_asset`): a profiled study's base holds both profiles."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for name in STUDIES:
+        base, prefix = study_asset(name)
+        groups.setdefault(base, []).append((prefix, name))
+    return groups
+
+
+def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> dg.AssetsDefinition:
+    """The asset of study ``base`` (or of the profiled studies ``members``: ``(key prefix, study name)``),
+    one partition per scenario and profile (readable keys from :func:`studies.sweep.partition_keys`,
+    mapped to the stable scenario ids).
 
     A run over a partition range plans in one step: cached scenarios (and those outside the range) are
     left out, the others are dealt into ``chunks`` ``simulate_chunk`` steps that each simulate their
     scenarios one after the other in one warm process (a static fan-out of ``MAX_CHUNKS`` optional slots,
     so the dask executor runs it too; unused slots are skipped without starting a process). The summary
     step records each partition's own settings and metrics as its metadata."""
-    scs = study(name)
-    keys = sweep.partition_keys(scs)
-    full = full_keys(scs)
-    common = shared(scs)
-    STUDY_PARTITION_KEYS[name] = list(keys.values())
-    by_key = {keys[s.id]: s for s in scs}
-    snake = name.replace("-", "_")
+    members = members or [("", base)]
+    name = base
+    snake = base.replace("-", "_")
+    asset = "out_sim__" + snake
+    by_key: dict[str, Scenario] = {}
+    full: dict[str, str] = {}  # partition key → the scenario's full key in its study
+    all_scs: dict[str, Scenario] = {}
+    common = None
+    for prefix, member in members:
+        scs = study(member)
+        keys = catalogue.partition_keys(member)
+        STUDY_PARTS[member] = StudyPart(asset, f"plan_{snake}", keys)
+        by_key.update({keys[s.id]: s for s in scs})
+        full.update({keys[i]: k for i, k in full_keys(scs).items()})
+        all_scs.update({s.id: s for s in scs})
+        if prefix in ("", "full/"):
+            common = shared(scs)
+    scs = list(all_scs.values())
+    profiles = ", ".join(p.rstrip("/") for p, _ in members if p)
     slots = min(len(scs), MAX_CHUNKS)
     upstream = study_deps(scs)
 
@@ -300,7 +346,8 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
         },
     )
     def plan(context: dg.OpExecutionContext, config: PlanConfig):
-        wanted = [by_key[k] for k in context.partition_keys]
+        # a scenario of both profiles has two partitions: simulated once
+        wanted = list({by_key[k].id: by_key[k] for k in context.partition_keys}.values())
         budget_s = sweep.scenario_timeout_s()
         todo = [sc for sc in wanted if not sweep.is_cached(sc)]
         skipped = [sc for sc in todo if budget.over_budget(sc, budget_s) is not None]
@@ -372,7 +419,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
                 continue
             fresh = datetime.fromisoformat(row["finished_at"]).timestamp() >= started
             rows.append({**row, "cache_hit": not fresh})
-            meta = partition_metadata(rows[-1], pk, full[by_key[pk].id])
+            meta = partition_metadata(rows[-1], pk, full[pk])
             context.add_asset_metadata(meta, partition_key=pk)
         if missing:
             raise dg.Failure(f"{len(missing)} scenarios have no valid result: {', '.join(missing[:10])}")
@@ -388,7 +435,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     @dg.graph_asset(
         name=study_asset_name(name),
         group_name="sim",
-        partitions_def=dg.StaticPartitionsDefinition(list(keys.values())),
+        partitions_def=dg.StaticPartitionsDefinition(list(by_key)),
         backfill_policy=dg.BackfillPolicy.single_run(),
         ins={d: dg.AssetIn(d, dagster_type=dg.Nothing) for d in upstream},
         code_version=CODE_VERSION,
@@ -399,8 +446,13 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
             if name in STUDY_FILES
             else f"Study `{name}`: "
         )
-        + "one partition per scenario (studies/scenarios.py), keyed "
-        "`policy/workload/capacity/platform` by what differs between them"
+        + (
+            f"both profiles ({profiles}) of a reproduction study: one partition per profile and scenario, keyed "
+            "`profile/policy/workload/capacity/platform`"
+            if profiles
+            else "one partition per scenario, keyed `policy/workload/capacity/platform`"
+        )
+        + " by what differs between them"
         + (f" (every scenario: {common})" if common else "")
         + "; each partition's metadata holds its full key, settings and metrics. "
         "Per-job tables and run.json under data/sim/runs/<scenario_id>.",
@@ -413,7 +465,7 @@ def sim_study_asset(name: str) -> dg.AssetsDefinition:
     return _study
 
 
-study_assets = [sim_study_asset(n) for n in STUDIES]
+study_assets = [sim_study_asset(base, members) for base, members in asset_studies().items()]
 
 
 #: Rebuild the results table whenever a study's partitions were materialized (from the CLI or the UI),

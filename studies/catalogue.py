@@ -52,6 +52,38 @@ def chapter_studies(profile: str) -> list[str]:
     return [reproduction.study_name(b, reproduction.PROFILES[profile]) for b in CHAPTER_STUDIES]
 
 
+#: a profiled study's catalogue name → (its base, its profile): both profiles of a base share one study asset
+_PROFILED: dict[str, tuple[str, str]] = {
+    reproduction.study_name(base, pr): (base, pr.name)
+    for base in reproduction.study_builders()
+    for pr in reproduction.PROFILES.values()
+}
+
+
+def study_asset(name: str) -> tuple[str, str]:
+    """``(base, partition-key prefix)`` of study ``name``'s asset ``out_sim__<base>``: a profiled study's two
+    profiles share their base's asset, profile the first segment of its keys (``quick/…``, ``full/…``);
+    every other study has an asset of its own, keys without a prefix."""
+    if name in _PROFILED:
+        base, profile = _PROFILED[name]
+        return base, f"{profile}/"
+    return name, ""
+
+
+def asset_name(name: str) -> str:
+    """The Dagster asset of study ``name`` (``out_sim__<base>``, :func:`study_asset`)."""
+    return "out_sim__" + study_asset(name)[0].replace("-", "_")
+
+
+def partition_keys(name: str) -> dict[str, str]:
+    """Study ``name``'s partition keys in its asset, by scenario id in catalogue order (the readable keys
+    of :func:`studies.sweep.partition_keys` after the profile prefix of :func:`study_asset`)."""
+    from studies import sweep
+
+    prefix = study_asset(name)[1]
+    return {i: prefix + k for i, k in sweep.partition_keys(study(name)).items()}
+
+
 def study(name: str) -> list[Scenario]:
     """The scenarios of a study, in catalogue order, without duplicates. KeyError lists the studies."""
     if name not in STUDIES:

@@ -82,20 +82,23 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(rep, "execute_notebook", fake_execute)
     # what `varcap reproduce` leaves in the Dagster instance: every full study partition materialized
+    from dataclasses import replace
+
     import dagster as dg
 
-    from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
+    from assets.sim import STUDY_PARTS, study_asset_name, study_partition_keys
     from pipelines.cli.common import prepare_dagster_home
 
     prepare_dagster_home()
     instance = dg.DagsterInstance.get()
-    # the profile check asks whether every key of STUDY_PARTITION_KEYS is materialized: the first two keys
-    # of each full study stand for all of them here (2100 runless events cost ~20 CPU s; the Dagster
+    # the profile check asks whether every partition key of each full study is materialized: the first two
+    # keys of each full study stand for all of them here (2100 runless events cost ~20 CPU s; the Dagster
     # definitions, built at import, keep every partition)
     for name in repro.profile_studies(repro.FULL):
-        monkeypatch.setitem(STUDY_PARTITION_KEYS, name, STUDY_PARTITION_KEYS[name][:2])
+        part = STUDY_PARTS[name]
+        monkeypatch.setitem(STUDY_PARTS, name, replace(part, keys=dict(list(part.keys.items())[:2])))
     for name in repro.profile_studies(repro.FULL):
-        for pk in STUDY_PARTITION_KEYS[name]:
+        for pk in study_partition_keys(name):
             instance.report_runless_asset_event(
                 dg.AssetMaterialization(asset_key=study_asset_name(name), partition=pk)
             )

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from studies import sweep
+from studies import catalogue, sweep
 from studies.catalogue import study
 
 
@@ -135,14 +135,14 @@ def test_study_assets_depend_on_the_data_their_scenarios_read() -> None:
     def parents(name: str) -> set[str]:
         return {k.to_user_string() for k in graph.get(dg.AssetKey(name)).parent_keys}
 
-    ias = parents("out_sim__repro_thesis_ch6_quick")
+    ias = parents("out_sim__repro_thesis_ch6")
     assert ias == {SIM_INPUTS}  # the azure/borg templates; no capacity, interval, carbon or spot asset
-    for name in ("repro_thesis_ch6_quick", "repro_thesis_ch4", "repro_riskaware_quick", "repro_grids_quick",
-                 "spot_real_quick"):  # fmt: skip
-        want = {d for sc in study(name.replace("_", "-")) for d in scenario_deps(sc)}
-        assert parents(f"out_sim__{name}") == want, name
-    assert GRID_SIGNALS in parents("out_sim__repro_grids_quick")  # carbon-budget capacity of observed grids
-    assert SPOT_ASSET in parents("out_sim__spot_real_quick")
+    for base in ("repro-thesis-ch6", "repro-thesis-ch4", "repro-riskaware", "repro-grids", "spot-real"):
+        # one asset holds both profiles: it reads what the scenarios of either read
+        want = {d for name in (base, f"{base}-quick") for sc in study(name) for d in scenario_deps(sc)}
+        assert parents(f"out_sim__{base.replace('-', '_')}") == want, base
+    assert GRID_SIGNALS in parents("out_sim__repro_grids")  # carbon-budget capacity of observed grids
+    assert SPOT_ASSET in parents("out_sim__spot_real")
 
 
 def test_scenario_deps_follow_the_inputs_a_scenario_reads() -> None:
@@ -173,10 +173,11 @@ def test_reproduce_quick_leaves_the_study_partitions_materialized(
     monkeypatch.setattr(repro, "profile_studies", lambda pr: [name])
     monkeypatch.setattr(run_cli, "run_harmony", lambda study, show=True: True)
     assert main(["reproduce", "--quick", "--workers", "2"]) == 0
-    scs = study(name)
-    keys = sweep.partition_keys(scs)
+    keys = catalogue.partition_keys(name)
+    assert all(k.startswith("quick/") for k in keys.values())  # the profile is the key's first segment
     instance = dg.DagsterInstance.get()
-    key = dg.AssetKey("out_sim__repro_riskaware_quick")
+    key = dg.AssetKey("out_sim__repro_riskaware")
+    # the quick partitions only: the full profile's partitions of the same asset are left alone
     assert instance.get_materialized_partitions(key) == set(keys.values())
     for sid, pk in keys.items():
         assert _partition_meta(instance, key, pk)["scenario_id"].value == sid
@@ -204,11 +205,12 @@ def test_a_report_partition_stands_on_its_profile_only_and_is_green_once_its_ups
         assert not {"capacity", "intervals"} & groups
         # the quick studies with every partition; no full study partition, no sweep study, no
         # out_sim_results (its sweep studies are never run by make run)
+        from assets.sim import study_asset_name
+
         for name in ("repro-thesis-ch6-quick", "repro-generic-quick"):
-            assert lin.upstream[f"out_sim__{name.replace('-', '_')}"] == set(study_partition_keys(name))
-        assert not {"out_sim__repro_thesis_ch6", "out_sim__repro_generic", "out_sim_results"} & set(
-            lin.upstream
-        )
+            assert lin.upstream[study_asset_name(name)] == set(study_partition_keys(name))
+            assert all(k.startswith("quick/") for k in lin.upstream[study_asset_name(name)])
+        assert "out_sim_results" not in lin.upstream
         assert "out_study_results" not in lin.upstream  # it reads its own studies' runs
         assert len(lin.missing) == lin.partitions  # nothing upstream materialized yet
         for a, pks in lin.upstream.items():
@@ -223,7 +225,7 @@ def test_a_report_partition_stands_on_its_profile_only_and_is_green_once_its_ups
 
 
 def study_partition_keys(name: str) -> list[str]:
-    return list(sweep.partition_keys(study(name)).values())
+    return list(catalogue.partition_keys(name).values())
 
 
 def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
@@ -259,6 +261,7 @@ def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
     assert {k.to_user_string() for k in reports} <= set(rendered)
     for key in reports:
         upstream = {k.to_user_string() for k in graph.upstream_key_iterator(key)}
-        # full-profile study assets are upstream only of the full partitions (test above)
-        upstream -= {study_asset_name(n) for n in repro.profile_studies(repro.FULL)}
+        # the full-profile-only study assets (none now: a profiled study's asset holds both profiles and
+        # `varcap run` materializes its quick partitions) are upstream only of the full partitions
+        upstream -= {study_asset_name(n) for n in repro.profile_studies(repro.FULL)} - done
         assert upstream <= done, (key.to_user_string(), sorted(upstream - done))

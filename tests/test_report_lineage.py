@@ -97,11 +97,11 @@ def test_chapter_6_reads_carbon_data_only_through_its_observed_grid_study(upstre
     and no spot asset is (its other studies depend on the workload export only, not on the capacity assets
     built from grid and spot data)."""
     ch6 = upstreams["report_ch6_ias"]
-    observed = set(upstreams_of("out_sim__thesis_ias_observed_quick")) & set(upstreams_of("out_sim__thesis_ias_observed"))
+    observed = set(upstreams_of("out_sim__thesis_ias_observed"))
     grid = [k for k in ch6 if any(w in k for w in GRID_AND_SPOT)]
     assert grid and set(grid) <= observed, sorted(set(grid) - observed)
     assert not [k for k in ch6 if "spot" in k]
-    for study in ("out_sim__repro_thesis_ch6_quick", "out_sim__repro_generic_quick"):
+    for study in ("out_sim__repro_thesis_ch6", "out_sim__repro_generic"):
         assert not [k for k in upstreams_of(study) if any(w in k for w in GRID_AND_SPOT)], study
     assert "out_sim_inputs" in ch6 and "core_jobs" in ch6  # the workloads it does read
     carbon = upstreams["report_beyond_carbon"]

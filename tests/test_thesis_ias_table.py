@@ -238,8 +238,7 @@ def test_the_asset_is_registered_partitioned_by_profile_on_its_studies() -> None
     node = graph.get(dg.AssetKey("out_thesis_ias_instances"))
     assert node.partitions_def == PROFILE_PARTITIONS
     parents = {k.to_user_string() for k in node.parent_keys}
-    studies = {f"out_sim__{n}" for n in ("thesis_ias_observed", "thesis_ias_observed_quick",
-                                         "thesis_ias_generalization", "thesis_ias_generalization_quick")}  # fmt: skip
+    studies = {"out_sim__thesis_ias_observed", "out_sim__thesis_ias_generalization"}  # both profiles each
     assert studies <= parents and "out_sim_grid_signals" in parents
     checks = {k.name for k in defs.resolve_asset_graph().asset_check_keys if k.asset_key == node.key}
     assert {"schema", "unique_key", "ranges"} <= checks

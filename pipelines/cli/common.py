@@ -217,13 +217,13 @@ def materialized_profile() -> str:
     ``full`` after ``varcap reproduce``, else ``quick`` (what ``varcap run`` materializes)."""
     import dagster as dg
 
-    from assets.sim import STUDY_PARTITION_KEYS, study_asset_name
+    from assets.sim import study_asset_name, study_partition_keys
     from studies import reproduction as repro
 
     instance = dg.DagsterInstance.get()
     for name in repro.profile_studies(repro.FULL):
         have = instance.get_materialized_partitions(dg.AssetKey(study_asset_name(name)))
-        if not set(STUDY_PARTITION_KEYS[name]) <= have:
+        if not set(study_partition_keys(name)) <= have:
             return repro.QUICK.name
     return repro.FULL.name
 

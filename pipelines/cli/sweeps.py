@@ -44,11 +44,16 @@ def sweep_run_config(
         )
         cfg = {"execution": {"config": {"cluster": cluster}}}
     if study_name:
-        from assets.sim import study_asset_name
-
-        plan = f"plan_{study_name.replace('-', '_')}"
-        cfg["ops"] = {study_asset_name(study_name): {"ops": {plan: {"config": {"chunks": max_workers}}}}}
+        cfg["ops"] = plan_config(study_name, {"chunks": max_workers})
     return cfg
+
+
+def plan_config(study_name: str, config: dict) -> dict:
+    """The ``ops`` run config giving the plan step of study ``study_name``'s asset ``config``."""
+    from assets.sim import STUDY_PARTS
+
+    part = STUDY_PARTS[study_name]
+    return {part.asset: {"ops": {part.plan: {"config": config}}}}
 
 
 def local_sweep_job(study_name: str):
@@ -80,11 +85,9 @@ def local_sweep_run_config(study_name: str, workers: int) -> dict:
     """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes; the
     results go to the current ``VARCAP_HOME``'s warehouse."""
     from assets.resources import warehouse_run_config
-    from assets.sim import study_asset_name
 
-    plan = f"plan_{study_name.replace('-', '_')}"
     return {
-        "ops": {study_asset_name(study_name): {"ops": {plan: {"config": {"local_workers": workers}}}}},
+        "ops": plan_config(study_name, {"local_workers": workers}),
         "resources": warehouse_run_config(),
         "loggers": dagster_loggers(),
     }
@@ -188,9 +191,9 @@ def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results
 
     from assets.sim import study_asset_name
     from pipelines.definitions import defs
-    from studies import sweep
+    from studies import catalogue
 
-    keys = sweep.partition_keys(scs)
+    keys = catalogue.partition_keys(name)
     run_tags = {
         **tags,
         "dagster/asset_partition_range_start": keys[scs[0].id],
@@ -255,7 +258,9 @@ def _run_dask_sweep(
         from sim.warmup import ensure_warm
 
         ensure_warm(console.print)
-    keys = sweep.partition_keys(scs)
+    from studies import catalogue
+
+    keys = catalogue.partition_keys(study_name)
     tags = {
         "dagster/asset_partition_range_start": keys[scs[0].id],
         "dagster/asset_partition_range_end": keys[scs[-1].id],
@@ -294,11 +299,12 @@ def study_results(study_name: str):
     keys (as the UI shows them)."""
     import polars as pl
 
-    from studies import sweep
     from studies.catalogue import study
 
     scs = study(study_name)
-    keys = sweep.partition_keys(scs)
+    from studies import catalogue
+
+    keys = catalogue.partition_keys(study_name)
     order = pl.DataFrame(
         {"scenario_id": [s.id for s in scs], "label": [keys[s.id] for s in scs]}
     ).with_row_index("i")
@@ -525,7 +531,7 @@ def cmd_studies(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from studies import sweep
+    from studies import catalogue, sweep
     from studies.catalogue import FILE_PROBLEMS, STUDIES, STUDY_FILES, study
     from studies.harmony import HARMONY_STUDIES
 
@@ -550,8 +556,9 @@ def cmd_studies(args: argparse.Namespace) -> int:
         except KeyError:
             known = [*STUDIES, *HARMONY_STUDIES]
             raise SystemExit(f"unknown study {args.study!r}; studies: {', '.join(known)}") from None
-        keys = sweep.partition_keys(scs)
-        t = Table(title=f"{args.study}: {len(scs)} scenarios (partitions of {args.study} in the UI)")
+        keys = catalogue.partition_keys(args.study)
+        asset = catalogue.asset_name(args.study)
+        t = Table(title=f"{args.study}: {len(scs)} scenarios (partitions of {asset} in the UI)")
         for c in ("partition key", "scenario id", "cached"):
             t.add_column(c, overflow="fold")
         for sc in scs:
