@@ -84,11 +84,22 @@ def partition_keys(name: str) -> dict[str, str]:
     return {i: prefix + k for i, k in sweep.partition_keys(study(name)).items()}
 
 
+#: study name → (the builder it was built by, its scenarios): each study is built once per process (the
+#: Dagster definitions, the CLI and the reproduction all ask for the same lists); a builder replaced in
+#: :data:`STUDIES` (a study file, a test) is built afresh
+_BUILT: dict[str, tuple[Callable[[], list[Scenario]], list[Scenario]]] = {}
+
+
 def study(name: str) -> list[Scenario]:
     """The scenarios of a study, in catalogue order, without duplicates. KeyError lists the studies."""
     if name not in STUDIES:
         raise KeyError(f"unknown study {name!r}; studies: {', '.join(STUDIES)}")
-    return list({s.id: s for s in STUDIES[name]()}.values())
+    build = STUDIES[name]
+    hit = _BUILT.get(name)
+    if hit is None or hit[0] is not build:
+        hit = (build, list({s.id: s for s in build()}.values()))
+        _BUILT[name] = hit
+    return list(hit[1])
 
 
 def all_scenarios() -> dict[str, Scenario]:

@@ -14,6 +14,9 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
+import os
+import sys
 from pathlib import Path
 
 #: the studies modules a scenario's run goes through (runner, scenario building, signals, this key); see
@@ -32,18 +35,70 @@ def code_version() -> str:
 def source_version(root: Path) -> str:
     """Hash (12 hex) of the relative paths and normalized sources (:func:`normalized_source`) of
     :func:`result_sources` under ``root``."""
+    memo = _Memo.load()
     h = hashlib.sha256()
-    for f in result_sources(root):
+    for f in result_sources(root, memo):
         h.update(str(f.relative_to(root)).encode())
-        h.update(normalized_source(f).encode())
+        h.update(memo.facts(f)[0].encode())
+    memo.save()
     return h.hexdigest()[:12]
+
+
+class _Memo:
+    """Per source file, keyed by the sha256 of its bytes and the Python version: the digest of its
+    normalized source and the ``sim`` module names it imports or names (parsing ~60 files costs about a
+    CPU second at every start; hashing their bytes, milliseconds). Kept in
+    ``<data>/cache/code_version.json``; a memo that cannot be read or written is rebuilt or skipped."""
+
+    def __init__(self, path: Path | None, known: dict[str, list]) -> None:
+        self.path, self.known, self.dirty = path, known, False
+
+    @classmethod
+    def load(cls) -> _Memo:
+        try:
+            from sim.paths import data_dir
+
+            path = data_dir() / "cache" / "code_version.json"
+        except Exception:  # noqa: BLE001 - a memo is an optimisation: never a reason to fail
+            return cls(None, {})
+        try:
+            known = json.loads(path.read_text())
+        except (OSError, ValueError):
+            known = {}
+        return cls(path, known if isinstance(known, dict) else {})
+
+    def facts(self, path: Path) -> tuple[str, list[str]]:
+        raw = path.read_bytes()
+        key = f"{sys.version_info[0]}.{sys.version_info[1]}:{hashlib.sha256(raw).hexdigest()}"
+        hit = self.known.get(key)
+        if isinstance(hit, list) and len(hit) == 2:
+            return hit[0], hit[1]
+        tree = ast.parse(raw, filename=str(path))
+        names = sorted(_imported_names(tree))
+        digest = hashlib.sha256(_normalized(tree).encode()).hexdigest()
+        self.known[key], self.dirty = [digest, names], True
+        return digest, names
+
+    def save(self) -> None:
+        if not (self.dirty and self.path):
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.known))
+            os.replace(tmp, self.path)  # atomic: processes started side by side never read half a file
+        except OSError:
+            pass
 
 
 def normalized_source(path: Path) -> str:
     """The module's syntax tree without its docstrings (module, class and function), dumped without
     positions: equal for two sources that differ only in comments, docstrings or layout. (The dump's form
     belongs to the Python version: a new Python may change every key once.)"""
-    tree = ast.parse(path.read_bytes(), filename=str(path))
+    return _normalized(ast.parse(path.read_bytes(), filename=str(path)))
+
+
+def _normalized(tree: ast.Module) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = node.body
@@ -53,13 +108,14 @@ def normalized_source(path: Path) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-def result_sources(root: Path) -> list[Path]:
+def result_sources(root: Path, memo: _Memo | None = None) -> list[Path]:
     """The files a scenario's result depends on, sorted: the run path (:data:`_RUN_PATH`: runner, scenario
     building), every policy module (``sim/policies/``), and every ``sim`` module these import — at any
     depth, inside functions too, or named as a string (``sim/__init__``'s lazy names) — with the
     ``__init__`` of each package on the way. Engine, event loop, metrics, workload and capacity registries
     and generators are in; ``sim/bench/``, ``sim/harmony/``, the papers' packages, the registry and the
     catalogue are not."""
+    memo = memo or _Memo(None, {})
     todo = [root / r for r in _RUN_PATH] + sorted((root / "sim" / "policies").glob("*.py"))
     seen: set[Path] = set()
     while todo:
@@ -67,14 +123,14 @@ def result_sources(root: Path) -> list[Path]:
         if f in seen or not f.is_file():
             continue
         seen.add(f)
-        todo += _sim_modules(f, root)
+        todo += _sim_files(memo.facts(f)[1], root)
     return sorted(seen)
 
 
-def _sim_modules(path: Path, root: Path) -> list[Path]:
-    """Files of the ``sim`` modules (and their packages' ``__init__``) that ``path`` imports or names."""
+def _imported_names(tree: ast.Module) -> set[str]:
+    """The ``sim`` module names a syntax tree imports or names as a string."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -82,6 +138,11 @@ def _sim_modules(path: Path, root: Path) -> list[Path]:
             names.update(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             names.add(node.value)
+    return {n for n in names if n == "sim" or n.startswith("sim.")}
+
+
+def _sim_files(names: list[str], root: Path) -> list[Path]:
+    """Files of the ``sim`` modules (and their packages' ``__init__``) among the module ``names``."""
     out = []
     for name in names:
         parts = name.split(".")

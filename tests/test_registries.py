@@ -3,6 +3,7 @@ scenario cache key covers the sources a result depends on and nothing else."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -219,6 +220,38 @@ def test_cache_key_ignores_papers_study_lists_and_comments(tree: Path) -> None:
         assert sweep.source_version(tree) == key, f
     _edit(tree / "sim/engine/kernel.py")
     assert sweep.source_version(tree) != key
+
+
+def test_cache_key_memo_parses_each_source_once_and_survives_a_bad_memo(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key's per-file facts are kept by content hash: a second computation parses no file, an edited
+    file is parsed again (and changes the key), and a memo that cannot be read is rebuilt."""
+    import ast
+
+    from sim.paths import data_dir
+    from studies import code_version as cv
+
+    memo = data_dir() / "cache" / "code_version.json"
+    memo.unlink(missing_ok=True)
+    key = sweep.source_version(tree)
+    assert memo.is_file()
+    parsed: list[str] = []
+    real_parse = ast.parse
+    def parse(src, filename="", **kw):  # noqa: ANN001, ANN202
+        parsed.append(filename)
+        return real_parse(src, filename, **kw)
+
+    monkeypatch.setattr(cv.ast, "parse", parse)
+    assert sweep.source_version(tree) == key and parsed == []
+    _edit(tree / "sim/metrics.py")
+    edited = sweep.source_version(tree)
+    assert edited != key and parsed == [str(tree / "sim/metrics.py")]
+    memo.write_text("{not json")
+    _comment(tree / "sim/metrics.py")  # comments only: the edit's key, from a rebuilt memo
+    assert sweep.source_version(tree) == edited
+    memo.write_text("[1, 2]")
+    assert sweep.source_version(tree) == edited and json.loads(memo.read_text()) != [1, 2]
 
 
 def test_version_prints_package_and_code_version(capsys: pytest.CaptureFixture[str]) -> None:
