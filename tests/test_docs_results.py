@@ -17,7 +17,7 @@ from pipelines.cli.docs_results import marker, record_path
 
 BLOCKS = {
     "README.md": ["reproduction results"],
-    "docs/reproduction.md": ["bands and anchors", "results"],
+    "docs/reproduction.md": ["bands and anchors", "results", "ias beyond the thesis"],
 }
 
 
@@ -136,6 +136,38 @@ def test_without_results_the_block_says_how_to_produce_them(repo: Path, monkeypa
     readme = (repo / "README.md").read_text()
     assert "No full-profile results are recorded" in readme and "`varcap reproduce`" in readme
     assert "|" not in readme
+
+
+def test_the_ias_instances_block_counts_decisive_instances_with_an_interval(repo: Path) -> None:
+    """The per-instance rows of ``out_thesis_ias_instances`` (full profile) become a record and a block:
+    shares over decisive instances only (Wilson interval), and a line per decisive instance."""
+    from pipelines.cli.docs_results import IAS_COLUMNS, ias_record_path
+
+    def row(inst: str, policy: str, cut: float, gp: float, decisive: bool = True) -> dict:
+        r = dict.fromkeys(IAS_COLUMNS)
+        return r | {
+            "study": "thesis-ias-generalization", "instance": inst, "machines": 40, "jobs": 1000,
+            "policy": policy, "ff_terminations": 100, "terminations": int(100 - cut), "termination_cut_pct": cut,
+            "goodput_diff_pp": gp, "holds": cut > 0 and gp >= -2, "decisive": decisive, "profile": "full",
+            "degenerate_reason": "" if decisive else "every job is big under H1",
+        }  # fmt: skip
+
+    rows = [
+        row("g0", "ias", -50.0, 0.5), row("g0", "ias-general", 30.0, 0.1),
+        row("g1", "ias", 20.0, -3.0), row("g1", "ias-general", 10.0, 0.2),
+        row("g2", "ias", 100.0, -0.1, decisive=False), row("g2", "ias-general", 5.0, 0.0, decisive=False),
+    ]  # fmt: skip
+    with duckdb.connect(str(Path(__import__("os").environ["VARCAP_WAREHOUSE"]))) as con:
+        df = pl.DataFrame(rows, infer_schema_length=None)  # noqa: F841
+        con.execute("CREATE TABLE out_thesis_ias_instances AS SELECT * FROM df")
+    assert main(["docs"]) == 0 and ias_record_path(repo).is_file()
+    page = (repo / "docs" / "reproduction.md").read_text()
+    assert "| thesis-ias-generalization | `ias` | 2 | 0 | 0 % [0, 66] | 1 |" in page
+    assert "| thesis-ias-generalization | `ias-general` | 2 | 2 | 100 % [34, 100] | 1 |" in page
+    assert "| g0 |" in page and "| g2 |" not in page  # the degenerate instance is counted, not listed
+    assert main(["docs", "--check"]) == 0
+    ias_record_path(repo).write_text(ias_record_path(repo).read_text().replace("-50.0", "-49.0"))
+    assert main(["docs", "--check"]) == 1  # the record drifted from the warehouse
 
 
 def test_the_repository_pages_are_rendered_from_the_committed_record() -> None:
