@@ -29,9 +29,11 @@ from collections.abc import Callable
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
-# CPU seconds of a cold `varcap warm` (every warm policy compiled): 115.7 (user + sys, `/usr/bin/time -v`,
-# 2026-11-27, load 6-14 on 2 cores: 17 min of wall time); the message says it in minutes
-COMPILE_CPU_S = 120
+# CPU seconds of a cold `varcap warm` (every warm policy and Harmony compiled into an empty cache):
+# 131.98 = 123.28 user + 8.70 sys (`NUMBA_CACHE_DIR=<fresh dir> nice -n 19 /usr/bin/time -v varcap warm` at
+# 1dec565, 2026-11-28, load 2-7 on 2 cores: 5 min 22 s of wall time, peak RSS 1.06 GB; 115.7 on 2026-11-27
+# before more compiled paths were warmed); the message says it in minutes
+COMPILE_CPU_S = 132
 
 
 def warm_policies() -> tuple[str, ...]:
