@@ -89,6 +89,22 @@ def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunA
     return RunArtifacts(decl.loop.run(decl), None)
 
 
+def engine_for(
+    policy: str, n_jobs: int, capacity: CapacityTrace | MachineCapacityTrace, machines: int, seed: int = 0
+) -> str:
+    """The engine (``compiled`` or ``python``) :func:`sim.engine.run_kernel` picks for a run of ``policy``
+    on ``n_jobs`` jobs under ``capacity`` in this process (:func:`sim.engine.choose_engine`, with the
+    policy's ``timed_admission`` fact; a policy without it counts as timed). KeyError for an unknown
+    policy."""
+    from sim.engine import choose_engine
+
+    timed = bool(getattr(get_policy(policy), "timed_admission", True))
+    n = len(capacity.time_s)
+    if isinstance(capacity, MachineCapacityTrace):
+        return choose_engine(n_jobs, seed, machines, timed=timed, machine_events=n)
+    return choose_engine(n_jobs, seed, machines, cap_points=n, timed=timed)
+
+
 def read_jobs(path: str | Path) -> pl.DataFrame:
     """Jobs from CSV or parquet (``job_id, submit_s, duration_s, cores[, memory_gb]``)."""
     p = Path(path)

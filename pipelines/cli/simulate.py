@@ -239,7 +239,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     from pipelines.guard import write_outputs
     from sim import simulate
-    from sim.engine import choose_engine
+    from sim.api import engine_for
     from sim.validate import check_inputs
     from sim.warmup import ensure_warm
     from sim.workloads.swf import is_swf
@@ -274,8 +274,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.plot and not args.plot.lower().endswith(".png"):
         raise SystemExit(f"--plot {args.plot}: the picture is written as PNG (name it …png)")
     cap = load_capacity_arg(args.capacity, args.machines, args.horizon_s)
-    changes = len(cap.time_s)  # small ones run interpreted (the work: jobs, machines, capacity changes)
-    if choose_engine(jobs.height, args.seed, args.machines, cap_points=changes) == "compiled":
+    # small ones run interpreted (the work: jobs, machines, capacity changes, the policy's admission rule)
+    if engine_for(args.policy, jobs.height, cap, args.machines, args.seed) == "compiled":
         ensure_warm(console.print)
     t0 = time.perf_counter()
     n_jobs, handed = jobs.height, [jobs]

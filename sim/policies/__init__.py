@@ -49,6 +49,9 @@ class Dispatched:
     warm_capacity: str = "walk"
     compiled_modules: tuple[str, ...] = ()
     auto_defaults: dict[str, str] = {}  # noqa: RUF012 (read only)
+    #: its compiled admission rule is timed (:class:`sim.engine.admission.Rule`; IAS): the interpreted
+    #: engine then visits machines every instant, which weighs in its choice (:func:`sim.api.engine_for`)
+    timed_admission: bool = False
 
     def run(self, problem: Any, params: Any, seed: int) -> Any:
         from sim.api import run_policy
