@@ -20,7 +20,7 @@ from pipelines.cli.common import (
 from sim import paths
 
 #: the phase :func:`sim.warmup.ensure_warm` is, as the heartbeat lines name it
-WARM_PHASE = "loading the simulator's numba cache (compiling it if cold)"
+WARM_PHASE = "loading the simulator's numba cache, compiling it if cold"
 
 #: Harmony's assets `varcap run` materializes (run_harmony below)
 HARMONY_ASSETS = (
