@@ -170,14 +170,15 @@ def capacity_file(spec: str) -> str | None:
 def check_capacity_arg(spec: str) -> None:
     """Refuse a ``--capacity`` that is neither a registered kind nor an existing trace file with one line
     naming the kinds (and the closest one): a misspelled kind is not "a file that cannot be read"."""
-    import difflib
     from pathlib import Path
-
-    from sim.capacity.kinds import KINDS
 
     path = capacity_file(spec)
     if path is None or Path(path).exists():
         return
+    import difflib  # only to name the closest kind (its import compiles regexes: not on every run)
+
+    from sim.capacity.kinds import KINDS
+
     kind = spec.partition(":")[0].strip()
     kinds = sorted(k for k in KINDS.names() if k != "file")
     close = difflib.get_close_matches(kind.replace("-", "_"), kinds, n=1)
