@@ -89,3 +89,30 @@ def test_lazy_tables_equal_eager_ones_and_pickle() -> None:
     e = simulate(jobs, cap, 6, 4.0, 4000.0, "ff", energy=True)
     assert e.jobs.columns[: len(r.jobs.columns)] == r.jobs.columns
     assert {"energy_kwh", "gco2", "wasted_gco2"} <= set(e.jobs.columns)
+
+
+def test_a_policy_resolves_alike_from_its_own_module_or_after_every_module() -> None:
+    """``entry(name)`` in a fresh process (the policy's own module, its family's pattern) gives the policy a
+    process with every policy module loaded gives, and a family member (``ias-h4``) loads no numba."""
+    from sim.policies import available, entry, modules
+
+    code = (
+        "import sys\nfrom sim.policies import entry\n"
+        "for n in sys.argv[1:]:\n"
+        "    e = entry(n)\n"
+        "    print('|'.join((n, type(e.policy).__name__, e.policy.name, e.label, str('numba' in sys.modules))))\n"
+    )
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    # a name that is its own module's (``ias_general`` → ``ias-general``) is found the same way as before
+    for name in [n for n in available() if n.replace("-", "_") not in modules()]:
+        out = (
+            subprocess.run(
+                [sys.executable, "-c", code, name], capture_output=True, text=True, env=env, check=True
+            )
+            .stdout.strip()
+            .split("|")
+        )
+        e = entry(name)
+        assert out[:4] == [name, type(e.policy).__name__, e.policy.name, e.label], name
+        if name.startswith("ias-h"):
+            assert out[4] == "False", name  # resolved through the IAS family: target's numba kit not loaded
