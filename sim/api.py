@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -28,9 +29,34 @@ from sim.validate import check_inputs, check_platform
 
 
 @dataclass(frozen=True)
+class RunTables:
+    """What a run's per-job table and kill log are made from; :class:`SimResult` makes them on first use,
+    so a caller that reads neither (``varcap simulate`` without ``--jobs-out``) never converts the run's
+    arrays to polars (the first conversion in a process imports ``numpy.ma``, ~0.03 CPU s of a small run)."""
+
+    output: EngineOutput
+    job_id: pl.Series | np.ndarray
+    submit_s: np.ndarray
+    #: extra per-job columns (the energy accounting's), appended after :func:`sim.metrics.job_table`'s
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def jobs(self) -> pl.DataFrame:
+        """The per-job table: :func:`sim.metrics.job_table` and the extra columns."""
+        out = job_table(self.output, self.job_id, self.submit_s)
+        return out.with_columns(**{k: pl.Series(v) for k, v in self.extra.items()}) if self.extra else out
+
+    def kills(self) -> pl.DataFrame:
+        """Every killed attempt (:func:`kill_log`)."""
+        return kill_log(self.output, self.job_id)
+
+
+@dataclass(frozen=True)
 class SimResult:
+    """One run's metrics and tables; ``jobs`` (per-job outcomes) and ``kills`` are made from ``tables`` on
+    first read."""
+
     metrics: dict[str, float]
-    jobs: pl.DataFrame
+    tables: RunTables = field(repr=False, compare=False)
     timeseries: pl.DataFrame | None
     policy: str
     params: dict[str, object]
@@ -40,8 +66,17 @@ class SimResult:
     jobs_after_horizon: int = 0  # submitted at/after the horizon: dropped with a warning (sim.validate)
     #: with ``record_timeseries``: the attempt log as a table (``sim.metrics.ATTEMPT_TABLE_COLUMNS``)
     attempts: pl.DataFrame | None = None
-    #: every killed attempt: ``job_id, start_s, kill_s, machine`` (when each termination happened)
-    kills: pl.DataFrame | None = None
+
+    @cached_property
+    def jobs(self) -> pl.DataFrame:
+        """Per-job outcomes (``job_id, submit_s, first_start_s, end_s, attempts, terminations, status``,
+        then the energy columns of a run with energy accounting)."""
+        return self.tables.jobs()
+
+    @cached_property
+    def kills(self) -> pl.DataFrame | None:
+        """Every killed attempt: ``job_id, start_s, kill_s, machine`` (when each termination happened)."""
+        return self.tables.kills()
 
 
 def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunArtifacts:
@@ -52,6 +87,22 @@ def run_policy(pol: Policy, problem: Problem, params: object, seed: int) -> RunA
     if isinstance(decl, Compiled):
         return run_first_fit(problem, decl.termination, seed, decl.admission)
     return RunArtifacts(decl.loop.run(decl), None)
+
+
+def engine_for(
+    policy: str, n_jobs: int, capacity: CapacityTrace | MachineCapacityTrace, machines: int, seed: int = 0
+) -> str:
+    """The engine (``compiled`` or ``python``) :func:`sim.engine.run_kernel` picks for a run of ``policy``
+    on ``n_jobs`` jobs under ``capacity`` in this process (:func:`sim.engine.choose_engine`, with the
+    policy's ``timed_admission`` fact; a policy without it counts as timed). KeyError for an unknown
+    policy."""
+    from sim.engine import choose_engine
+
+    timed = bool(getattr(get_policy(policy), "timed_admission", True))
+    n = len(capacity.time_s)
+    if isinstance(capacity, MachineCapacityTrace):
+        return choose_engine(n_jobs, seed, machines, timed=timed, machine_events=n)
+    return choose_engine(n_jobs, seed, machines, cap_points=n, timed=timed)
 
 
 def read_jobs(path: str | Path) -> pl.DataFrame:
@@ -151,7 +202,7 @@ def simulate(
         window_end_s,
     )
     assert tuple(metrics) == METRIC_NAMES
-    jobs_out = job_table(art.output, problem.job_id, problem.submit_s)
+    job_cols: dict[str, np.ndarray] = {}
     if energy or carbon is not None:
         extra, per_job = carbon_accounting(
             art.output,
@@ -164,14 +215,14 @@ def simulate(
             window=(window_start_s, wend),
         )
         metrics = {**metrics, **extra}
-        jobs_out = jobs_out.with_columns(**{k: pl.Series(v) for k, v in per_job.items()})
+        job_cols = dict(per_job)
     attempts = timeseries = None
     if record_timeseries:  # every policy: from the attempt log and the capacity steps
         attempts = attempt_table(art.output, problem.job_id, problem.cores)
         timeseries = run_over_time(art.output, problem.submit_s, problem.cores, problem.horizon_s)
     return SimResult(
         metrics,
-        jobs_out,
+        RunTables(art.output, problem.job_id, problem.submit_s, job_cols),
         timeseries,
         policy,
         asdict(params),
@@ -180,7 +231,6 @@ def simulate(
         art.output.events,
         after_horizon,
         attempts=attempts,
-        kills=kill_log(art.output, problem.job_id),
     )
 
 

@@ -29,9 +29,12 @@ from collections.abc import Callable
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
-# CPU seconds of a cold `varcap warm` (every warm policy compiled): 115.7 (user + sys, `/usr/bin/time -v`,
-# 2026-11-27, load 6-14 on 2 cores: 17 min of wall time); the message says it in minutes
-COMPILE_CPU_S = 120
+# CPU seconds of a cold `varcap warm` (every warm policy and Harmony compiled into an empty cache), user +
+# sys of `NUMBA_CACHE_DIR=<fresh dir> nice -n 19 /usr/bin/time -v varcap warm` on 2 cores, 2026-11-28:
+# 157.26 = 147.60 + 9.66 at 3075d7b (load 4-10; 4 min 32 s of wall time, peak RSS 1.07 GB), after the
+# capacity change went to whole-array steps (more array code for numba to compile); 131.98 = 123.28 +
+# 8.70 at 1dec565 before it (load 2-7). The message says it in whole minutes
+COMPILE_CPU_S = 157
 
 
 def warm_policies() -> tuple[str, ...]:
@@ -215,7 +218,7 @@ def ensure_warm(say: Callable[[str], object] = print) -> bool:
             raise RuntimeError(f"the simulator's compiled engine fails even after a fresh compile: {err}")
         return True
     say(
-        f"compiling the simulator once for this environment (about {COMPILE_CPU_S // 60} CPU minutes, longer on a "
+        f"compiling the simulator once for this environment (about {round(COMPILE_CPU_S / 60)} CPU minutes, longer on a "
         "busy machine; later runs reuse numba's cache) …"
     )
     say(f"simulator compiled and cached in {warm():.0f} s")

@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(fn=cmd_reproduce, heartbeat="reproduce")  # a line at least every 30 s off a terminal
     wm = sub.add_parser("warm", help="compile the simulator once for this environment (numba cache)")
     wm.add_argument("--force", action="store_true", help="run the warm-up even if the cache is warm")
-    wm.set_defaults(fn=cmd_warm)
+    wm.set_defaults(fn=cmd_warm, heartbeat="warm")  # a line at least every 30 s off a terminal
     q = sub.add_parser("sql", help="run a read-only SQL query against the warehouse")
     q.add_argument("query")
     q.add_argument("--rows", type=int, default=40, help="rows to print")

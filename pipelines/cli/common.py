@@ -73,8 +73,58 @@ def line_progress(stream=None) -> type | None:
     return base
 
 
-#: at most this many seconds between two lines of a long command off a terminal (:func:`heartbeat`)
-HEARTBEAT_S = 30.0
+#: seconds of silence after which a long command off a terminal prints a line (:func:`heartbeat`): a line
+#: at least every 30 s, with a second for a busy machine to schedule the heartbeat's thread
+HEARTBEAT_S = 29.0
+
+
+def _now() -> float:
+    """The heartbeat's clock (monotonic seconds; a test replaces it)."""
+    import time
+
+    return time.monotonic()
+
+
+#: the phases the command is in (:func:`doing`), innermost last: (what, since when)
+_PHASES: list[tuple[str, float]] = []
+
+
+@contextlib.contextmanager
+def doing(what: str) -> Iterator[None]:
+    """Name the phase the command is in for the block: :func:`heartbeat`'s lines say it and how long it has
+    lasted (nested phases: the innermost)."""
+    entry = (what, _now())
+    _PHASES.append(entry)
+    try:
+        yield
+    finally:
+        for i in range(len(_PHASES) - 1, -1, -1):  # by identity: another thread may have a phase open too
+            if _PHASES[i] is entry:
+                del _PHASES[i]
+                break
+
+
+@contextlib.contextmanager
+def status(console, what: str) -> Iterator[None]:
+    """``console.status(what)`` (a spinner) on a terminal; off one (where a spinner shows nothing) the line
+    ``what`` once. Either way :func:`doing` ``what`` for the heartbeat lines."""
+    with doing(what.rstrip(" …")):
+        if console.is_terminal:
+            with console.status(what):
+                yield
+        else:
+            console.print(what, markup=False, highlight=False)
+            yield
+
+
+def heartbeat_line(label: str, t0: float, now: float) -> str:
+    """``varcap <label>: still running (<elapsed> s[; <phase> for <s> s])``: the command's elapsed time since
+    ``t0`` and, in a :func:`doing` phase, what it is doing and for how long."""
+    line = f"varcap {label}: still running ({now - t0:.0f} s"
+    if _PHASES:
+        what, since = _PHASES[-1]
+        line += f"; {what} for {now - since:.0f} s"
+    return line + ")\n"
 
 
 class _Watched:
@@ -85,42 +135,55 @@ class _Watched:
         self._stamp = stamp
 
     def write(self, s: str) -> int:
-        import time
-
         if s:
-            self._stamp[0] = time.monotonic()
+            self._stamp[0] = _now()
         return self._stream.write(s)
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
 
 
+class _Beat:
+    """The heartbeat's clockwork: :meth:`tick` writes :func:`heartbeat_line` to ``out`` when nothing was
+    written for ``every_s`` seconds (``stamp[0]``: the last write)."""
+
+    def __init__(self, label: str, every_s: float, out, stamp: list[float], t0: float) -> None:
+        self.label, self.every_s, self.out, self.stamp, self.t0 = label, every_s, out, stamp, t0
+
+    def tick(self, now: float) -> bool:
+        """Write a line if the command has been silent for ``every_s`` at ``now``; whether it did."""
+        if now - self.stamp[0] < self.every_s:
+            return False
+        self.out.write(heartbeat_line(self.label, self.t0, now))
+        self.out.flush()
+        self.stamp[0] = now
+        return True
+
+
 def heartbeat(label: str, every_s: float = HEARTBEAT_S, stream=None):
-    """When ``stream`` (default stderr) is not a terminal, print ``varcap <label>: still running (N s)``
-    whenever this process has written nothing to stdout or stderr for ``every_s`` seconds (a long phase
-    that prints nothing leaves a log silent otherwise); returns a function that stops it and restores the
-    streams (a no-op on a terminal)."""
+    """When ``stream`` (default stderr) is not a terminal, print :func:`heartbeat_line` (elapsed time, and
+    the :func:`doing` phase) whenever this process has written nothing to stdout or stderr for ``every_s``
+    seconds (a long phase that prints nothing leaves a log silent otherwise); returns a function that stops
+    it and restores the streams (a no-op on a terminal)."""
     import threading
-    import time
 
     stream = stream or sys.stderr
     if stream.isatty():
         return lambda: None
-    t0 = time.monotonic()
+    t0 = _now()
     stamp = [t0]
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Watched(sys.stdout, stamp), _Watched(sys.stderr, stamp)
     out = sys.stderr if stream is saved[1] else _Watched(stream, stamp)
+    beat = _Beat(label, every_s, out, stamp, t0)
     done = threading.Event()
 
-    def beat() -> None:
-        while not done.wait(min(5.0, every_s / 2)):
-            now = time.monotonic()
-            if now - stamp[0] >= every_s:
-                out.write(f"varcap {label}: still running ({now - t0:.0f} s)\n")
-                out.flush()
+    def run() -> None:
+        # wake when the silence would reach every_s (output in between moves that time on)
+        while not done.wait(max(0.0, stamp[0] + every_s - _now()) + 0.01):
+            beat.tick(_now())
 
-    threading.Thread(target=beat, name="varcap-heartbeat", daemon=True).start()
+    threading.Thread(target=run, name="varcap-heartbeat", daemon=True).start()
 
     def stop() -> None:
         done.set()
@@ -193,7 +256,9 @@ def _materialize(
 
     from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
 
-    with _guarded_run(console) as (instance, tags):
+    names = [str(k) for k in keys]
+    what = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    with _guarded_run(console) as (instance, tags), doing(f"materializing {what}"):
         result = dg.materialize(
             [*ALL_ASSETS, *ALL_CHECKS],
             selection=[dg.AssetKey(k) for k in keys],

@@ -37,18 +37,24 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 def cmd_warm(args: argparse.Namespace) -> int:
     """Compile and cache the simulator's numba kernel for this environment (``make install`` runs it)."""
+    from pipelines.cli.common import doing
+    from pipelines.cli.sweeps import WARM_PHASE
     from sim.warmup import cold_hooks, ensure_warm, warm
 
-    if ensure_warm():
-        return 0
+    with doing(WARM_PHASE):
+        if ensure_warm():
+            return 0
     # Target*/SlackSched's own numba functions and Harmony's engine (a warm kernel says nothing of them)
-    cold = cold_hooks()
+    with doing("looking for numba hooks not cached"):
+        cold = cold_hooks()
     if cold and not args.force:
         print(f"compiling the numba hooks of {', '.join(cold)} once for this environment …")
-        print(f"compiled and cached in {warm(cold):.0f} s")
+        with doing(f"compiling the numba hooks of {', '.join(cold)}"):
+            print(f"compiled and cached in {warm(cold):.0f} s")
         return 0
     if args.force:
-        print(f"simulator cache was warm; warm-up re-run in {warm():.1f} s")
+        with doing("re-running the warm-up simulations"):
+            print(f"simulator cache was warm; warm-up re-run in {warm():.1f} s")
     else:
         print("simulator cache is warm: nothing to compile")
     return 0

@@ -13,6 +13,7 @@ from pipelines.cli.common import (
     dagster_loggers,
     materialized_profile,
     prepare_dagster_home,
+    status,
 )
 from pipelines.cli.sweeps import run_harmony
 from sim import paths
@@ -55,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:
-        with console.status(f"materializing {len(keys)} assets …"):
+        with status(console, f"materializing {len(keys)} assets …"):
             result = job.execute_in_process(
                 instance=instance,
                 asset_selection=list(keys),
@@ -221,7 +222,7 @@ def run_reports(
         keys.remove("report_harmony")
         console.print("Harmony's chapter: `varcap sweep harmony` renders it")
     t1 = time.perf_counter()
-    with console.status(f"results, reproduction table and reports ({profile} profile) …"):
+    with status(console, f"results, reproduction table and reports ({profile} profile) …"):
         ok = _materialize(keys, console, partition_key=profile)
     if not ok:
         return 1

@@ -13,10 +13,14 @@ from pipelines.cli.common import (
     _materialize,
     _print_failures,
     dagster_loggers,
+    doing,
     materialized_profile,
     prepare_dagster_home,
 )
 from sim import paths
+
+#: the phase :func:`sim.warmup.ensure_warm` is, as the heartbeat lines name it
+WARM_PHASE = "loading the simulator's numba cache, compiling it if cold"
 
 #: Harmony's assets `varcap run` materializes (run_harmony below)
 HARMONY_ASSETS = (
@@ -145,7 +149,8 @@ def materialize_studies(
     if todo:  # compile once here, not in every worker process side by side
         from sim.warmup import ensure_warm
 
-        ensure_warm(console.print)
+        with doing(WARM_PHASE):
+            ensure_warm(console.print)
         if small_work(todo):  # a few tiny scenarios: simulated here, no worker start-up
             workers = 1
         sweep.start_pool(workers, todo)  # they import the simulator (and its needs) while Dagster loads
@@ -222,7 +227,10 @@ def _follow(th, scs: list, done_before: int, t0: float, desc: str, progress: boo
     from studies import sweep
 
     ids = [s.id for s in scs]
-    with tqdm(total=len(ids), initial=done_before, desc=desc, unit="scenario", disable=not progress) as bar:
+    with (
+        doing(f"simulating {desc} ({len(ids)} scenarios)"),
+        tqdm(total=len(ids), initial=done_before, desc=desc, unit="scenario", disable=not progress) as bar,
+    ):
         seen = done_before
         while th.is_alive():
             th.join(1.0)
@@ -257,7 +265,8 @@ def _run_dask_sweep(
     if done_before < len(scs):  # compile once here, not in every worker process side by side
         from sim.warmup import ensure_warm
 
-        ensure_warm(console.print)
+        with doing(WARM_PHASE):
+            ensure_warm(console.print)
     from studies import catalogue
 
     keys = catalogue.partition_keys(study_name)

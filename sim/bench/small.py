@@ -6,7 +6,7 @@ script :data:`HEAPQ_FF`, written to a temporary directory and run on the same jo
 fresh process: each one's CPU seconds (user + sys) and peak RSS (``/usr/bin/time``), best of ``repeat``. Both
 print how many jobs completed and how many instants they simulated, so the two schedules can be compared
 (they follow the same pinned semantics; see :mod:`sim.engine`). The target: varcap ≤ 0.4 CPU s whatever
-the machine count.
+the machine count (``--machines 200,20000`` runs each count in turn).
 """
 
 from __future__ import annotations
@@ -167,12 +167,17 @@ def small(jobs: int = 200, machines: int = 200, repeat: int = 3) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    """``python -m sim.bench small [--jobs N] [--machines M] [--repeat R]``."""
+    """``python -m sim.bench small [--jobs N] [--machines M[,M…]] [--repeat R]``."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m sim.bench small", description=small.__doc__)
     ap.add_argument("--jobs", type=int, default=200)
-    ap.add_argument("--machines", type=int, default=200)
+    ap.add_argument("--machines", default="200", help="machine counts, comma-separated (default 200)")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args(argv)
-    small(a.jobs, a.machines, a.repeat)
+    try:
+        counts = [int(m) for m in a.machines.split(",")]
+    except ValueError:
+        ap.error(f"--machines {a.machines}: give whole numbers separated by commas")
+    for m in counts:
+        small(a.jobs, m, a.repeat)

@@ -86,6 +86,7 @@ __all__ = [
     "PYTHON_MAX_JOBS",
     "PYTHON_MACHINE_CHANGES_PER_JOB",
     "PYTHON_MAX_MACHINES",
+    "PYTHON_UNTIMED_MACHINE_CHANGES_PER_JOB",
     "RULES",
     "TERMINATION_CODES",
     "Admission",
@@ -120,10 +121,18 @@ TERMINATION_CODES = {
 # after kills): interpreted, a machine costs ~0.6 µs a change against ~45 µs a job (FF, 2026-11-27, load
 # ~13: 200 jobs on 5,000 machines with 48 changes 0.17 CPU s, on 200 machines 0.014), so a machine-change
 # is 1/PYTHON_MACHINE_CHANGES_PER_JOB of a job. Beyond PYTHON_MAX_MACHINES machines the compiled engine
-# runs whatever the work (the set-up per machine and IAS's per-machine wake-ups).
+# runs whatever the work (the set-up per machine and IAS's per-machine wake-ups). That holds for timed
+# admission rules (IAS: its wake-ups visit machines every instant, 200 jobs on 5,000 machines 0.47 CPU s
+# interpreted, 2026-11-28) and for per-machine capacity events. An untimed rule's (First-Fit, the Oracle)
+# only per-machine work is the capacity change itself, which turns machines on and off in whole-array
+# steps: ~16 ns a machine-change against ~60 µs a job (FF, 2026-11-28, load ~6: 200 jobs on 200,000
+# machines under 48 changes 0.17 CPU s, on 200 machines 0.017; 5,000 jobs on 200 machines 0.31), so a
+# machine-change is 1/PYTHON_UNTIMED_MACHINE_CHANGES_PER_JOB of a job (rounded down from ~3,800), and no
+# machine count is too many by itself.
 PYTHON_MAX_JOBS = 5000
 PYTHON_MAX_MACHINES = 8192
 PYTHON_MACHINE_CHANGES_PER_JOB = 75
+PYTHON_UNTIMED_MACHINE_CHANGES_PER_JOB = 2000
 _FORCED: list[str] = []  # use_engine() stack
 
 
@@ -139,22 +148,39 @@ def use_engine(kind: str) -> Iterator[None]:
         _FORCED.pop()
 
 
-def python_work(n_jobs: int, machines: int = 1, cap_points: int = 0) -> float:
-    """The interpreted engine's work on ``n_jobs`` jobs and ``machines`` machines under a capacity trace of
-    ``cap_points`` changes, in job-equivalents (what :func:`choose_engine` compares with
-    :data:`PYTHON_MAX_JOBS`)."""
-    return float(n_jobs) + float(machines) * float(cap_points) / PYTHON_MACHINE_CHANGES_PER_JOB
+def python_work(
+    n_jobs: int, machines: int = 1, cap_points: int = 0, timed: bool = True, machine_events: int = 0
+) -> float:
+    """The interpreted engine's work on ``n_jobs`` jobs and ``machines`` machines under a machines-alive
+    trace of ``cap_points`` changes and ``machine_events`` per-machine capacity events, in job-equivalents
+    (what :func:`choose_engine` compares with :data:`PYTHON_MAX_JOBS`): a trace's machine-change weighs
+    1/:data:`PYTHON_MACHINE_CHANGES_PER_JOB` of a job under a ``timed`` admission rule (IAS; the
+    conservative default), 1/:data:`PYTHON_UNTIMED_MACHINE_CHANGES_PER_JOB` under an untimed one."""
+    per_job = PYTHON_MACHINE_CHANGES_PER_JOB if timed else PYTHON_UNTIMED_MACHINE_CHANGES_PER_JOB
+    return (
+        float(n_jobs)
+        + float(machines) * float(cap_points) / per_job
+        + float(machines) * float(machine_events) / PYTHON_MACHINE_CHANGES_PER_JOB
+    )
 
 
 def choose_engine(
-    n_jobs: int, seed: int, machines: int = 1, loaded: bool | None = None, cap_points: int = 0
+    n_jobs: int,
+    seed: int,
+    machines: int = 1,
+    loaded: bool | None = None,
+    cap_points: int = 0,
+    timed: bool = True,
+    machine_events: int = 0,
 ) -> str:
     """``compiled`` once it is loaded in this process (``loaded``; default: whether it is), else ``python``
-    when the work (:func:`python_work` of the jobs, machines and ``cap_points`` capacity changes) is at most
-    :data:`PYTHON_MAX_JOBS` on at most :data:`PYTHON_MAX_MACHINES` machines (seed within numba's 32-bit
-    range), else ``compiled``; :func:`use_engine`, then ``$VARCAP_ENGINE`` (``auto``, ``compiled``,
-    ``python``) override — a long-lived process running many small instances (a sweep worker) is faster
-    compiled, since numba's start is paid once. Both give identical results."""
+    when the work (:func:`python_work` of the jobs, machines, ``cap_points`` capacity changes and
+    ``machine_events`` per-machine events under a ``timed`` admission rule or not) is at most
+    :data:`PYTHON_MAX_JOBS` — on at most :data:`PYTHON_MAX_MACHINES` machines for a timed rule or
+    per-machine events — and the seed within numba's 32-bit range, else ``compiled``; :func:`use_engine`,
+    then ``$VARCAP_ENGINE`` (``auto``, ``compiled``, ``python``) override — a long-lived process running
+    many small instances (a sweep worker) is faster compiled, since numba's start is paid once. Both give
+    identical results."""
     if _FORCED:
         return _FORCED[-1]
     env = os.environ.get("VARCAP_ENGINE", "auto")
@@ -165,8 +191,8 @@ def choose_engine(
     if loaded is None:
         loaded = _jit.is_compiled()
     small = (
-        python_work(n_jobs, machines, cap_points) <= PYTHON_MAX_JOBS
-        and machines <= PYTHON_MAX_MACHINES
+        python_work(n_jobs, machines, cap_points, timed, machine_events) <= PYTHON_MAX_JOBS
+        and (machines <= PYTHON_MAX_MACHINES or not (timed or machine_events))
         and 0 <= seed < 2**32
     )
     return "python" if small and not loaded else "compiled"
@@ -231,12 +257,14 @@ def run_kernel(
 
     check_seed(seed)  # numba's generator takes 32 bits: a TypingError deep in the kernel otherwise
     n = len(submit)
-    changes = len(cap_t) + (0 if machine_events is None else len(machine_events[0]))
-    kind = engine or choose_engine(n, int(seed), int(n_machines), cap_points=changes)
-    if kind not in ("compiled", "python"):
-        raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
     adm = admission or Admission()
     rule = adm.rule
+    events = 0 if machine_events is None else len(machine_events[0])
+    kind = engine or choose_engine(
+        n, int(seed), int(n_machines), cap_points=len(cap_t), timed=rule.timed, machine_events=events
+    )
+    if kind not in ("compiled", "python"):
+        raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
     use_mem = mem is not None
     dur = _arr(duration, np.float64)
     job_lo, job_hi = adm.job_ranges(n, int(n_machines))

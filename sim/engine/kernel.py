@@ -49,7 +49,7 @@ from sim.engine.queue import (
     _qx_new,
     _qx_set,
 )
-from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_set, _qt_first_le
+from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_fix, _mt_set, _qt_first_le
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
 
 INF = np.inf
@@ -119,6 +119,17 @@ def _complete(
 
 
 @kernel_fn
+def _add_each(a, xs, sign):
+    """``a`` plus (``sign`` 1) or minus (-1) each of ``xs`` in turn: the float that loop gives, in one step
+    when every partial sum is an exact integer (integer terms and totals below 2**53)."""
+    if a == np.floor(a) and np.all(xs == np.floor(xs)) and abs(a) + np.sum(np.abs(xs)) < 2.0**53:
+        return a + sign * np.sum(xs)
+    for x in xs:
+        a += sign * x
+    return a
+
+
+@kernel_fn
 def _set_machines_alive(
     t, target, jobs, mach, cores, duration, machine_cores, msize, term_policy, bound, adm, wake, next_cross,
     knot_idx, killed, cnt, acc, dirty, is_dirty, nd,
@@ -133,68 +144,78 @@ def _set_machines_alive(
         target = n_machines
     if target < 0:
         target = 0
+    # a change may turn thousands of machines on or off: whole-array steps (the interpreted engine's cost
+    # per machine is then numpy's, not the interpreter's), one pass of the trees over the range touched
+    # (_mt_fix); sums are still added machine by machine, in machine order (the same float results)
     if target > cnt[C_N_ALIVE]:
-        m = 0
-        while cnt[C_N_ALIVE] < target and m < n_machines:
-            if not alive[m]:
-                alive[m] = True
-                up_since[m] = t
-                knot_idx[m] = 0
-                next_cross[m] = np.inf
-                wake[W_NEED_EVAL] = 1.0
+        on = np.flatnonzero(~alive)[: target - cnt[C_N_ALIVE]]  # the lowest-index off machines
+        alive[on] = True
+        up_since[on] = t
+        knot_idx[on] = 0
+        next_cross[on] = np.inf
+        wake[W_NEED_EVAL] = 1.0
+        if bound != BOUND_NONE:  # only a bound known at start-up (interval end) is set here
+            for m in on:
                 _bound_at_up(bound, m, t, ma4, msize, adm)
-                nd = _mark_dirty(m, dirty, is_dirty, nd)
-                cnt[C_N_ALIVE] += 1
-                mcap[m] = machine_cores
-                free_c[m] = machine_cores if head[m] < 0 else free_c[m]
-                acc[A_ALIVE_CORES] += machine_cores
-                _mt_set(mtree, msize, m, free_c[m])
-            m += 1
+        fresh = on[~is_dirty[on]]  # _mark_dirty of each, in machine order
+        is_dirty[fresh] = True
+        dirty[nd : nd + fresh.size] = fresh
+        nd += fresh.size
+        cnt[C_N_ALIVE] += on.size
+        mcap[on] = machine_cores
+        free_c[on] = np.where(head[on] < 0, machine_cores, free_c[on])
+        acc[A_ALIVE_CORES] = _add_each(acc[A_ALIVE_CORES], mcap[on], 1.0)
+        mtree[msize + on] = free_c[on]
+        _mt_fix(mtree, msize, on[0], on[-1])
         freed = True
     elif target < cnt[C_N_ALIVE]:
         n_alive = cnt[C_N_ALIVE]
         k = n_alive - target
-        # choose k victims among alive machines
-        cand = np.empty(n_alive, np.int64)
-        score = np.empty(n_alive)
-        nc_ = 0
         rule = term_policy % 4
-        for m in range(n_machines - 1, -1, -1):  # high index first: ties go to high index
-            if alive[m]:
-                cand[nc_] = m
-                s = 0.0
-                if rule == 2:  # lww: work lost if turned off
-                    j = head[m]
-                    while j >= 0:
-                        s += cores[j] * (t - start[j])
-                        j = nxt[j]
-                elif rule == 3:  # lfd: the most-advanced job's fraction done
-                    j = head[m]
-                    while j >= 0:
-                        f = (t - start[j]) / duration[j]
-                        if f > s:
-                            s = f
-                        j = nxt[j]
-                elif rule == 1:
-                    s = np.random.random()
-                score[nc_] = s
-                nc_ += 1
-        order = np.arange(nc_) if rule == 0 else np.argsort(score[:nc_], kind="mergesort")
+        if rule == 0:  # lifo: the k highest-index alive machines, highest first
+            vict = np.flatnonzero(alive)[n_alive - k :][::-1].copy()
+        else:  # choose k victims among alive machines by score
+            cand = np.empty(n_alive, np.int64)
+            score = np.empty(n_alive)
+            nc_ = 0
+            for m in range(n_machines - 1, -1, -1):  # high index first: ties go to high index
+                if alive[m]:
+                    cand[nc_] = m
+                    s = 0.0
+                    if rule == 2:  # lww: work lost if turned off
+                        j = head[m]
+                        while j >= 0:
+                            s += cores[j] * (t - start[j])
+                            j = nxt[j]
+                    elif rule == 3:  # lfd: the most-advanced job's fraction done
+                        j = head[m]
+                        while j >= 0:
+                            f = (t - start[j]) / duration[j]
+                            if f > s:
+                                s = f
+                            j = nxt[j]
+                    else:
+                        s = np.random.random()
+                    score[nc_] = s
+                    nc_ += 1
+            vict = cand[np.argsort(score[:nc_], kind="mergesort")[:k]]
+        alive[vict] = False
+        cnt[C_N_ALIVE] -= k
+        acc[A_ALIVE_CORES] = _add_each(acc[A_ALIVE_CORES], mcap[vict], -1.0)
         nk = cnt[C_NK]
-        for r in range(k):
-            m = cand[order[r]]
-            alive[m] = False
-            cnt[C_N_ALIVE] -= 1
-            acc[A_ALIVE_CORES] -= mcap[m]
+        for m in vict[head[vict] >= 0]:  # their jobs, victim by victim
             j = head[m]
             while j >= 0:
                 killed[nk] = j
                 nk += 1
                 j = nxt[j]
-            head[m] = -1
-            _mt_set(mtree, msize, m, -1.0)
-            if bound != BOUND_NONE:
-                _mt_set(ma4, msize, m, -INF)
+        head[vict] = -1
+        mtree[msize + vict] = -1.0
+        lo_m, hi_m = vict.min(), vict.max()
+        _mt_fix(mtree, msize, lo_m, hi_m)
+        if bound != BOUND_NONE:
+            ma4[msize + vict] = -INF
+            _mt_fix(ma4, msize, lo_m, hi_m)
         cnt[C_NK] = nk
     return freed, nd
 

@@ -36,6 +36,25 @@ def _mt_set(tree, size, i, v):
 
 
 @kernel_fn
+def _mt_fix(tree, size, lo, hi):
+    """Recompute every ancestor of leaves ``lo..hi`` (inclusive) after their values were written directly
+    (``tree[size + i] = v``): the tree :func:`_mt_set` on each would leave, in O(hi - lo + log size)
+    instead of O((hi - lo) log size) (a capacity change turning thousands of machines on or off)."""
+    a = (size + lo) >> 1
+    b = (size + hi) >> 1
+    while a >= 1:
+        if b - a >= 32:  # a wide level in one step (the same maxima: no value in a tree is NaN)
+            tree[a : b + 1] = np.maximum(tree[2 * a : 2 * b + 2 : 2], tree[2 * a + 1 : 2 * b + 2 : 2])
+        else:
+            for k in range(a, b + 1):
+                x = tree[2 * k]
+                y = tree[2 * k + 1]
+                tree[k] = x if x > y else y
+        a >>= 1
+        b >>= 1
+
+
+@kernel_fn
 def _mt_first_ge(tree, size, lo, c):
     """Lowest leaf index >= lo whose value >= c, or -1."""
     if tree[1] < c:

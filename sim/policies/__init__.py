@@ -49,6 +49,9 @@ class Dispatched:
     warm_capacity: str = "walk"
     compiled_modules: tuple[str, ...] = ()
     auto_defaults: dict[str, str] = {}  # noqa: RUF012 (read only)
+    #: its compiled admission rule is timed (:class:`sim.engine.admission.Rule`; IAS): the interpreted
+    #: engine then visits machines every instant, which weighs in its choice (:func:`sim.api.engine_for`)
+    timed_admission: bool = False
 
     def run(self, problem: Any, params: Any, seed: int) -> Any:
         from sim.api import run_policy
@@ -168,13 +171,23 @@ def entry(name: str) -> PolicyEntry:
     for own in dict.fromkeys((name.replace("-", "_"), name.split("-")[0])):
         if own in modules():
             importlib.import_module(f"{__name__}.{own}")
-    if name not in REGISTRY.names():
-        _load()
+    if name not in REGISTRY.names() and _own_family_member(name) is None:
+        _load()  # neither a loaded name nor a member of a loaded family (``ias-h4``): every module
     try:
         _, e, _ = REGISTRY.resolve(name)
     except ValueError:
         raise KeyError(f"unknown policy {name!r}; known: {', '.join(available())}") from None
     return _member(e, name) if e.resolve is not None else e
+
+
+def _own_family_member(name: str) -> Policy | None:
+    """The member ``name`` of a family registered by the modules loaded so far (``ias-h4`` once ``ias`` is
+    loaded), or None: then :func:`entry` loads every module (an exact name elsewhere wins over a pattern)."""
+    try:
+        _, e, _ = REGISTRY.resolve(name)
+        return e.resolve(name) if e.resolve is not None else None
+    except (ValueError, KeyError):
+        return None
 
 
 def get_policy(name: str) -> Policy:

@@ -214,6 +214,7 @@ class IAS(Dispatched):
     )
     label = "IAS"
     warm = True
+    timed_admission = True  # PRED_IAS
     auto_defaults = {  # noqa: RUF012 (read only)
         "lb": "the trace's minimum machines alive / machines",
         "long_job_thresh": "by h1_threshold: fit = long jobs fill the stable machines, p90 = P90 of duration × cores",

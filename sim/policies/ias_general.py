@@ -121,6 +121,7 @@ class IASGeneral(Dispatched):
     )
     label = "IAS-general"
     warm = True
+    timed_admission = True  # PRED_IAS
     auto_defaults = {"period_s": "the trace's change period, else inferred from its change times"}  # noqa: RUF012
 
     def admission(self, problem: Problem, p: IASGeneralParams) -> Admission:
