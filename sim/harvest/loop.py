@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
-from sim.harvest.passes import cost_scan, cost_scan_fast, max_free, node_free, nodelay_scan_into, search_table
+from sim.harvest.passes import (
+    cost_scan,
+    cost_scan_fast,
+    max_free,
+    node_free,
+    nodelay_scan_into,
+    oracle_scan,
+    search_table,
+)
 
 if TYPE_CHECKING:
     from sim.harvest.cluster import Cluster
@@ -55,8 +63,8 @@ ENABLED = True
 INF = np.inf
 RUNNING = 1  # sim.metrics.RUNNING (literal here: numba reads module globals as constants)
 GROW, SHRINK = 0, 1
-END, CAPACITY, ARRIVAL = 0, 1, 4
-NODELAY, CAPSCHED, WAITING = 0, 1, 2  # the schedule pass harvest_run makes
+END, CAPACITY, TICK, ARRIVAL = 0, 1, 2, 4  # sim.engine.loop's event kinds (the Cluster plans no STARTs)
+NODELAY, CAPSCHED, WAITING, FIRST_FIT, ORACLE = 0, 1, 2, 3, 4  # the schedule pass harvest_run makes
 
 
 @cached_njit
@@ -130,6 +138,116 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
 
 
 @cached_njit
+def choice(rng, a, size):
+    """``rng.choice(a, size, replace=False)`` for a 1-d int64 ``a`` and ``1 ≤ size ≤ a.size``: numpy's
+    ``Generator.choice`` algorithm (Floyd's sampling over a hash set then a shuffle; a tail shuffle of
+    ``arange`` when ``a.size > 10000`` and ``size > a.size // 50``) with the same bounded draws
+    (``rng.integers``: numpy's Lemire draws on the same bit generator), so the sample and the generator's
+    state after it are numpy's, bit for bit (``tests/test_hloop_acquirer.py``)."""
+    pop = a.size
+    idx = np.empty(size, np.int64)
+    if pop > 10000 and size > pop // 50:
+        full = np.arange(pop)
+        first = max(pop - size, 1)
+        for i in range(pop - 1, first - 1, -1):
+            j = rng.integers(0, i + 1)
+            full[i], full[j] = full[j], full[i]
+        idx[:] = full[pop - size :]
+    else:
+        mask = np.uint64(1.2 * size)  # numpy's _gen_mask: all ones up to the top bit
+        for sh in (1, 2, 4, 8, 16, 32):
+            mask |= mask >> np.uint64(sh)
+        hs = np.full(mask + np.uint64(1), -1, np.int64)
+        for j in range(pop - size, pop):
+            val = rng.integers(0, j + 1)
+            loc = val & mask
+            while hs[loc] != -1 and hs[loc] != val:
+                loc = (loc + 1) & mask
+            if hs[loc] == -1:
+                hs[loc] = val
+                idx[j - pop + size] = val
+            else:
+                loc = j & mask
+                while hs[loc] != -1:
+                    loc = (loc + 1) & mask
+                hs[loc] = j
+                idx[j - pop + size] = j
+        for i in range(size - 1, 0, -1):
+            k = rng.integers(0, i + 1)
+            idx[i], idx[k] = idx[k], idx[i]
+    out = np.empty(size, np.int64)
+    for i in range(size):
+        out[i] = a[idx[i]]
+    return out
+
+
+@cached_njit
+def _acquire(t, allocated, decom, cap, last_change, last_dir, nrun, fraction, rng):
+    """:meth:`sim.harvest.cluster.Cluster._acquire` (Algorithm 2): the most recently changed
+    ``⌊fraction × live⌋`` live nodes (ties: higher index first) are marked for graceful decommissioning
+    after as many replacements are allocated, drawn by :func:`choice` among the unallocated nodes with
+    cores; an idle marked node is deallocated at once. Returns the allocations made and whether any node
+    state changed (the capacity step and the accepting nodes are then stale)."""
+    M = cap.size
+    nlive = 0
+    for m in range(M):
+        if allocated[m] and not decom[m]:
+            nlive += 1
+    k = int(np.floor(fraction * nlive))
+    if k == 0:
+        return 0, False
+    live = np.empty(nlive, np.int64)  # descending index: the stable sort by ``since`` puts ties high first
+    since = np.empty(nlive)
+    w = 0
+    for m in range(M - 1, -1, -1):
+        if allocated[m] and not decom[m]:
+            live[w] = m
+            since[w] = t - last_change[m]
+            w += 1
+    victims = live[np.argsort(since, kind="mergesort")[:k]]
+    ncand = 0
+    for m in range(M):
+        if not allocated[m] and cap[m] > 0:
+            ncand += 1
+    nnew = 0
+    if ncand:
+        cand = np.empty(ncand, np.int64)
+        w = 0
+        for m in range(M):
+            if not allocated[m] and cap[m] > 0:
+                cand[w] = m
+                w += 1
+        new = choice(rng, cand, min(k, ncand))
+        for m in new:  # Cluster._allocate
+            allocated[m] = True
+            last_change[m] = t
+            last_dir[m] = GROW
+        nnew = new.size
+    for m in victims:  # mark; Cluster._deallocate_if_idle
+        decom[m] = True
+        if nrun[m] == 0:
+            decom[m] = False
+            allocated[m] = False
+    return nnew, True
+
+
+@cached_njit
+def _ff_scan(tree, size, p, top, qjob, cores, cap, used, accept):
+    """``ff``'s pass in the harvest loop (:meth:`sim.harvest.cluster.Cluster._placement_scan` with
+    :func:`sim.harvest.cluster.place_first_fit`): from queue position ``p`` on, the first queued job needing
+    at most ``top`` cores that some node taking jobs has room for, on the lowest-index such node, as
+    ``(position, node)``; ``(-1, -1)`` if none."""
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        c = cores[qjob[p]]
+        for m in range(cap.size):
+            if node_free(cap, used, accept, m) >= c:
+                return p, m
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@cached_njit
 def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
     """:meth:`sim.harvest.cluster.Cluster._row_insert`: job ``j`` (end ``e``, ``c`` cores) into node ``m``'s sorted
     row after the equal ends (the rows doubled when full); returns the (maybe new) rows."""
@@ -165,7 +283,7 @@ def _row_delete(re2, rc2, rj2, rn2, m, j):
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
-    policy, rng, fast_min,
+    policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c,
 ):  # fmt: skip
     """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
     (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.engine.loop.Loop.run` with
@@ -225,7 +343,8 @@ def harvest_run(
     tstart, tx0, tinv_h = search_table(xs)
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
-    n_term = events = violations = 0
+    n_term = events = violations = acquisitions = 0
+    next_tick = tick_s  # the Acquirer's next period (inf: no Acquirer)
     cap_dirty = True
     ci = 0
     si = 0
@@ -241,6 +360,9 @@ def harvest_run(
         if ci < nct and (tr_t[ci] < t or (tr_t[ci] == t and kind > CAPACITY)):
             t = tr_t[ci]
             kind = CAPACITY
+        if next_tick < t or (next_tick == t and kind > TICK):
+            t = next_tick
+            kind = TICK
         if si < n and submit[si] < t:
             t = submit[si]
             kind = ARRIVAL
@@ -256,12 +378,21 @@ def harvest_run(
                         nclaim[m] = 0
                 if cap_dirty:
                     for m in range(M):
-                        accept[m] = allocated[m] and cap[m] > 0
+                        accept[m] = allocated[m] and not decom[m] and cap[m] > 0
                 top = max_free(cap, used, accept)
                 p, m = -1, -1
                 while qtree[1] <= top:
                     if policy == CAPSCHED:
                         p, m = _cap_scan(qtree, qsize, p + 1, top, qjob, cores, cap, used, accept, rng, room)
+                    elif policy == FIRST_FIT:
+                        p, m = _ff_scan(qtree, qsize, p + 1, top, qjob, cores, cap, used, accept)
+                    elif policy == ORACLE:  # sim.harvest.cluster.scan_oracle over Cluster.free()
+                        for m in range(M):
+                            sfree[m] = node_free(cap, used, accept, m)
+                        p, m = oracle_scan(
+                            qtree, qsize, p + 1, top, qjob, cores, duration, sfree, used, cap, fut_ptr, fut_t,
+                            fut_c, now,
+                        )  # fmt: skip
                     else:
                         if not mpass:
                             cut = now - window_s
@@ -355,7 +486,7 @@ def harvest_run(
                     cap_v[ncap] = s
                     ncap += 1
                 for m in range(M):
-                    accept[m] = allocated[m] and cap[m] > 0
+                    accept[m] = allocated[m] and not decom[m] and cap[m] > 0
                 cap_dirty = False
             if check:
                 for m in range(M):
@@ -431,6 +562,9 @@ def harvest_run(
                         killed = np.concatenate((killed, np.empty(nk, np.int64)))
                     killed[nk] = v
                     nk += 1
+                if decom[m] and nrun[m] == 0:  # Cluster._deallocate_if_idle
+                    decom[m] = False
+                    allocated[m] = False
             # killed jobs join the queue's back, earlier start first, then input row (insertion sort)
             for a in range(1, nk):
                 v = killed[a]
@@ -446,6 +580,12 @@ def harvest_run(
                 v = killed[a]
                 qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v])
                 qlen += 1
+        elif kind == TICK:  # Cluster.on_tick: the Acquirer
+            next_tick += tick_s
+            nnew, changed = _acquire(t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng)
+            acquisitions += nnew
+            if changed:
+                cap_dirty = True
         else:
             j = hx[0, 0]
             a = hx[0, 1]
@@ -469,10 +609,14 @@ def harvest_run(
             if nrun[m] == 0:
                 used[m] = 0.0
             machine[j] = -1
+            if decom[m] and nrun[m] == 0:  # Cluster._deallocate_if_idle
+                decom[m] = False
+                allocated[m] = False
+                cap_dirty = True
     available_cs += alive * (horizon - t_prev)
     used_cs += busy * (horizon - t_prev)
     acc[0], acc[1], acc[2], acc[3], acc[4] = completed_cs, wasted_cs, available_cs, used_cs, aborted
-    cnt[0], cnt[1], cnt[2] = n_term, events, violations
+    cnt[0], cnt[1], cnt[2], cnt[3] = n_term, events, violations, acquisitions
     # views, not copies: a copy of the log at its end would be the run's peak memory
     return (
         log_job[:nlog],
@@ -487,8 +631,8 @@ def harvest_run(
 
 def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
     """Run ``cl`` (a fresh ``slacksched-nodelay`` Cluster) with :func:`harvest_run`; None where the compiled
-    loop does not apply (disabled, the Acquirer, checkpointing, ``full_pass``, a run already started):
-    the Python loop runs then."""
+    loop does not apply (disabled, checkpointing, heartbeats, ``full_pass``, a run already started): the
+    Python loop runs then."""
     return _run(cl, NODELAY, min_samples, np.random.default_rng(0))  # a generator NoDelay never draws from
 
 
@@ -509,26 +653,43 @@ def run_capsched(cl: Cluster, rng: np.random.Generator) -> EngineOutput | None:
     return _run(cl, CAPSCHED, 0, rng)
 
 
+def run_first_fit(cl: Cluster) -> EngineOutput | None:
+    """Run ``cl`` (a fresh Cluster with :func:`sim.harvest.cluster.place_first_fit`: ``ff`` with ``nodes`` or
+    the Acquirer) with :func:`harvest_run`; None where the compiled loop does not apply (as
+    :func:`run_nodelay`)."""
+    return _run(cl, FIRST_FIT, 0, np.random.default_rng(0))
+
+
+def run_oracle(cl: Cluster) -> EngineOutput | None:
+    """Run ``cl`` (a fresh Cluster with :func:`sim.harvest.cluster.place_oracle`: the per-machine ``oracle``)
+    with :func:`harvest_run`, its pass :func:`sim.harvest.passes.oracle_scan` over the trace's future; None
+    where the compiled loop does not apply (as :func:`run_nodelay`)."""
+    return _run(cl, ORACLE, 0, np.random.default_rng(0))
+
+
 def _run(
     cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator, fast_min: int = 0
 ) -> EngineOutput | None:
     """:func:`harvest_run` on ``cl``'s state with ``policy``'s pass, the loop's accounting and log written back
-    (None where it does not apply)."""
+    (None where it does not apply). The Acquirer draws its replacements from ``cl.rng`` (left in the state
+    the Python loop leaves it in)."""
     loop = cl.loop
     if (
         not ENABLED
-        or cl.cfg.acquirer
         or cl.full_pass
+        or cl.heartbeat_s is not None
         or loop.ck is not None
         or loop.events
         or loop.heap
         or cl.decom.any()
+        or cl.acquisitions
     ):
         return None
     tr = cl.trace
     acc = np.zeros(5)
-    cnt = np.zeros(3, np.int64)
+    cnt = np.zeros(4, np.int64)
     f64 = np.float64
+    tick_s = float(cl.cfg.acquirer_period_s) if cl.cfg.acquirer else INF
     (lj, ls, le, lo, lm, ct, cv) = harvest_run(
         np.ascontiguousarray(loop.submit, f64), np.ascontiguousarray(loop.duration, f64),
         np.ascontiguousarray(loop.cores, f64), np.ascontiguousarray(loop.row, np.int64), float(loop.horizon),
@@ -536,10 +697,13 @@ def _run(
         np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
         float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
         loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
-        acc, cnt, policy, rng, int(fast_min),
+        acc, cnt, policy, rng, int(fast_min), cl.decom, tick_s, float(cl.cfg.acquirer_fraction), cl.rng,
+        np.ascontiguousarray(cl.fut_ptr, np.int64), np.ascontiguousarray(cl.fut_t, f64),
+        np.ascontiguousarray(cl.fut_c, f64),
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
-    loop.n_term, loop.events, loop.violations = map(int, cnt)
+    loop.n_term, loop.events, loop.violations = map(int, cnt[:3])
+    cl.acquisitions = int(cnt[3])
     log = loop.log
     log.job, log.start, log.end, log.outcome, log.machine = lj, ls, le, lo, lm  # type: ignore[assignment]
     loop.cap_t, loop.cap_v = ct.tolist(), cv.tolist()
