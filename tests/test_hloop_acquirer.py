@@ -165,3 +165,24 @@ def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
     assert run_oracle(oracle.declare(pc, _params("oracle"), 0)) is None
     p = Problem.build(jobs, Platform(4, 48.0), tr, horizon)
     assert run_oracle(oracle.declare(p, _params("oracle", acquirer=True), 0)) is not None
+
+
+def test_the_kept_window_is_the_window_sorted_afresh() -> None:
+    """The compiled loop's change-history window (:func:`sim.harvest.loop._window`): after any sequence of
+    moves (samples added, expired, both, many at once), the sorted values and prefix sums that sorting the
+    window afresh and summing in order give, bit for bit (integer-valued samples: many equal values)."""
+    from sim.harvest.loop import _window
+
+    r = np.random.default_rng(5)
+    x = np.round(r.exponential(900.0, 6000)) + r.integers(0, 2, 6000) * r.uniform(0, 1, 6000)
+    sx, scum, ns = np.empty(4), np.zeros(5), 0
+    mhead = mnh = -1
+    h = nh = 0
+    for _ in range(1500):
+        nh = min(x.size, nh + int(r.choice([0, 1, 2, 5, 40])))
+        h = min(nh, h + int(r.choice([0, 0, 1, 3, 50])))
+        sx, scum, ns = _window(sx, scum, ns, x, mhead, mnh, h, nh)
+        mhead, mnh = h, nh
+        want = np.sort(x[h:nh])
+        assert ns == want.size and np.array_equal(sx[:ns], want)
+        assert np.array_equal(scum[: ns + 1], np.concatenate(([0.0], np.cumsum(want))))

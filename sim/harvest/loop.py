@@ -1,20 +1,26 @@
-"""The harvest-VM loop of ``slacksched-nodelay`` and ``capsched``, compiled: one numba function runs the whole
-event loop.
+"""The harvest-VM loop of ``slacksched-nodelay``, waiting ``slacksched``, ``capsched``, ``ff`` and ``oracle``,
+compiled: one numba function runs the whole event loop, the Acquirer included.
 
 :class:`sim.engine.loop.Loop` with :class:`sim.harvest.cluster.Cluster`'s hooks costs ~22–25 µs CPU per job in the
 interpreter. :func:`harvest_run` runs the same loop over array state — an array event heap keyed
 ``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
 min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
 exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job
-array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``).
+array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``,
+``test_hloop_capsched.py``, ``test_hloop_waiting.py``, ``test_hloop_acquirer.py``).
 
-The schedule pass is either policy's: NoDelay's (:func:`sim.harvest.passes.nodelay_scan_into`, the Python
+The schedule pass is the policy's: NoDelay's (:func:`sim.harvest.passes.nodelay_scan_into`, the Python
 loop's pass with the loop's buffers: eq. 1 over the change history) or
 ``capsched``'s (:func:`_cap_scan`, a node drawn uniformly among those with room by the policy's own
 ``numpy.random.Generator``, passed in: numba's ``Generator.integers`` is numpy's bounded-integer algorithm
-over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit).
-It serves what those policies use without the Acquirer, checkpointing or ``full_pass``; for anything else
-:func:`run_nodelay` / :func:`run_capsched` return None and the Python loop runs. Imported on first use (numba).
+over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit),
+waiting SlackSched's (:func:`sim.harvest.passes.cost_scan_fast` / ``cost_scan`` over per-pass claims), First-Fit's
+(:func:`_ff_scan`) or the per-machine Oracle's (:func:`sim.harvest.passes.oracle_scan`). A cluster smaller than
+the pool (``nodes``: the Cluster's seeded initial choice, made in Python) and the Acquirer (Algorithm 2:
+:data:`TICK` events every period, :func:`_acquire`, graceful decommissioning at a node's last end or kill,
+replacements drawn from the Cluster's own generator by :func:`choice`, numpy's ``Generator.choice`` bit for
+bit) run here too. Not served (the ``run_*`` functions return None and the Python loop runs): checkpointing,
+heartbeats (``slacksched-heartbeat``), ``reserve``, ``full_pass``. Imported on first use (numba).
 """
 
 from __future__ import annotations
@@ -97,22 +103,49 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
 
 
 @cached_njit
-def _model(hist_t, hist_x, nh, head, t, window_s):
-    """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples`: the new window head, the samples observed in
-    ``(t − window_s, t]`` sorted, and their prefix sums (index 0 = 0)."""
-    cut = t - window_s
-    while head < nh and hist_t[head] <= cut:
-        head += 1
-    xs = np.sort(hist_x[head:nh])
-    cum = np.empty(xs.size + 1)
-    cum[0] = 0.0
-    if xs.size:
-        s = xs[0]
-        cum[1] = s
-        for i in range(1, xs.size):
-            s += xs[i]
-            cum[i + 1] = s
-    return head, xs, cum
+def _window(sx, scum, ns, hist_x, mhead, mnh, h, nh):
+    """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples` over the window ``hist_x[h:nh]`` (sorted, prefix
+    sums from 0), kept up to date instead of sorted afresh at every change: ``sx[:ns]`` holds the window ``hist_x[mhead:mnh]`` sorted (``scum[:ns + 1]`` its sums); the
+    samples that left it are taken out and the new ones put in at their places (the same multiset, so the
+    same sorted values), and the sums redone from the first place that changed (the same sequential sums).
+    Sorts afresh at the first call (``mhead < 0``) or when many samples changed. Returns the (maybe grown)
+    buffers and the new count."""
+    gone_hi = min(h, mnh)
+    add_lo = max(h, mnh)
+    size = nh - h
+    if scum.size < size + 1:
+        g1, g2 = np.empty(2 * size + 16), np.empty(2 * size + 17)
+        g1[:ns] = sx[:ns]
+        g2[: ns + 1] = scum[: ns + 1]
+        sx, scum = g1, g2
+    if mhead < 0 or (gone_hi - mhead) + (nh - add_lo) > 32:
+        sx[:size] = np.sort(hist_x[h:nh])
+        ns = size
+        lo = 0
+    else:
+        lo = ns
+        for i in range(mhead, gone_hi):  # expired: the first sample of the same value goes
+            k = np.searchsorted(sx[:ns], hist_x[i], side="left")
+            for q in range(k, ns - 1):
+                sx[q] = sx[q + 1]
+            ns -= 1
+            if k < lo:
+                lo = k
+        for i in range(add_lo, nh):  # new: after the equal values
+            v = hist_x[i]
+            k = np.searchsorted(sx[:ns], v, side="right")
+            for q in range(ns, k, -1):
+                sx[q] = sx[q - 1]
+            sx[k] = v
+            ns += 1
+            if k < lo:
+                lo = k
+    scum[0] = 0.0
+    acc = scum[lo]
+    for i in range(lo, ns):
+        acc += sx[i]
+        scum[i + 1] = acc
+    return sx, scum, ns
 
 
 @cached_njit
@@ -285,12 +318,14 @@ def harvest_run(
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
     policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c,
 ):  # fmt: skip
-    """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
-    (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.engine.loop.Loop.run` with
-    :class:`sim.harvest.cluster.Cluster`'s hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
-    (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
-    s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
-    outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
+    """The harvest-VM loop with ``policy``'s pass (:data:`NODELAY`, :data:`CAPSCHED` drawing from ``rng``,
+    :data:`WAITING`, :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``)
+    (:meth:`sim.engine.loop.Loop.run` with :class:`sim.harvest.cluster.Cluster`'s hooks, no checkpointing), from
+    the Cluster's initial state; the Acquirer every ``tick_s`` (inf: none) marks ``acq_fraction`` of the live
+    nodes and draws replacements from ``arng``. Fills the per-job arrays (engine order) and node state
+    (``allocated``, ``decom`` …) in place, ``acc`` with (completed, wasted, available, used core-s, aborted s)
+    and ``cnt`` with (terminations, events, violations, acquisitions); returns the attempt log's (job, start,
+    end, outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
     n = submit.size
     M = cap.size
     nct = tr_t.size
@@ -324,8 +359,9 @@ def harvest_run(
     nh = 0
     head = 0
     bigram = np.ones((2, 2))
-    xs = np.empty(0)
-    cum = np.zeros(1)
+    sx, scum, ns = np.empty(1024), np.zeros(1025), 0  # the window's samples sorted, their prefix sums
+    xs = sx[:0]
+    cum = scum[:1]
     mhead = -1  # window head and sample count the cached model was built from
     mnh = -1
     mpass = False  # the model is current for this pass
@@ -400,7 +436,9 @@ def harvest_run(
                             while h < nh and hist_t[h] <= cut:
                                 h += 1
                             if h != mhead or nh != mnh:
-                                head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
+                                sx, scum, ns = _window(sx, scum, ns, hist_x, mhead, mnh, h, nh)
+                                xs, cum = sx[:ns], scum[: ns + 1]
+                                head = h
                                 mhead, mnh = head, nh
                                 if policy == WAITING:
                                     tstart, tx0, tinv_h = search_table(xs)
@@ -582,7 +620,9 @@ def harvest_run(
                 qlen += 1
         elif kind == TICK:  # Cluster.on_tick: the Acquirer
             next_tick += tick_s
-            nnew, changed = _acquire(t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng)
+            nnew, changed = _acquire(
+                t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng
+            )
             acquisitions += nnew
             if changed:
                 cap_dirty = True
