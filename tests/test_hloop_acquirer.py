@@ -19,7 +19,9 @@ from tests.test_sim_engine import frame, per_machine_scenarios
 from tests.test_slacksched import _cap, _jobs
 
 #: every policy whose harvest loop runs compiled
-POLICIES = ("slacksched-nodelay", "slacksched", "capsched", "ff", "oracle")
+POLICIES = ("slacksched-nodelay", "slacksched", "capsched", "ff", "oracle", "slacksched-heartbeat")
+#: Algorithm 3's heartbeats every 5 s on the 6-h pools (the Python loop at YARN's 1 s is slow)
+POOL_KW = {"slacksched-heartbeat": {"heartbeat_s": 5.0, "min_samples": 5}}
 #: the Cluster's state the run leaves behind (compared after both runs)
 STATE = ("cap", "used", "allocated", "decom", "last_change", "last_dir")
 
@@ -87,6 +89,7 @@ def test_compiled_acquirer_equals_the_python_loop(policy, nodes, period_h, fract
         problem,
         policy,
         seed,
+        **POOL_KW.get(policy, {}),
         nodes=nodes,
         acquirer=True,
         acquirer_period_h=period_h,
@@ -101,7 +104,7 @@ def test_compiled_acquirer_equals_the_python_loop(policy, nodes, period_h, fract
 @pytest.mark.parametrize("policy", POLICIES)
 def test_compiled_cluster_smaller_than_the_pool_equals_the_python_loop(policy) -> None:
     """``nodes`` < pool without the Acquirer (the seeded initial choice in Python, the run compiled)."""
-    b, _ = _same(_pool(500, 1.2), policy, 3, nodes=7)
+    b, _ = _same(_pool(500, 1.2), policy, 3, nodes=7, **POOL_KW.get(policy, {}))
     assert b.n_terminations > 0 or policy == "oracle"
 
 
@@ -150,8 +153,45 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(
     _same(problem, policy, len(jobs), **kw)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sc=per_machine_scenarios(),
+    nodes=st.integers(0, 3),
+    acquirer=st.booleans(),
+    min_samples=st.sampled_from([1, 3, 10_000]),
+    threshold=st.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    scope=st.sampled_from(["job", "queue"]),
+    beat=st.sampled_from([("event", 1.0), ("interval", 1.0), ("interval", 3.0)]),
+    apps=st.sampled_from(["move-on", "first"]),
+)
+def test_compiled_heartbeat_loop_equals_the_python_loop_on_random_instances(
+    sc, nodes, acquirer, min_samples, threshold, scope, beat, apps
+) -> None:
+    """Algorithm 3 (its compiled pass in both loops): heartbeats at an interval or at every instant, the
+    Acquirer at the first heartbeat at or after its period, both queue scopes and both app readings."""
+    machines, max_cores, horizon, jobs, events = sc
+    cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
+    problem = Problem.build(
+        frame(jobs), Platform(machines, float(max_cores)), cap, float(horizon), check=True
+    )
+    kw = {
+        "nodes": min(nodes, machines),
+        "acquirer": acquirer,
+        "acquirer_period_h": 2.5 / 3600.0,
+        "acquirer_fraction": 0.5,
+        "min_samples": min_samples,
+        "window_h": 5 / 3600,
+        "threshold": threshold,
+        "scope": scope,
+        "heartbeat": beat[0],
+        "heartbeat_s": beat[1],
+        "apps": apps,
+    }
+    _same(problem, "slacksched-heartbeat", len(jobs), **kw)
+
+
 def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
-    """Checkpointing and the heartbeat: the compiled runs decline and the Python loop runs."""
+    """Checkpointing: the compiled runs decline and the Python loop runs."""
     from sim.checkpoint import Checkpoint
     from sim.harvest.loop import run_first_fit, run_oracle
     from sim.policies import get_policy

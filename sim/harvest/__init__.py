@@ -4,6 +4,6 @@
   (placements, the Acquirer, kill order): the semantics, and the test oracle of the compiled loop;
 * :mod:`sim.harvest.passes` — compiled schedule passes (eq. 2 costs, the per-machine Oracle, heartbeats);
 * :mod:`sim.harvest.loop` — the whole harvest loop compiled (``harvest_run``), bit-identical to the
-  Python loop, for ``slacksched-nodelay``, ``capsched``, waiting ``slacksched``, ``ff`` and ``oracle``, with
-  ``nodes`` and the Acquirer (not: checkpointing, ``reserve``, the heartbeat).
+  Python loop, for ``slacksched-nodelay``, ``capsched``, waiting ``slacksched``, ``ff``, ``oracle`` and
+  ``slacksched-heartbeat``, with ``nodes`` and the Acquirer (not: checkpointing, ``reserve``).
 """

@@ -1,5 +1,5 @@
-"""The harvest-VM loop of ``slacksched-nodelay``, waiting ``slacksched``, ``capsched``, ``ff`` and ``oracle``,
-compiled: one numba function runs the whole event loop, the Acquirer included.
+"""The harvest-VM loop of ``slacksched-nodelay``, waiting ``slacksched``, ``capsched``, ``ff``, ``oracle`` and
+``slacksched-heartbeat``, compiled: one numba function runs the whole event loop, the Acquirer included.
 
 :class:`sim.engine.loop.Loop` with :class:`sim.harvest.cluster.Cluster`'s hooks costs ~22–25 µs CPU per job in the
 interpreter. :func:`harvest_run` runs the same loop over array state — an array event heap keyed
@@ -15,12 +15,14 @@ loop's pass with the loop's buffers: eq. 1 over the change history) or
 ``numpy.random.Generator``, passed in: numba's ``Generator.integers`` is numpy's bounded-integer algorithm
 over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit),
 waiting SlackSched's (:func:`sim.harvest.passes.cost_scan_fast` / ``cost_scan`` over per-pass claims), First-Fit's
-(:func:`_ff_scan`) or the per-machine Oracle's (:func:`sim.harvest.passes.oracle_scan`). A cluster smaller than
+(:func:`_ff_scan`), the per-machine Oracle's (:func:`sim.harvest.passes.oracle_scan`) or Algorithm 3's
+(:func:`sim.harvest.passes.heartbeat_scan` over the Cluster's duration-ordered queue index, kept here; the pass
+runs only at heartbeat ticks with ``beats``, the Acquirer at the first heartbeat at or after its period). A cluster smaller than
 the pool (``nodes``: the Cluster's seeded initial choice, made in Python) and the Acquirer (Algorithm 2:
 :data:`TICK` events every period, :func:`_acquire`, graceful decommissioning at a node's last end or kill,
 replacements drawn from the Cluster's own generator by :func:`choice`, numpy's ``Generator.choice`` bit for
 bit) run here too. Not served (the ``run_*`` functions return None and the Python loop runs): checkpointing,
-heartbeats (``slacksched-heartbeat``), ``reserve``, ``full_pass``. Imported on first use (numba).
+``reserve``, ``full_pass``. Imported on first use (numba).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
 from sim.harvest.passes import (
     cost_scan,
     cost_scan_fast,
+    heartbeat_scan,
     max_free,
     node_free,
     nodelay_scan_into,
@@ -70,13 +73,21 @@ INF = np.inf
 RUNNING = 1  # sim.metrics.RUNNING (literal here: numba reads module globals as constants)
 GROW, SHRINK = 0, 1
 END, CAPACITY, TICK, ARRIVAL = 0, 1, 2, 4  # sim.engine.loop's event kinds (the Cluster plans no STARTs)
-NODELAY, CAPSCHED, WAITING, FIRST_FIT, ORACLE = 0, 1, 2, 3, 4  # the schedule pass harvest_run makes
+NODELAY, CAPSCHED, WAITING, FIRST_FIT, ORACLE, HEARTBEAT = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+)  # the schedule pass harvest_run makes
 
 
 @cached_njit
-def _enqueue(qtree, qjob, qsize, qtail, j, c):
-    """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end):
-    returns the (maybe new) ``qtree, qjob, qsize`` and the new tail."""
+def _enqueue(qtree, qjob, qsize, qtail, j, c, qpos):
+    """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end;
+    ``qpos``: each queued job's position, kept): returns the (maybe new) ``qtree, qjob, qsize`` and the new
+    tail."""
     if qtail == qsize:
         nlive = 0
         for p in range(qtail):
@@ -91,6 +102,7 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
         for p in range(qtail):
             if qtree[qsize + p] < INF:
                 jobs[w] = qjob[p]
+                qpos[qjob[p]] = w
                 tree[size + w] = qtree[qsize + p]
                 w += 1
         for k in range(size - 1, 0, -1):
@@ -98,6 +110,7 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
             tree[k] = a if a < b else b
         qtree, qjob, qsize, qtail = tree, jobs, size, w
     qjob[qtail] = j
+    qpos[j] = qtail
     _qt_set(qtree, qsize, qtail, c)
     return qtree, qjob, qsize, qtail + 1
 
@@ -316,10 +329,13 @@ def _row_delete(re2, rc2, rj2, rn2, m, j):
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
-    policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c,
+    policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c, beats, acq_period, qpos,
+    dtree, dsize, drank, drank_job, dgroup, dnext, threshold, move_on,
 ):  # fmt: skip
     """The harvest-VM loop with ``policy``'s pass (:data:`NODELAY`, :data:`CAPSCHED` drawing from ``rng``,
-    :data:`WAITING`, :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``)
+    :data:`WAITING`, :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``, :data:`HEARTBEAT`
+    over the duration-ordered index ``dtree``…, ``threshold``, ``move_on``; with ``beats`` the ticks are
+    heartbeats and the pass runs only at them, the Acquirer every ``acq_period`` at the next one)
     (:meth:`sim.engine.loop.Loop.run` with :class:`sim.harvest.cluster.Cluster`'s hooks, no checkpointing), from
     the Cluster's initial state; the Acquirer every ``tick_s`` (inf: none) marks ``acq_fraction`` of the live
     nodes and draws replacements from ``arng``. Fills the per-job arrays (engine order) and node state
@@ -380,7 +396,13 @@ def harvest_run(
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
     n_term = events = violations = acquisitions = 0
-    next_tick = tick_s  # the Acquirer's next period (inf: no Acquirer)
+    next_tick = tick_s  # the next tick: a heartbeat (``beats``) or the Acquirer's period (inf: none)
+    next_acq = acq_period  # with ``beats``: the Acquirer runs at the first heartbeat at or after this
+    beat = False  # a heartbeat in this instant (with ``beats``, the pass runs only then)
+    pass_no = 0
+    keep_rows = policy in (WAITING, HEARTBEAT)  # the passes that read the running jobs' ends per node
+    hstate = np.array([-1, 0, 0], np.int64)  # heartbeat_scan's (pass, cursor, call stamp)
+    seen = np.zeros(max(n, 1), np.int64)
     cap_dirty = True
     ci = 0
     si = 0
@@ -406,7 +428,10 @@ def harvest_run(
             # ---------------------------------------------------------- Cluster.on_instant_end(cur)
             now = cur
             have_cur = False
-            if qlen:
+            go = beat or not beats
+            beat = False
+            if qlen and go:
+                pass_no += 1
                 mpass = False
                 if policy == WAITING:  # Cluster._reset_claims: claims last one pass
                     for m in range(M):
@@ -440,7 +465,7 @@ def harvest_run(
                                 xs, cum = sx[:ns], scum[: ns + 1]
                                 head = h
                                 mhead, mnh = head, nh
-                                if policy == WAITING:
+                                if keep_rows:
                                     tstart, tx0, tinv_h = search_table(xs)
                             for d in range(2):
                                 ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
@@ -471,6 +496,14 @@ def harvest_run(
                             g2[:, :w] = claim_cores
                             claim_end, claim_cores = g1, g2
                             q = p
+                    elif policy == HEARTBEAT:  # Heartbeat.scan: the start's queue position and node
+                        modelled = xs.size >= min_samples and xs.size > 0
+                        p, m = heartbeat_scan(
+                            dtree, dsize, drank_job, dgroup, dnext, qpos, cores, duration, cap, used, accept,
+                            last_change, last_dir, ps2, ps2[GROW], xs, cum, tstart, tx0, tinv_h,
+                            modelled, re2, rc2, rn2, claimed, claim_end,
+                            claim_cores, nclaim, threshold, move_on, seen, hstate, pass_no, now,
+                        )  # fmt: skip
                     elif policy == NODELAY:
                         p, m = nodelay_scan_into(
                             qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
@@ -495,11 +528,14 @@ def harvest_run(
                     njobs[m, nrun[m]] = j
                     npos[j] = nrun[m]
                     nrun[m] += 1
-                    if policy == WAITING:
+                    if keep_rows:
                         re2, rc2, rj2 = _row_insert(re2, rc2, rj2, rn2, m, j, e, c)
                     used[m] += c
                     # Cluster._dequeue
                     _qt_set(qtree, qsize, p, INF)
+                    qpos[j] = -1
+                    if dsize:
+                        _qt_set(dtree, dsize, drank[j], INF)
                     qlen -= 1
                     top = max_free(cap, used, accept)
             if cap_dirty:
@@ -543,7 +579,9 @@ def harvest_run(
             t_prev = t
         if kind == ARRIVAL:
             si += 1
-            qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, si - 1, cores[si - 1])
+            qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, si - 1, cores[si - 1], qpos)
+            if dsize:
+                _qt_set(dtree, dsize, drank[si - 1], cores[si - 1])
             qlen += 1
         elif kind == CAPACITY:
             lo = ci
@@ -587,7 +625,7 @@ def harvest_run(
                     njobs[m, k] = last
                     npos[last] = k
                     nrun[m] -= 1
-                    if policy == WAITING:
+                    if keep_rows:
                         _row_delete(re2, rc2, rj2, rn2, m, v)
                     used[m] -= cores[v]
                     if nrun[m] == 0:
@@ -616,16 +654,27 @@ def harvest_run(
                 killed[b + 1] = v
             for a in range(nk):
                 v = killed[a]
-                qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v])
+                qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v], qpos)
+                if dsize:
+                    _qt_set(dtree, dsize, drank[v], cores[v])
                 qlen += 1
-        elif kind == TICK:  # Cluster.on_tick: the Acquirer
+        elif (
+            kind == TICK
+        ):  # Cluster.on_tick: a heartbeat (the Acquirer at or after its period) or the Acquirer
             next_tick += tick_s
-            nnew, changed = _acquire(
-                t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng
-            )
-            acquisitions += nnew
-            if changed:
-                cap_dirty = True
+            acq = True
+            if beats:
+                beat = True
+                acq = t >= next_acq
+                if acq:
+                    next_acq += acq_period
+            if acq:
+                nnew, changed = _acquire(
+                    t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng
+                )
+                acquisitions += nnew
+                if changed:
+                    cap_dirty = True
         else:
             j = hx[0, 0]
             a = hx[0, 1]
@@ -643,7 +692,7 @@ def harvest_run(
             njobs[m, k] = last
             npos[last] = k
             nrun[m] -= 1
-            if policy == WAITING:
+            if keep_rows:
                 _row_delete(re2, rc2, rj2, rn2, m, j)
             used[m] -= c
             if nrun[m] == 0:
@@ -707,8 +756,24 @@ def run_oracle(cl: Cluster) -> EngineOutput | None:
     return _run(cl, ORACLE, 0, np.random.default_rng(0))
 
 
+def run_heartbeat(cl: Cluster, min_samples: int, threshold: float, move_on: bool) -> EngineOutput | None:
+    """Run ``cl`` (a fresh ``slacksched-heartbeat`` Cluster with the compiled pass) with :func:`harvest_run`, its
+    pass :func:`sim.harvest.passes.heartbeat_scan` (Algorithm 3 over the duration-ordered queue index,
+    heartbeats every ``heartbeat_s`` or at every instant); None where the compiled loop does not apply (as
+    :func:`run_nodelay`)."""
+    if cl.dtree is None:
+        return None
+    return _run(cl, HEARTBEAT, min_samples, np.random.default_rng(0), 0, threshold, move_on)
+
+
 def _run(
-    cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator, fast_min: int = 0
+    cl: Cluster,
+    policy: int,
+    min_samples: int,
+    rng: np.random.Generator,
+    fast_min: int = 0,
+    threshold: float = 0.0,
+    move_on: bool = False,
 ) -> EngineOutput | None:
     """:func:`harvest_run` on ``cl``'s state with ``policy``'s pass, the loop's accounting and log written back
     (None where it does not apply). The Acquirer draws its replacements from ``cl.rng`` (left in the state
@@ -717,7 +782,7 @@ def _run(
     if (
         not ENABLED
         or cl.full_pass
-        or cl.heartbeat_s is not None
+        or (cl.heartbeat_s is not None and policy != HEARTBEAT)
         or loop.ck is not None
         or loop.events
         or loop.heap
@@ -729,7 +794,19 @@ def _run(
     acc = np.zeros(5)
     cnt = np.zeros(4, np.int64)
     f64 = np.float64
-    tick_s = float(cl.cfg.acquirer_period_s) if cl.cfg.acquirer else INF
+    acq_period = float(cl.cfg.acquirer_period_s) if cl.cfg.acquirer else INF
+    if cl.dtree is not None:
+        dtree, dsize, drank, drank_job, dgroup, dnext = (
+            cl.dtree,
+            cl.dsize,
+            cl.drank,
+            cl.drank_job,
+            cl.dgroup,
+            cl.dnext,
+        )
+    else:  # no duration-ordered index (dsize 0: never touched)
+        dtree, dsize = np.full(2, INF), 0
+        drank = drank_job = dgroup = dnext = np.zeros(1, np.int64)
     (lj, ls, le, lo, lm, ct, cv) = harvest_run(
         np.ascontiguousarray(loop.submit, f64), np.ascontiguousarray(loop.duration, f64),
         np.ascontiguousarray(loop.cores, f64), np.ascontiguousarray(loop.row, np.int64), float(loop.horizon),
@@ -737,9 +814,10 @@ def _run(
         np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
         float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
         loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
-        acc, cnt, policy, rng, int(fast_min), cl.decom, tick_s, float(cl.cfg.acquirer_fraction), cl.rng,
+        acc, cnt, policy, rng, int(fast_min), cl.decom, float(cl.tick_s), float(cl.cfg.acquirer_fraction), cl.rng,
         np.ascontiguousarray(cl.fut_ptr, np.int64), np.ascontiguousarray(cl.fut_t, f64),
-        np.ascontiguousarray(cl.fut_c, f64),
+        np.ascontiguousarray(cl.fut_c, f64), cl.heartbeat_s is not None, acq_period, cl.qpos, dtree, int(dsize),
+        drank, drank_job, dgroup, dnext, float(threshold), bool(move_on),
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
     loop.n_term, loop.events, loop.violations = map(int, cnt[:3])
