@@ -133,9 +133,10 @@ def test_acquirer_decides_the_run() -> None:
     period_s=st.integers(1, 8),
     fraction=st.sampled_from([0.0, 0.34, 0.5, 1.0]),
     acquirer=st.booleans(),
+    reserve=st.booleans(),
 )
 def test_compiled_loop_equals_the_python_loop_on_random_instances(
-    sc, policy, nodes, period_s, fraction, acquirer
+    sc, policy, nodes, period_s, fraction, acquirer, reserve
 ) -> None:
     machines, max_cores, horizon, jobs, events = sc
     cap = _cap([(t, m, c) for t, evs in events.items() for m, c in evs], machines, float(horizon))
@@ -150,6 +151,8 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(
     }
     if policy.startswith("slacksched"):
         kw |= {"min_samples": 1, "window_h": 5 / 3600}
+    if policy == "slacksched":
+        kw["reserve"] = reserve
     _same(problem, policy, len(jobs), **kw)
 
 

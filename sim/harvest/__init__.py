@@ -5,5 +5,5 @@
 * :mod:`sim.harvest.passes` — compiled schedule passes (eq. 2 costs, the per-machine Oracle, heartbeats);
 * :mod:`sim.harvest.loop` — the whole harvest loop compiled (``harvest_run``), bit-identical to the
   Python loop, for ``slacksched-nodelay``, ``capsched``, waiting ``slacksched``, ``ff``, ``oracle`` and
-  ``slacksched-heartbeat``, with ``nodes`` and the Acquirer (not: checkpointing, ``reserve``).
+  ``slacksched-heartbeat``, with ``nodes`` and the Acquirer (not: checkpointing).
 """

@@ -22,7 +22,7 @@ the pool (``nodes``: the Cluster's seeded initial choice, made in Python) and th
 :data:`TICK` events every period, :func:`_acquire`, graceful decommissioning at a node's last end or kill,
 replacements drawn from the Cluster's own generator by :func:`choice`, numpy's ``Generator.choice`` bit for
 bit) run here too. Not served (the ``run_*`` functions return None and the Python loop runs): checkpointing,
-``reserve``, ``full_pass``. Imported on first use (numba).
+``full_pass``. Imported on first use (numba).
 """
 
 from __future__ import annotations
@@ -330,10 +330,10 @@ def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
     policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c, beats, acq_period, qpos,
-    dtree, dsize, drank, drank_job, dgroup, dnext, threshold, move_on,
+    dtree, dsize, drank, drank_job, dgroup, dnext, threshold, move_on, reserve,
 ):  # fmt: skip
     """The harvest-VM loop with ``policy``'s pass (:data:`NODELAY`, :data:`CAPSCHED` drawing from ``rng``,
-    :data:`WAITING`, :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``, :data:`HEARTBEAT`
+    :data:`WAITING` (``reserve``: claimed cores taken from jobs that fit now too), :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``, :data:`HEARTBEAT`
     over the duration-ordered index ``dtree``…, ``threshold``, ``move_on``; with ``beats`` the ticks are
     heartbeats and the pass runs only at them, the Acquirer every ``acq_period`` at the next one)
     (:meth:`sim.engine.loop.Loop.run` with :class:`sim.harvest.cluster.Cluster`'s hooks, no checkpointing), from
@@ -475,7 +475,7 @@ def harvest_run(
                         # choices); a full claim row is doubled and the job at p decided again
                         q = p + 1
                         while True:
-                            if qlen >= fast_min:
+                            if qlen >= fast_min and not reserve:
                                 p, m = cost_scan_fast(
                                     qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
                                     last_dir, ps2, ps2[GROW], xs, cum, tstart, tx0, tinv_h,
@@ -486,7 +486,7 @@ def harvest_run(
                                 p, m = cost_scan(
                                     qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
                                     last_dir, ps2, ps2[GROW], xs, cum, xs.size >= min_samples and xs.size > 0,
-                                    re2, rc2, rn2, claimed, claim_end, claim_cores, nclaim, False, now,
+                                    re2, rc2, rn2, claimed, claim_end, claim_cores, nclaim, reserve, now,
                                 )  # fmt: skip
                             if m != -2:
                                 break
@@ -726,12 +726,10 @@ def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
 
 
 def run_waiting(cl: Cluster, min_samples: int, fast_min: int) -> EngineOutput | None:
-    """Run ``cl`` (a fresh waiting ``slacksched`` Cluster without ``reserve``) with :func:`harvest_run`, its
-    pass :meth:`sim.policies.slacksched.SlackSched.scan`'s (``cost_scan_fast`` from ``fast_min`` queued
-    jobs, else ``cost_scan``, over per-pass claims); None where the compiled loop does not apply (as
-    :func:`run_nodelay`, or ``reserve``): the Python loop runs then."""
-    if cl.reserve:
-        return None
+    """Run ``cl`` (a fresh waiting ``slacksched`` Cluster) with :func:`harvest_run`, its pass
+    :meth:`sim.policies.slacksched.SlackSched.scan`'s (``cost_scan_fast`` from ``fast_min`` queued jobs
+    without ``reserve``, else ``cost_scan``, over per-pass claims); None where the compiled loop does not
+    apply (as :func:`run_nodelay`): the Python loop runs then."""
     return _run(cl, WAITING, min_samples, np.random.default_rng(0), fast_min)
 
 
@@ -817,7 +815,7 @@ def _run(
         acc, cnt, policy, rng, int(fast_min), cl.decom, float(cl.tick_s), float(cl.cfg.acquirer_fraction), cl.rng,
         np.ascontiguousarray(cl.fut_ptr, np.int64), np.ascontiguousarray(cl.fut_t, f64),
         np.ascontiguousarray(cl.fut_c, f64), cl.heartbeat_s is not None, acq_period, cl.qpos, dtree, int(dsize),
-        drank, drank_job, dgroup, dnext, float(threshold), bool(move_on),
+        drank, drank_job, dgroup, dnext, float(threshold), bool(move_on), bool(cl.reserve),
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
     loop.n_term, loop.events, loop.violations = map(int, cnt[:3])
