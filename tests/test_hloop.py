@@ -147,7 +147,8 @@ def test_compiled_loop_equals_the_python_loop_on_random_instances(sc) -> None:
 
 
 def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
-    """The Acquirer and checkpointing: run_nodelay declines and the Python loop runs."""
+    """Checkpointing: run_nodelay declines and the Python loop runs (the Acquirer runs compiled:
+    tests/test_hloop_acquirer.py)."""
     from sim.checkpoint import Checkpoint
     from sim.harvest.loop import run_nodelay
     from sim.policies import get_policy
@@ -158,7 +159,7 @@ def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
     jobs = _jobs(40, horizon * 0.8, (60, 600), 8, seed=2)
     pol = get_policy("slacksched-nodelay")
     p = Problem.build(jobs, Platform(4, 48.0), tr, horizon)
-    assert run_nodelay(pol.declare(p, SlackSchedParams(acquirer=True), 0), 30) is None
+    assert run_nodelay(pol.declare(p, SlackSchedParams(acquirer=True), 0), 30) is not None
     pc = Problem.build(jobs, Platform(4, 48.0), tr, horizon, checkpoint=Checkpoint(600.0, 10.0, 5.0))
     assert run_nodelay(pol.declare(pc, SlackSchedParams(), 0), 30) is None
     assert run_nodelay(pol.declare(p, SlackSchedParams(), 0), 30) is not None

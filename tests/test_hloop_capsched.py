@@ -111,7 +111,8 @@ def test_the_draws_decide_the_run() -> None:
 
 
 def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
-    """The Acquirer and checkpointing: run_capsched declines (drawing nothing) and the Python loop runs."""
+    """Checkpointing: run_capsched declines (drawing nothing) and the Python loop runs (the Acquirer runs
+    compiled: tests/test_hloop_acquirer.py)."""
     from sim.checkpoint import Checkpoint
     from sim.harvest.loop import run_capsched
     from sim.policies import get_policy
@@ -124,7 +125,6 @@ def test_options_the_compiled_loop_does_not_serve_run_in_python() -> None:
     p = Problem.build(jobs, Platform(4, 48.0), tr, horizon)
     rng = np.random.default_rng(1)
     s0 = rng.bit_generator.state
-    assert run_capsched(pol.declare(p, CapSchedParams(acquirer=True), 0), rng) is None
     pc = Problem.build(jobs, Platform(4, 48.0), tr, horizon, checkpoint=Checkpoint(600.0, 10.0, 5.0))
     assert run_capsched(pol.declare(pc, CapSchedParams(), 0), rng) is None
     assert rng.bit_generator.state == s0

@@ -91,15 +91,15 @@ def test_compiled_waiting_loop_equals_the_python_loop_on_random_instances(sc) ->
     _same(problem, min_samples=1, window_h=5 / 3600)
 
 
-def test_reserve_runs_in_python() -> None:
-    """``reserve`` is not compiled: no compiled_run, the Python loop runs; run_waiting declines it too."""
-    from sim.harvest.loop import run_waiting
-    from sim.policies import get_policy
-    from sim.policies.slacksched import SlackSchedParams
-
-    horizon = 3600.0
-    tr = harvest_trace(4, horizon, seed=1)
-    p = Problem.build(_jobs(40, horizon * 0.8, (60, 600), 8, seed=2), Platform(4, 48.0), tr, horizon)
-    cl = get_policy("slacksched").declare(p, SlackSchedParams(reserve=True), 0)
-    assert cl.compiled_run is None
-    assert run_waiting(cl, 30, 16) is None
+def test_reserve_runs_compiled_with_the_python_loops_choices() -> None:
+    """``reserve`` (claimed cores taken from jobs that fit now too: the plain ``cost_scan`` at every queue
+    length) runs compiled, the same run as the Python loop's, and a different one from without it."""
+    horizon = 6 * 3600.0
+    tr = harvest_trace(12, horizon, seed=3, stability_spread=1.0, mean_inter_change_s=900.0)
+    jobs = _jobs(700, horizon * 0.8, (300, 7000), 12, seed=4)
+    problem = Problem.build(jobs, Platform(12, 48.0), tr, horizon, check=True)
+    b, _ = _same(problem, reserve=True, min_samples=5, window_h=2.0)
+    c, _ = _run(problem, True, min_samples=5, window_h=2.0)
+    assert not np.array_equal(b.att_machine, c.att_machine) or not np.array_equal(
+        b.att_start_s, c.att_start_s
+    )

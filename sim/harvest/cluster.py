@@ -2,7 +2,9 @@
 
 The compiled engine (:mod:`sim.engine`) runs First-Fit and the interval policies. SlackSched, the
 per-machine Oracle and anything with the Acquirer need state the kernel does not keep (per-node change
-history, a pool of HVMs larger than the cluster), so they run in this plain Python event loop. With
+history, a pool of HVMs larger than the cluster), so they run in this plain Python event loop — the
+semantics and the test oracle of :func:`sim.harvest.loop.harvest_run`, which runs the same loop compiled for
+every harvest policy but checkpointing (``Cluster.compiled_run``). With
 ``placement="ff"`` and no Acquirer it reproduces the compiled engine's per-machine semantics exactly (a
 test holds it to that):
 

@@ -1,20 +1,28 @@
-"""The harvest-VM loop of ``slacksched-nodelay`` and ``capsched``, compiled: one numba function runs the whole
-event loop.
+"""The harvest-VM loop of ``slacksched-nodelay``, waiting ``slacksched``, ``capsched``, ``ff``, ``oracle`` and
+``slacksched-heartbeat``, compiled: one numba function runs the whole event loop, the Acquirer included.
 
 :class:`sim.engine.loop.Loop` with :class:`sim.harvest.cluster.Cluster`'s hooks costs ~22–25 µs CPU per job in the
 interpreter. :func:`harvest_run` runs the same loop over array state — an array event heap keyed
 ``(time, job, attempt)`` (the Cluster's ``END``s tie by job, :attr:`Cluster.end_tie_by_job`), the queue's
 min-tree, per-node job lists, the loop's accounting, the attempt log and the change history — and makes
 exactly the Python loop's choices with the same float arithmetic in the same order: every scalar, per-job
-array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``).
+array, attempt-log row, capacity step and the event count are bit-identical (``tests/test_hloop.py``,
+``test_hloop_capsched.py``, ``test_hloop_waiting.py``, ``test_hloop_acquirer.py``).
 
-The schedule pass is either policy's: NoDelay's (:func:`sim.harvest.passes.nodelay_scan_into`, the Python
+The schedule pass is the policy's: NoDelay's (:func:`sim.harvest.passes.nodelay_scan_into`, the Python
 loop's pass with the loop's buffers: eq. 1 over the change history) or
 ``capsched``'s (:func:`_cap_scan`, a node drawn uniformly among those with room by the policy's own
 ``numpy.random.Generator``, passed in: numba's ``Generator.integers`` is numpy's bounded-integer algorithm
-over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit).
-It serves what those policies use without the Acquirer, checkpointing or ``full_pass``; for anything else
-:func:`run_nodelay` / :func:`run_capsched` return None and the Python loop runs. Imported on first use (numba).
+over the same bit generator, so the draws and the generator's state after them are numpy's, bit for bit),
+waiting SlackSched's (:func:`sim.harvest.passes.cost_scan_fast` / ``cost_scan`` over per-pass claims), First-Fit's
+(:func:`_ff_scan`), the per-machine Oracle's (:func:`sim.harvest.passes.oracle_scan`) or Algorithm 3's
+(:func:`sim.harvest.passes.heartbeat_scan` over the Cluster's duration-ordered queue index, kept here; the pass
+runs only at heartbeat ticks with ``beats``, the Acquirer at the first heartbeat at or after its period). A cluster smaller than
+the pool (``nodes``: the Cluster's seeded initial choice, made in Python) and the Acquirer (Algorithm 2:
+:data:`TICK` events every period, :func:`_acquire`, graceful decommissioning at a node's last end or kill,
+replacements drawn from the Cluster's own generator by :func:`choice`, numpy's ``Generator.choice`` bit for
+bit) run here too. Not served (the ``run_*`` functions return None and the Python loop runs): checkpointing,
+``full_pass``. Imported on first use (numba).
 """
 
 from __future__ import annotations
@@ -25,7 +33,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
-from sim.harvest.passes import cost_scan, cost_scan_fast, max_free, node_free, nodelay_scan_into, search_table
+from sim.harvest.passes import (
+    cost_scan,
+    cost_scan_fast,
+    heartbeat_scan,
+    max_free,
+    node_free,
+    nodelay_scan_into,
+    oracle_scan,
+    search_table,
+)
 
 if TYPE_CHECKING:
     from sim.harvest.cluster import Cluster
@@ -55,14 +72,22 @@ ENABLED = True
 INF = np.inf
 RUNNING = 1  # sim.metrics.RUNNING (literal here: numba reads module globals as constants)
 GROW, SHRINK = 0, 1
-END, CAPACITY, ARRIVAL = 0, 1, 4
-NODELAY, CAPSCHED, WAITING = 0, 1, 2  # the schedule pass harvest_run makes
+END, CAPACITY, TICK, ARRIVAL = 0, 1, 2, 4  # sim.engine.loop's event kinds (the Cluster plans no STARTs)
+NODELAY, CAPSCHED, WAITING, FIRST_FIT, ORACLE, HEARTBEAT = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+)  # the schedule pass harvest_run makes
 
 
 @cached_njit
-def _enqueue(qtree, qjob, qsize, qtail, j, c):
-    """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end):
-    returns the (maybe new) ``qtree, qjob, qsize`` and the new tail."""
+def _enqueue(qtree, qjob, qsize, qtail, j, c, qpos):
+    """:meth:`sim.harvest.cluster.Cluster._enqueue` (compacting the positions when the tail reaches the end;
+    ``qpos``: each queued job's position, kept): returns the (maybe new) ``qtree, qjob, qsize`` and the new
+    tail."""
     if qtail == qsize:
         nlive = 0
         for p in range(qtail):
@@ -77,6 +102,7 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
         for p in range(qtail):
             if qtree[qsize + p] < INF:
                 jobs[w] = qjob[p]
+                qpos[qjob[p]] = w
                 tree[size + w] = qtree[qsize + p]
                 w += 1
         for k in range(size - 1, 0, -1):
@@ -84,27 +110,55 @@ def _enqueue(qtree, qjob, qsize, qtail, j, c):
             tree[k] = a if a < b else b
         qtree, qjob, qsize, qtail = tree, jobs, size, w
     qjob[qtail] = j
+    qpos[j] = qtail
     _qt_set(qtree, qsize, qtail, c)
     return qtree, qjob, qsize, qtail + 1
 
 
 @cached_njit
-def _model(hist_t, hist_x, nh, head, t, window_s):
-    """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples`: the new window head, the samples observed in
-    ``(t − window_s, t]`` sorted, and their prefix sums (index 0 = 0)."""
-    cut = t - window_s
-    while head < nh and hist_t[head] <= cut:
-        head += 1
-    xs = np.sort(hist_x[head:nh])
-    cum = np.empty(xs.size + 1)
-    cum[0] = 0.0
-    if xs.size:
-        s = xs[0]
-        cum[1] = s
-        for i in range(1, xs.size):
-            s += xs[i]
-            cum[i + 1] = s
-    return head, xs, cum
+def _window(sx, scum, ns, hist_x, mhead, mnh, h, nh):
+    """:meth:`sim.harvest.cluster.ChangeHistory.sorted_samples` over the window ``hist_x[h:nh]`` (sorted, prefix
+    sums from 0), kept up to date instead of sorted afresh at every change: ``sx[:ns]`` holds the window ``hist_x[mhead:mnh]`` sorted (``scum[:ns + 1]`` its sums); the
+    samples that left it are taken out and the new ones put in at their places (the same multiset, so the
+    same sorted values), and the sums redone from the first place that changed (the same sequential sums).
+    Sorts afresh at the first call (``mhead < 0``) or when many samples changed. Returns the (maybe grown)
+    buffers and the new count."""
+    gone_hi = min(h, mnh)
+    add_lo = max(h, mnh)
+    size = nh - h
+    if scum.size < size + 1:
+        g1, g2 = np.empty(2 * size + 16), np.empty(2 * size + 17)
+        g1[:ns] = sx[:ns]
+        g2[: ns + 1] = scum[: ns + 1]
+        sx, scum = g1, g2
+    if mhead < 0 or (gone_hi - mhead) + (nh - add_lo) > 32:
+        sx[:size] = np.sort(hist_x[h:nh])
+        ns = size
+        lo = 0
+    else:
+        lo = ns
+        for i in range(mhead, gone_hi):  # expired: the first sample of the same value goes
+            k = np.searchsorted(sx[:ns], hist_x[i], side="left")
+            for q in range(k, ns - 1):
+                sx[q] = sx[q + 1]
+            ns -= 1
+            if k < lo:
+                lo = k
+        for i in range(add_lo, nh):  # new: after the equal values
+            v = hist_x[i]
+            k = np.searchsorted(sx[:ns], v, side="right")
+            for q in range(ns, k, -1):
+                sx[q] = sx[q - 1]
+            sx[k] = v
+            ns += 1
+            if k < lo:
+                lo = k
+    scum[0] = 0.0
+    acc = scum[lo]
+    for i in range(lo, ns):
+        acc += sx[i]
+        scum[i + 1] = acc
+    return sx, scum, ns
 
 
 @cached_njit
@@ -125,6 +179,116 @@ def _cap_scan(tree, size, p, top, qjob, cores, cap, used, accept, rng, room):
                 k += 1
         if k:
             return p, room[rng.integers(0, k)]
+        p = _qt_first_le(tree, size, p + 1, top)
+    return -1, -1
+
+
+@cached_njit
+def choice(rng, a, size):
+    """``rng.choice(a, size, replace=False)`` for a 1-d int64 ``a`` and ``1 ≤ size ≤ a.size``: numpy's
+    ``Generator.choice`` algorithm (Floyd's sampling over a hash set then a shuffle; a tail shuffle of
+    ``arange`` when ``a.size > 10000`` and ``size > a.size // 50``) with the same bounded draws
+    (``rng.integers``: numpy's Lemire draws on the same bit generator), so the sample and the generator's
+    state after it are numpy's, bit for bit (``tests/test_hloop_acquirer.py``)."""
+    pop = a.size
+    idx = np.empty(size, np.int64)
+    if pop > 10000 and size > pop // 50:
+        full = np.arange(pop)
+        first = max(pop - size, 1)
+        for i in range(pop - 1, first - 1, -1):
+            j = rng.integers(0, i + 1)
+            full[i], full[j] = full[j], full[i]
+        idx[:] = full[pop - size :]
+    else:
+        mask = np.uint64(1.2 * size)  # numpy's _gen_mask: all ones up to the top bit
+        for sh in (1, 2, 4, 8, 16, 32):
+            mask |= mask >> np.uint64(sh)
+        hs = np.full(mask + np.uint64(1), -1, np.int64)
+        for j in range(pop - size, pop):
+            val = rng.integers(0, j + 1)
+            loc = val & mask
+            while hs[loc] != -1 and hs[loc] != val:
+                loc = (loc + 1) & mask
+            if hs[loc] == -1:
+                hs[loc] = val
+                idx[j - pop + size] = val
+            else:
+                loc = j & mask
+                while hs[loc] != -1:
+                    loc = (loc + 1) & mask
+                hs[loc] = j
+                idx[j - pop + size] = j
+        for i in range(size - 1, 0, -1):
+            k = rng.integers(0, i + 1)
+            idx[i], idx[k] = idx[k], idx[i]
+    out = np.empty(size, np.int64)
+    for i in range(size):
+        out[i] = a[idx[i]]
+    return out
+
+
+@cached_njit
+def _acquire(t, allocated, decom, cap, last_change, last_dir, nrun, fraction, rng):
+    """:meth:`sim.harvest.cluster.Cluster._acquire` (Algorithm 2): the most recently changed
+    ``⌊fraction × live⌋`` live nodes (ties: higher index first) are marked for graceful decommissioning
+    after as many replacements are allocated, drawn by :func:`choice` among the unallocated nodes with
+    cores; an idle marked node is deallocated at once. Returns the allocations made and whether any node
+    state changed (the capacity step and the accepting nodes are then stale)."""
+    M = cap.size
+    nlive = 0
+    for m in range(M):
+        if allocated[m] and not decom[m]:
+            nlive += 1
+    k = int(np.floor(fraction * nlive))
+    if k == 0:
+        return 0, False
+    live = np.empty(nlive, np.int64)  # descending index: the stable sort by ``since`` puts ties high first
+    since = np.empty(nlive)
+    w = 0
+    for m in range(M - 1, -1, -1):
+        if allocated[m] and not decom[m]:
+            live[w] = m
+            since[w] = t - last_change[m]
+            w += 1
+    victims = live[np.argsort(since, kind="mergesort")[:k]]
+    ncand = 0
+    for m in range(M):
+        if not allocated[m] and cap[m] > 0:
+            ncand += 1
+    nnew = 0
+    if ncand:
+        cand = np.empty(ncand, np.int64)
+        w = 0
+        for m in range(M):
+            if not allocated[m] and cap[m] > 0:
+                cand[w] = m
+                w += 1
+        new = choice(rng, cand, min(k, ncand))
+        for m in new:  # Cluster._allocate
+            allocated[m] = True
+            last_change[m] = t
+            last_dir[m] = GROW
+        nnew = new.size
+    for m in victims:  # mark; Cluster._deallocate_if_idle
+        decom[m] = True
+        if nrun[m] == 0:
+            decom[m] = False
+            allocated[m] = False
+    return nnew, True
+
+
+@cached_njit
+def _ff_scan(tree, size, p, top, qjob, cores, cap, used, accept):
+    """``ff``'s pass in the harvest loop (:meth:`sim.harvest.cluster.Cluster._placement_scan` with
+    :func:`sim.harvest.cluster.place_first_fit`): from queue position ``p`` on, the first queued job needing
+    at most ``top`` cores that some node taking jobs has room for, on the lowest-index such node, as
+    ``(position, node)``; ``(-1, -1)`` if none."""
+    p = _qt_first_le(tree, size, p, top)
+    while p >= 0:
+        c = cores[qjob[p]]
+        for m in range(cap.size):
+            if node_free(cap, used, accept, m) >= c:
+                return p, m
         p = _qt_first_le(tree, size, p + 1, top)
     return -1, -1
 
@@ -165,14 +329,19 @@ def _row_delete(re2, rc2, rj2, rn2, m, j):
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,
-    policy, rng, fast_min,
+    policy, rng, fast_min, decom, tick_s, acq_fraction, arng, fut_ptr, fut_t, fut_c, beats, acq_period, qpos,
+    dtree, dsize, drank, drank_job, dgroup, dnext, threshold, move_on, reserve,
 ):  # fmt: skip
-    """The harvest-VM loop of ``slacksched-nodelay`` (``policy`` :data:`NODELAY`) or ``capsched``
-    (:data:`CAPSCHED`, drawing from ``rng``; NoDelay draws nothing) (:meth:`sim.engine.loop.Loop.run` with
-    :class:`sim.harvest.cluster.Cluster`'s hooks, no Acquirer, no checkpointing), from the Cluster's initial state: fills the per-job arrays
-    (engine order) and node state in place, ``acc`` with (completed, wasted, available, used core-s, aborted
-    s) and ``cnt`` with (terminations, events, violations); returns the attempt log's (job, start, end,
-    outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
+    """The harvest-VM loop with ``policy``'s pass (:data:`NODELAY`, :data:`CAPSCHED` drawing from ``rng``,
+    :data:`WAITING` (``reserve``: claimed cores taken from jobs that fit now too), :data:`FIRST_FIT`, :data:`ORACLE` over the trace's future ``fut_*``, :data:`HEARTBEAT`
+    over the duration-ordered index ``dtree``…, ``threshold``, ``move_on``; with ``beats`` the ticks are
+    heartbeats and the pass runs only at them, the Acquirer every ``acq_period`` at the next one)
+    (:meth:`sim.engine.loop.Loop.run` with :class:`sim.harvest.cluster.Cluster`'s hooks, no checkpointing), from
+    the Cluster's initial state; the Acquirer every ``tick_s`` (inf: none) marks ``acq_fraction`` of the live
+    nodes and draws replacements from ``arng``. Fills the per-job arrays (engine order) and node state
+    (``allocated``, ``decom`` …) in place, ``acc`` with (completed, wasted, available, used core-s, aborted s)
+    and ``cnt`` with (terminations, events, violations, acquisitions); returns the attempt log's (job, start,
+    end, outcome, machine) and the capacity step function's (times, cores), each trimmed (views)."""
     n = submit.size
     M = cap.size
     nct = tr_t.size
@@ -206,8 +375,9 @@ def harvest_run(
     nh = 0
     head = 0
     bigram = np.ones((2, 2))
-    xs = np.empty(0)
-    cum = np.zeros(1)
+    sx, scum, ns = np.empty(1024), np.zeros(1025), 0  # the window's samples sorted, their prefix sums
+    xs = sx[:0]
+    cum = scum[:1]
     mhead = -1  # window head and sample count the cached model was built from
     mnh = -1
     mpass = False  # the model is current for this pass
@@ -225,7 +395,14 @@ def harvest_run(
     tstart, tx0, tinv_h = search_table(xs)
     completed_cs = wasted_cs = available_cs = used_cs = aborted = 0.0
     alive = busy = 0.0
-    n_term = events = violations = 0
+    n_term = events = violations = acquisitions = 0
+    next_tick = tick_s  # the next tick: a heartbeat (``beats``) or the Acquirer's period (inf: none)
+    next_acq = acq_period  # with ``beats``: the Acquirer runs at the first heartbeat at or after this
+    beat = False  # a heartbeat in this instant (with ``beats``, the pass runs only then)
+    pass_no = 0
+    keep_rows = policy in (WAITING, HEARTBEAT)  # the passes that read the running jobs' ends per node
+    hstate = np.array([-1, 0, 0], np.int64)  # heartbeat_scan's (pass, cursor, call stamp)
+    seen = np.zeros(max(n, 1), np.int64)
     cap_dirty = True
     ci = 0
     si = 0
@@ -241,6 +418,9 @@ def harvest_run(
         if ci < nct and (tr_t[ci] < t or (tr_t[ci] == t and kind > CAPACITY)):
             t = tr_t[ci]
             kind = CAPACITY
+        if next_tick < t or (next_tick == t and kind > TICK):
+            t = next_tick
+            kind = TICK
         if si < n and submit[si] < t:
             t = submit[si]
             kind = ARRIVAL
@@ -248,7 +428,10 @@ def harvest_run(
             # ---------------------------------------------------------- Cluster.on_instant_end(cur)
             now = cur
             have_cur = False
-            if qlen:
+            go = beat or not beats
+            beat = False
+            if qlen and go:
+                pass_no += 1
                 mpass = False
                 if policy == WAITING:  # Cluster._reset_claims: claims last one pass
                     for m in range(M):
@@ -256,12 +439,21 @@ def harvest_run(
                         nclaim[m] = 0
                 if cap_dirty:
                     for m in range(M):
-                        accept[m] = allocated[m] and cap[m] > 0
+                        accept[m] = allocated[m] and not decom[m] and cap[m] > 0
                 top = max_free(cap, used, accept)
                 p, m = -1, -1
                 while qtree[1] <= top:
                     if policy == CAPSCHED:
                         p, m = _cap_scan(qtree, qsize, p + 1, top, qjob, cores, cap, used, accept, rng, room)
+                    elif policy == FIRST_FIT:
+                        p, m = _ff_scan(qtree, qsize, p + 1, top, qjob, cores, cap, used, accept)
+                    elif policy == ORACLE:  # sim.harvest.cluster.scan_oracle over Cluster.free()
+                        for m in range(M):
+                            sfree[m] = node_free(cap, used, accept, m)
+                        p, m = oracle_scan(
+                            qtree, qsize, p + 1, top, qjob, cores, duration, sfree, used, cap, fut_ptr, fut_t,
+                            fut_c, now,
+                        )  # fmt: skip
                     else:
                         if not mpass:
                             cut = now - window_s
@@ -269,9 +461,11 @@ def harvest_run(
                             while h < nh and hist_t[h] <= cut:
                                 h += 1
                             if h != mhead or nh != mnh:
-                                head, xs, cum = _model(hist_t, hist_x, nh, head, now, window_s)
+                                sx, scum, ns = _window(sx, scum, ns, hist_x, mhead, mnh, h, nh)
+                                xs, cum = sx[:ns], scum[: ns + 1]
+                                head = h
                                 mhead, mnh = head, nh
-                                if policy == WAITING:
+                                if keep_rows:
                                     tstart, tx0, tinv_h = search_table(xs)
                             for d in range(2):
                                 ps2[d] = bigram[d, SHRINK] / (bigram[d, 0] + bigram[d, 1])
@@ -281,7 +475,7 @@ def harvest_run(
                         # choices); a full claim row is doubled and the job at p decided again
                         q = p + 1
                         while True:
-                            if qlen >= fast_min:
+                            if qlen >= fast_min and not reserve:
                                 p, m = cost_scan_fast(
                                     qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
                                     last_dir, ps2, ps2[GROW], xs, cum, tstart, tx0, tinv_h,
@@ -292,7 +486,7 @@ def harvest_run(
                                 p, m = cost_scan(
                                     qtree, qsize, q, qjob, cores, duration, cap, used, accept, last_change,
                                     last_dir, ps2, ps2[GROW], xs, cum, xs.size >= min_samples and xs.size > 0,
-                                    re2, rc2, rn2, claimed, claim_end, claim_cores, nclaim, False, now,
+                                    re2, rc2, rn2, claimed, claim_end, claim_cores, nclaim, reserve, now,
                                 )  # fmt: skip
                             if m != -2:
                                 break
@@ -302,6 +496,14 @@ def harvest_run(
                             g2[:, :w] = claim_cores
                             claim_end, claim_cores = g1, g2
                             q = p
+                    elif policy == HEARTBEAT:  # Heartbeat.scan: the start's queue position and node
+                        modelled = xs.size >= min_samples and xs.size > 0
+                        p, m = heartbeat_scan(
+                            dtree, dsize, drank_job, dgroup, dnext, qpos, cores, duration, cap, used, accept,
+                            last_change, last_dir, ps2, ps2[GROW], xs, cum, tstart, tx0, tinv_h,
+                            modelled, re2, rc2, rn2, claimed, claim_end,
+                            claim_cores, nclaim, threshold, move_on, seen, hstate, pass_no, now,
+                        )  # fmt: skip
                     elif policy == NODELAY:
                         p, m = nodelay_scan_into(
                             qtree, qsize, p + 1, top, qjob, cores, duration, cap, used, accept, last_change,
@@ -326,11 +528,14 @@ def harvest_run(
                     njobs[m, nrun[m]] = j
                     npos[j] = nrun[m]
                     nrun[m] += 1
-                    if policy == WAITING:
+                    if keep_rows:
                         re2, rc2, rj2 = _row_insert(re2, rc2, rj2, rn2, m, j, e, c)
                     used[m] += c
                     # Cluster._dequeue
                     _qt_set(qtree, qsize, p, INF)
+                    qpos[j] = -1
+                    if dsize:
+                        _qt_set(dtree, dsize, drank[j], INF)
                     qlen -= 1
                     top = max_free(cap, used, accept)
             if cap_dirty:
@@ -355,7 +560,7 @@ def harvest_run(
                     cap_v[ncap] = s
                     ncap += 1
                 for m in range(M):
-                    accept[m] = allocated[m] and cap[m] > 0
+                    accept[m] = allocated[m] and not decom[m] and cap[m] > 0
                 cap_dirty = False
             if check:
                 for m in range(M):
@@ -374,7 +579,9 @@ def harvest_run(
             t_prev = t
         if kind == ARRIVAL:
             si += 1
-            qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, si - 1, cores[si - 1])
+            qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, si - 1, cores[si - 1], qpos)
+            if dsize:
+                _qt_set(dtree, dsize, drank[si - 1], cores[si - 1])
             qlen += 1
         elif kind == CAPACITY:
             lo = ci
@@ -418,7 +625,7 @@ def harvest_run(
                     njobs[m, k] = last
                     npos[last] = k
                     nrun[m] -= 1
-                    if policy == WAITING:
+                    if keep_rows:
                         _row_delete(re2, rc2, rj2, rn2, m, v)
                     used[m] -= cores[v]
                     if nrun[m] == 0:
@@ -431,6 +638,9 @@ def harvest_run(
                         killed = np.concatenate((killed, np.empty(nk, np.int64)))
                     killed[nk] = v
                     nk += 1
+                if decom[m] and nrun[m] == 0:  # Cluster._deallocate_if_idle
+                    decom[m] = False
+                    allocated[m] = False
             # killed jobs join the queue's back, earlier start first, then input row (insertion sort)
             for a in range(1, nk):
                 v = killed[a]
@@ -444,8 +654,27 @@ def harvest_run(
                 killed[b + 1] = v
             for a in range(nk):
                 v = killed[a]
-                qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v])
+                qtree, qjob, qsize, qtail = _enqueue(qtree, qjob, qsize, qtail, v, cores[v], qpos)
+                if dsize:
+                    _qt_set(dtree, dsize, drank[v], cores[v])
                 qlen += 1
+        elif (
+            kind == TICK
+        ):  # Cluster.on_tick: a heartbeat (the Acquirer at or after its period) or the Acquirer
+            next_tick += tick_s
+            acq = True
+            if beats:
+                beat = True
+                acq = t >= next_acq
+                if acq:
+                    next_acq += acq_period
+            if acq:
+                nnew, changed = _acquire(
+                    t, allocated, decom, cap, last_change, last_dir, nrun, acq_fraction, arng
+                )
+                acquisitions += nnew
+                if changed:
+                    cap_dirty = True
         else:
             j = hx[0, 0]
             a = hx[0, 1]
@@ -463,16 +692,20 @@ def harvest_run(
             njobs[m, k] = last
             npos[last] = k
             nrun[m] -= 1
-            if policy == WAITING:
+            if keep_rows:
                 _row_delete(re2, rc2, rj2, rn2, m, j)
             used[m] -= c
             if nrun[m] == 0:
                 used[m] = 0.0
             machine[j] = -1
+            if decom[m] and nrun[m] == 0:  # Cluster._deallocate_if_idle
+                decom[m] = False
+                allocated[m] = False
+                cap_dirty = True
     available_cs += alive * (horizon - t_prev)
     used_cs += busy * (horizon - t_prev)
     acc[0], acc[1], acc[2], acc[3], acc[4] = completed_cs, wasted_cs, available_cs, used_cs, aborted
-    cnt[0], cnt[1], cnt[2] = n_term, events, violations
+    cnt[0], cnt[1], cnt[2], cnt[3] = n_term, events, violations, acquisitions
     # views, not copies: a copy of the log at its end would be the run's peak memory
     return (
         log_job[:nlog],
@@ -487,18 +720,16 @@ def harvest_run(
 
 def run_nodelay(cl: Cluster, min_samples: int) -> EngineOutput | None:
     """Run ``cl`` (a fresh ``slacksched-nodelay`` Cluster) with :func:`harvest_run`; None where the compiled
-    loop does not apply (disabled, the Acquirer, checkpointing, ``full_pass``, a run already started):
-    the Python loop runs then."""
+    loop does not apply (disabled, checkpointing, heartbeats, ``full_pass``, a run already started): the
+    Python loop runs then."""
     return _run(cl, NODELAY, min_samples, np.random.default_rng(0))  # a generator NoDelay never draws from
 
 
 def run_waiting(cl: Cluster, min_samples: int, fast_min: int) -> EngineOutput | None:
-    """Run ``cl`` (a fresh waiting ``slacksched`` Cluster without ``reserve``) with :func:`harvest_run`, its
-    pass :meth:`sim.policies.slacksched.SlackSched.scan`'s (``cost_scan_fast`` from ``fast_min`` queued
-    jobs, else ``cost_scan``, over per-pass claims); None where the compiled loop does not apply (as
-    :func:`run_nodelay`, or ``reserve``): the Python loop runs then."""
-    if cl.reserve:
-        return None
+    """Run ``cl`` (a fresh waiting ``slacksched`` Cluster) with :func:`harvest_run`, its pass
+    :meth:`sim.policies.slacksched.SlackSched.scan`'s (``cost_scan_fast`` from ``fast_min`` queued jobs
+    without ``reserve``, else ``cost_scan``, over per-pass claims); None where the compiled loop does not
+    apply (as :func:`run_nodelay`): the Python loop runs then."""
     return _run(cl, WAITING, min_samples, np.random.default_rng(0), fast_min)
 
 
@@ -509,26 +740,71 @@ def run_capsched(cl: Cluster, rng: np.random.Generator) -> EngineOutput | None:
     return _run(cl, CAPSCHED, 0, rng)
 
 
+def run_first_fit(cl: Cluster) -> EngineOutput | None:
+    """Run ``cl`` (a fresh Cluster with :func:`sim.harvest.cluster.place_first_fit`: ``ff`` with ``nodes`` or
+    the Acquirer) with :func:`harvest_run`; None where the compiled loop does not apply (as
+    :func:`run_nodelay`)."""
+    return _run(cl, FIRST_FIT, 0, np.random.default_rng(0))
+
+
+def run_oracle(cl: Cluster) -> EngineOutput | None:
+    """Run ``cl`` (a fresh Cluster with :func:`sim.harvest.cluster.place_oracle`: the per-machine ``oracle``)
+    with :func:`harvest_run`, its pass :func:`sim.harvest.passes.oracle_scan` over the trace's future; None
+    where the compiled loop does not apply (as :func:`run_nodelay`)."""
+    return _run(cl, ORACLE, 0, np.random.default_rng(0))
+
+
+def run_heartbeat(cl: Cluster, min_samples: int, threshold: float, move_on: bool) -> EngineOutput | None:
+    """Run ``cl`` (a fresh ``slacksched-heartbeat`` Cluster with the compiled pass) with :func:`harvest_run`, its
+    pass :func:`sim.harvest.passes.heartbeat_scan` (Algorithm 3 over the duration-ordered queue index,
+    heartbeats every ``heartbeat_s`` or at every instant); None where the compiled loop does not apply (as
+    :func:`run_nodelay`)."""
+    if cl.dtree is None:
+        return None
+    return _run(cl, HEARTBEAT, min_samples, np.random.default_rng(0), 0, threshold, move_on)
+
+
 def _run(
-    cl: Cluster, policy: int, min_samples: int, rng: np.random.Generator, fast_min: int = 0
+    cl: Cluster,
+    policy: int,
+    min_samples: int,
+    rng: np.random.Generator,
+    fast_min: int = 0,
+    threshold: float = 0.0,
+    move_on: bool = False,
 ) -> EngineOutput | None:
     """:func:`harvest_run` on ``cl``'s state with ``policy``'s pass, the loop's accounting and log written back
-    (None where it does not apply)."""
+    (None where it does not apply). The Acquirer draws its replacements from ``cl.rng`` (left in the state
+    the Python loop leaves it in)."""
     loop = cl.loop
     if (
         not ENABLED
-        or cl.cfg.acquirer
         or cl.full_pass
+        or (cl.heartbeat_s is not None and policy != HEARTBEAT)
         or loop.ck is not None
         or loop.events
         or loop.heap
         or cl.decom.any()
+        or cl.acquisitions
     ):
         return None
     tr = cl.trace
     acc = np.zeros(5)
-    cnt = np.zeros(3, np.int64)
+    cnt = np.zeros(4, np.int64)
     f64 = np.float64
+    acq_period = float(cl.cfg.acquirer_period_s) if cl.cfg.acquirer else INF
+    if cl.dtree is not None:
+        dtree, dsize, drank, drank_job, dgroup, dnext = (
+            cl.dtree,
+            cl.dsize,
+            cl.drank,
+            cl.drank_job,
+            cl.dgroup,
+            cl.dnext,
+        )
+    else:  # no duration-ordered index (dsize 0: never touched)
+        dtree, dsize = np.full(2, INF), 0
+        drank = drank_job = dgroup = dnext = np.zeros(1, np.int64)
     (lj, ls, le, lo, lm, ct, cv) = harvest_run(
         np.ascontiguousarray(loop.submit, f64), np.ascontiguousarray(loop.duration, f64),
         np.ascontiguousarray(loop.cores, f64), np.ascontiguousarray(loop.row, np.int64), float(loop.horizon),
@@ -536,10 +812,14 @@ def _run(
         np.ascontiguousarray(tr.cores, f64), cl.cap, cl.used, cl.allocated, cl.last_change, cl.last_dir,
         float(cl.history.window_s), int(min_samples), bool(loop.check), cl.cfg.kill_order == "newest",
         loop.first, loop.start_s, loop.end, loop.att, loop.terms, loop.status, loop.machine, loop.cur_att,
-        acc, cnt, policy, rng, int(fast_min),
+        acc, cnt, policy, rng, int(fast_min), cl.decom, float(cl.tick_s), float(cl.cfg.acquirer_fraction), cl.rng,
+        np.ascontiguousarray(cl.fut_ptr, np.int64), np.ascontiguousarray(cl.fut_t, f64),
+        np.ascontiguousarray(cl.fut_c, f64), cl.heartbeat_s is not None, acq_period, cl.qpos, dtree, int(dsize),
+        drank, drank_job, dgroup, dnext, float(threshold), bool(move_on), bool(cl.reserve),
     )  # fmt: skip
     loop.completed_cs, loop.wasted_cs, loop.available_cs, loop.used_cs, loop.aborted = map(float, acc)
-    loop.n_term, loop.events, loop.violations = map(int, cnt)
+    loop.n_term, loop.events, loop.violations = map(int, cnt[:3])
+    cl.acquisitions = int(cnt[3])
     log = loop.log
     log.job, log.start, log.end, log.outcome, log.machine = lj, ls, le, lo, lm  # type: ignore[assignment]
     loop.cap_t, loop.cap_v = ct.tolist(), cv.tolist()

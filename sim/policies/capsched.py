@@ -6,7 +6,7 @@ A task goes to a node drawn uniformly at random among the allocated nodes that h
 (resource-aware, stability-oblivious); with none it waits for the next instant. Runs in the harvest-VM
 loop (:mod:`sim.harvest.cluster`) like SlackSched, so both see the same HVM changes and the same kill order
 (oldest start first when a node shrinks, paper 002 §4.1 "Extensions to the simulator"). The draw uses a
-generator seeded from the run's seed, so a run is reproducible. Without the Acquirer or checkpointing the
+generator seeded from the run's seed, so a run is reproducible. Without checkpointing the
 whole loop runs compiled (:mod:`sim.harvest.loop`, drawing from the same generator: the same nodes, bit for bit).
 """
 

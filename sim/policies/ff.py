@@ -12,7 +12,7 @@ first, ``random``, ``lww`` least cores × (t − start), ``lfd`` least (t − st
 In per-machine (harvest-VM) mode the compiled engine runs FF as is; ``nodes`` (cluster size out of the
 trace's pool) or ``acquirer=true`` (paper 002 Algorithm 2) switch to the harvest-VM loop of
 :mod:`sim.harvest.cluster` with First-Fit placement, where a shrink kills the oldest start first as in every harvest
-policy (paper 002 §4.1).
+policy (paper 002 §4.1); that loop runs compiled (:func:`sim.harvest.loop.run_first_fit`, the same results).
 """
 
 from __future__ import annotations
@@ -48,7 +48,15 @@ class FirstFit(Dispatched):
         if params.uses_loop():
             if not isinstance(problem.capacity, MachineCapacityTrace):
                 raise ValueError("nodes/acquirer need a per-machine (harvest-VM) capacity trace")
-            return Cluster(problem, params.cluster(), seed, place_first_fit)
+            cl = Cluster(problem, params.cluster(), seed, place_first_fit)
+
+            def compiled_run():  # the whole loop compiled (sim.harvest.loop: the same results)
+                from sim.harvest.loop import run_first_fit
+
+                return run_first_fit(cl)
+
+            cl.compiled_run = compiled_run
+            return cl
         return Compiled(params.termination)
 
 

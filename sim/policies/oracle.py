@@ -5,7 +5,8 @@ policy machine choice at a drop depends on the schedule, so the oracle is define
 
 On per-machine (harvest-VM) capacity it runs in :mod:`sim.harvest.cluster`: a job starts on the lowest-index node
 with room whose future capacity stays at or above the node's current use plus the job until the job ends
-(such a job is never killed, whatever the kill order: :func:`sim.harvest.cluster.place_oracle`). ``nodes``/``acquirer`` as for ``ff``."""
+(such a job is never killed, whatever the kill order: :func:`sim.harvest.cluster.place_oracle`). ``nodes``/``acquirer`` as for ``ff``. That loop runs compiled
+(:func:`sim.harvest.loop.run_oracle`, the same results)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,15 @@ class Oracle(Dispatched):
 
     def declare(self, problem: Problem, params: OracleParams, seed: int) -> Compiled | Cluster:
         if isinstance(problem.capacity, MachineCapacityTrace):
-            return Cluster(problem, params.cluster(), seed, place_oracle, scan=scan_oracle)
+            cl = Cluster(problem, params.cluster(), seed, place_oracle, scan=scan_oracle)
+
+            def compiled_run():  # the whole loop compiled (sim.harvest.loop: the same results)
+                from sim.harvest.loop import run_oracle
+
+                return run_oracle(cl)
+
+            cl.compiled_run = compiled_run
+            return cl
         require_machines_alive(problem, self.name)
         ptr, ends = interval_ends_csr(problem)
         return Compiled("lifo", Admission(PRED_ORACLE, iv_ptr=ptr, iv_end=ends))

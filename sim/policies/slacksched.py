@@ -261,9 +261,7 @@ class SlackSched(Dispatched):
                 return run_nodelay(cl, params.min_samples)
 
             cl.compiled_run = compiled_run
-        elif (
-            not params.reserve
-        ):  # the waiting pass's whole loop compiled too (sim.harvest.loop, the same results)
+        else:  # the waiting pass's whole loop compiled too (sim.harvest.loop, the same results)
 
             def compiled_run_waiting():
                 from sim.harvest.loop import run_waiting

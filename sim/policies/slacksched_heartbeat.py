@@ -200,12 +200,13 @@ class Heartbeat(Dispatched):
         return scan
 
     def cluster(self, problem: Problem, params: HeartbeatParams, seed: int, compiled: bool = True) -> Cluster:
-        """The harvest-VM loop running Algorithm 3 (``compiled=False``: the Python pass)."""
+        """The harvest-VM loop running Algorithm 3, whole compiled (:func:`sim.harvest.loop.run_heartbeat`);
+        ``compiled=False``: the Python pass in the Python loop (the reference)."""
 
         def never(cl: Cluster, j: int, t: float) -> int:  # every decision is the pass's
             raise AssertionError("Algorithm 3 decides in its pass")
 
-        return Cluster(
+        cl = Cluster(
             problem,
             params.cluster(),
             seed,
@@ -215,6 +216,15 @@ class Heartbeat(Dispatched):
             duration_order=params.scope,
             heartbeat_s=params.heartbeat_s if params.heartbeat == "interval" else None,
         )
+        if compiled:  # the whole loop compiled with the same pass (sim.harvest.loop: the same results)
+
+            def compiled_run():
+                from sim.harvest.loop import run_heartbeat
+
+                return run_heartbeat(cl, params.min_samples, params.threshold, params.apps == "move-on")
+
+            cl.compiled_run = compiled_run
+        return cl
 
     def declare(self, problem: Problem, params: HeartbeatParams, seed: int) -> Cluster:
         return self.cluster(problem, params, seed)
