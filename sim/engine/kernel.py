@@ -530,6 +530,8 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, l
         while pos < qtail and qjob[pos] < 0:
             pos += 1
         return pos if pos < qtail else -1
+    if pos >= qtail:  # past the last queued job (a pass that just started the newest one)
+        return -1
     if use_bound:
         cu, c2, c4, g4, cu2, cl, gl = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt)
         return _q_first_ias(

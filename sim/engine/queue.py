@@ -358,6 +358,22 @@ def _front_drop(front, m, v, ma4, msize):
         fb[k] = nb
 
 
+@kernel_fn(inline=True)
+def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
+    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test)."""
+    return (
+        qt[0, k] <= cu
+        or (qt[1, k] <= c2 and qt[2, k] < r2)
+        or (
+            qt[3, k] <= c4
+            and qt[4, k] < g4
+            and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
+        )
+        or qt[5, k] <= cu2
+        or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
+    )
+
+
 @kernel_fn
 def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn, toff, budget):
     """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1; -2 if more
@@ -369,6 +385,11 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn,
     the pass's rounding slack), tested on a subtree's least cores and least duration; a class-U2 job
     cores <= cu2; a class-L job cores <= cl and −duration <= gl (gl = t − the least machine bound, plus
     the slack)."""
+    use_l = cl > -INF  # class L's rows are read only when it may pass (text runs never touch them)
+    if lo < size and _q_node_ok(qt, size + lo, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
+        # lo itself may hold one (the pass's usual case: the job just queued), so every subtree on its path
+        # does (a node's least cores and duration are at most its leaves'): the search would return lo
+        return lo
     stack_n = stk[0]
     stack_l = stk[1]
     stack_r = stk[2]
@@ -387,18 +408,7 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn,
         visits += 1
         if budget > 0 and visits > budget:
             return -2
-        ok = (
-            qt[0, k] <= cu
-            or (qt[1, k] <= c2 and qt[2, k] < r2)
-            or (
-                qt[3, k] <= c4
-                and qt[4, k] < g4
-                and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
-            )
-            or qt[5, k] <= cu2
-            or (qt[6, k] <= cl and qt[7, k] <= gl)
-        )
-        if not ok:
+        if not _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
             continue
         if k >= size:
             return k - size
