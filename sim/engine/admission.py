@@ -271,20 +271,36 @@ def _bound_at_up(bound, m, t, ma4, msize, adm):
         _mt_set(ma4, msize, m, iv_end[kk] if kk < hi_ else -INF)
 
 
+@kernel_fn(inline=True)
+def _rmax(tree, msize, lo, hi, nm):
+    """max over machines [lo, hi) of a machine tree: its root when the range holds all nm machines (the
+    leaves past them hold no more than any machine: -1 or -inf)."""
+    if lo == 0 and hi >= nm:
+        return tree[1]
+    return _mt_range_max(tree, msize, lo, hi)
+
+
 @kernel_fn
-def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt):
+def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt, nm):
     """Best free cores per pruning class over its machine range, the best time bound (class H4) and the
-    least literal bound, negated (class L)."""
-    cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
-    c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
-    c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
-    cu2 = _mt_range_max(mtree, msize, cls_lo[3], cls_hi[3])
+    least literal bound, negated (class L); ``nm``: the machines. A class with the range of the one before
+    reuses its free cores."""
+    cu = _rmax(mtree, msize, cls_lo[0], cls_hi[0], nm)
+    c2 = _rmax(mtree, msize, cls_lo[1], cls_hi[1], nm)
+    if cls_lo[2] == cls_lo[1] and cls_hi[2] == cls_hi[1]:
+        c4 = c2
+    else:
+        c4 = _rmax(mtree, msize, cls_lo[2], cls_hi[2], nm)
+    cu2 = _rmax(mtree, msize, cls_lo[3], cls_hi[3], nm)
     cl = -INF
     gl = -INF
     if cls_hi[CLS_L] > cls_lo[CLS_L]:
-        cl = _mt_range_max(mtree, msize, cls_lo[CLS_L], cls_hi[CLS_L])
-        gl = _mt_range_max(lt[0], msize, cls_lo[CLS_L], cls_hi[CLS_L])
-    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2]), cu2, cl, gl
+        if cls_lo[CLS_L] == cls_lo[1] and cls_hi[CLS_L] == cls_hi[1]:
+            cl = c2
+        else:
+            cl = _rmax(mtree, msize, cls_lo[CLS_L], cls_hi[CLS_L], nm)
+        gl = _rmax(lt[0], msize, cls_lo[CLS_L], cls_hi[CLS_L], nm)
+    return cu, c2, c4, _rmax(ma4, msize, cls_lo[2], cls_hi[2], nm), cu2, cl, gl
 
 
 @kernel_fn

@@ -523,9 +523,11 @@ def _dirty_pass(
 
 @kernel_fn(inline=True)
 def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi, r2, slack,
-              t, stk, fv, fb, fn):  # fmt: skip
+              t, stk, fv, fb, fn, cb):  # fmt: skip
     """The next queue position >= pos the pass should look at, or -1 (``fv, fb, fn``: the H4-class frontier
-    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none)."""
+    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none). ``cb``: the class bounds of
+    :func:`~sim.engine.admission._class_bounds` in ``cb[:7]``, computed when ``cb[7]`` is 0 (the pass clears
+    it whenever a start changes the machine trees), the machines in ``cb[8]``."""
     if full_rescan:
         while pos < qtail and qjob[pos] < 0:
             pos += 1
@@ -533,7 +535,12 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, l
     if pos >= qtail:  # past the last queued job (a pass that just started the newest one)
         return -1
     if use_bound:
-        cu, c2, c4, g4, cu2, cl, gl = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt)
+        if cb[7] == 0.0:
+            cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
+                mtree, ma4, msize, cls_lo, cls_hi, lt, int(cb[8])
+            )
+            cb[7] = 1.0
+        cu, c2, c4, g4, cu2, cl, gl = cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6]
         return _q_first_ias(
             qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, fn,
             t - 2.0 * slack, 0,
@@ -631,6 +638,8 @@ def _kernel(
     npm = pm_t.shape[0]
     use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
     stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
+    cb = np.zeros(9)  # the pass's class bounds (see _next_pos)
+    cb[8] = n_machines
     jflag = adm[0]
     period = adm[1]
     up_since = adm[4]
@@ -814,8 +823,9 @@ def _kernel(
         use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
         fn = -1
         misses = 0
+        cb[7] = 0.0
         pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi,
-                        r2, slack, t, stk, front[0], front[1], fn)  # fmt: skip
+                        r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
         while pos >= 0:
             j = qjob[pos]
             m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
@@ -823,6 +833,7 @@ def _kernel(
             if m >= 0:
                 heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
                                                 mach, msize, heap, hn, alog, an, acc, horizon, qxs)  # fmt: skip
+                cb[7] = 0.0  # the machine trees changed
                 if fn >= 0:
                     _front_drop(front, m, mach[1][m], ma4, msize)
             elif use_front and fn < 0 and jcls[j] == CLS_H4:
@@ -831,7 +842,7 @@ def _kernel(
                     _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
                     fn = front[4][0]
             pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize,
-                            cls_lo, cls_hi, r2, slack, t, stk, front[0], front[1], fn)  # fmt: skip
+                            cls_lo, cls_hi, r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
         if use_lit:
             # literal H4's wake-up times after this instant: anew on every machine after a global wake (or a
             # compaction, which moved the positions), else on the dirty machines (their bound, free cores or
