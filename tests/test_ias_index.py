@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sim import CapacityTrace
 from sim.engine import kernel, use_engine
 from sim.engine.queue import _front_best, _front_build, _front_drop
-from sim.policies import get_policy
+from sim.policies import get_policy, parse_params
 from sim.problem import Platform, Problem, run_first_fit
 from tests.test_sim_engine import frame
 
@@ -145,6 +145,35 @@ def test_literal_reading_decides_as_unindexed(sc) -> None:
     start the same jobs at the same times."""
     with use_engine("python"):
         _same(_runs(*sc, LITERAL))
+
+
+#: literal H4 with the other heuristics, a trailing survival history (model epochs: a global wake that
+#: recomputes every bound) and other aggressiveness
+LITERAL_VARIANTS = [
+    ("ias-h4", {}),
+    ("ias-h1+h3+h4", {}),
+    ("ias-h3+h4", {"aggressiveness": "0.3"}),
+    ("ias", {"aggressiveness": "0.9"}),
+    ("ias-h2+h4", {"history": "trailing", "refit_h": str(12 / 3600), "window_h": str(30 / 3600)}),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(sc=instances(), variant=st.sampled_from(LITERAL_VARIANTS))
+def test_literal_variants_decide_as_the_naive_rescan(sc, variant) -> None:
+    """Each literal variant: frontier on, off and the naive rescan start the same jobs at the same times."""
+    machines, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 4.0)
+    problem = Problem.build(frame(jobs), Platform(machines, 4.0), trace, float(horizon), check=True)
+    pol = get_policy(variant[0])
+    adm = pol.admission(problem, parse_params(pol, {"h4_reading": "literal", **variant[1]}))
+    out = []
+    with use_engine("python"):
+        for a in (adm, dataclasses.replace(adm, frontier=False), dataclasses.replace(adm, full_rescan=True)):
+            r = run_first_fit(problem, "lifo", 0, a).output
+            out.append((r.first_start_s, r.end_s, r.n_terminations))
+    _same(out)
 
 
 def test_literal_reading_decides_as_the_naive_rescan() -> None:
