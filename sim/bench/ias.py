@@ -110,9 +110,10 @@ AZURE_LOAD, AZURE_MEAN = 0.8, 0.7
 def bench_azure(path: Path, repeat: int = 2) -> dict[str, dict]:
     """CPU seconds of ``ias`` (A = 0.6) under ``h4_reading`` text and literal on the thesis ch. 6 Azure study
     scenario (see the module) built from the jobs file ``path``; returns {reading: {cpu_s, goodput,
-    terminations, events}} and prints them with literal ÷ text. SystemExit naming the file if it is missing."""
+    terminations, events}} and prints them with literal ÷ text. FileNotFoundError naming the file if it is
+    missing."""
     if not path.is_file():
-        raise SystemExit(
+        raise FileNotFoundError(
             f"{path}: azure workload not found (materialize out_sim_inputs, or give --azure FILE)"
         )
     jobs = pl.read_parquet(path)
@@ -157,7 +158,9 @@ def main() -> None:
     if a.machines < 1 or a.days <= 0 or a.repeat < 1:
         raise SystemExit("--machines and --repeat must be ≥ 1 and --days > 0")
     if a.only_azure and a.azure is None:
-        raise SystemExit("--only-azure needs --azure")
+        ap.exit(2, "--only-azure needs --azure\n")
+    if a.azure is not None and not Path(a.azure).is_file():
+        ap.exit(2, f"--azure {a.azure}: file not found (materialize out_sim_inputs, or give --azure FILE)\n")
     if not a.only_azure:
         bench(a.machines, a.days, a.repeat, a.process, not a.no_literal)
     if a.azure is not None:
