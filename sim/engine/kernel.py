@@ -421,32 +421,47 @@ def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, c
     lets through for classes U and U2 and, for H2-, H4- and L-class jobs, of those with cores and duration
     admissible together on one dirty machine (:func:`~sim.engine.queue._qx_lowest`; all of them also
     pass the class bounds ``c2, r2, c4, g4, cl, gl`` that the position-tree search applies). Falls back to
-    that search when one machine would let many jobs through. -1: none."""
+    that search when one machine would let many jobs through. -1: none.
+
+    A machine's jobs are a subset of another's when it has no more free cores and no later bound, so the H2
+    class asks once with the dirty machines' most free cores (its duration limit is the same everywhere)
+    and the H4 and L classes skip a machine dominated by the one asked just before (machines turned on
+    together often share both)."""
     p4 = -1
     if c2 > -INF:
-        for x in range(nd):
-            m = dm[x]
-            if not alive[m] or m < cls_lo[1] or m >= cls_hi[1]:
-                continue
-            p4 = _qx_lowest(qxs[0], free_c[m], r2, lo, r2, p4, 64, stk)
-            if p4 == -2:
-                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
+        p4 = _qx_lowest(qxs[0], c2, r2, lo, r2, p4, 64, stk)
+        if p4 == -2:
+            return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
     if c4 > -INF:
+        fp = -INF
+        gp = -INF
         for x in range(nd):
             m = dm[x]
             if not alive[m] or m < cls_lo[2] or m >= cls_hi[2]:
                 continue
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
-            p4 = _qx_lowest(qxs[1], free_c[m], g, lo, g4, p4, 64, stk)
+            f = free_c[m]
+            if f <= fp and g <= gp:
+                continue
+            fp = f
+            gp = g
+            p4 = _qx_lowest(qxs[1], f, g, lo, g4, p4, 64, stk)
             if p4 == -2:
                 return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
     if cl > -INF:
+        fp = -INF
+        gp = -INF
         for x in range(nd):
             m = dm[x]
             if not alive[m] or m < cls_lo[CLS_L] or m >= cls_hi[CLS_L]:
                 continue
             g = lt[0, msize + m] + t + 2.0 * slack
-            p4 = _qx_lowest_by(qxs[2], free_c[m], g, lo, INF, p4, 64, stk, 1.0)
+            f = free_c[m]
+            if f <= fp and g <= gp:
+                continue
+            fp = f
+            gp = g
+            p4 = _qx_lowest_by(qxs[2], f, g, lo, INF, p4, 64, stk, 1.0)
             if p4 == -2:
                 return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
     po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, -INF, gl, stk, fv, fb, -1, t, 0)
