@@ -297,7 +297,8 @@ def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs):
     for x in range(3):
         if moved:
             _qx_moved(qxs[x], qjob, qtail)
-        _qx_set(qxs[x], j, -duration[j] if x == 2 else duration[j], qtail)
+        if qxs[x][1][j] >= 0:  # job j is in this index (a call only then: First-Fit has none)
+            _qx_set(qxs[x], j, -duration[j] if x == 2 else duration[j], qtail)
     return qjob, qt, qsize, qhead, qtail + 1, moved
 
 
@@ -390,9 +391,9 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     ht, hx = heap
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
-    _qx_set(qxs[0], j, INF, -1)
-    _qx_set(qxs[1], j, INF, -1)
-    _qx_set(qxs[2], j, INF, -1)
+    for x in range(3):
+        if qxs[x][1][j] >= 0:  # job j is in this index
+            _qx_set(qxs[x], j, INF, -1)
     free_c[m] -= cores[j]
     free_m[m] -= mem[j]
     _mt_set(mtree, msize, m, free_c[m])
