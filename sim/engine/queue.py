@@ -195,7 +195,7 @@ def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
     return _qx_lowest_by(qx, c, g, lo, dmax, best, cap, stk, 1.0 - 2e-9)
 
 
-@kernel_fn
+@kernel_fn(inline=True)
 def _qx_lowest_by(qx, c, g, lo, dmax, best, cap, stk, f):
     """:func:`_qx_lowest` with the key scaled by ``f`` before the test against g (1: the key itself, as
     class L's negated durations need)."""
