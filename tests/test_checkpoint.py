@@ -170,8 +170,11 @@ def test_kill_during_a_checkpoint_write_keeps_only_the_earlier_one() -> None:
         assert list(out.att_useful_s) == [300.0, 700.0]
 
 
-@pytest.mark.parametrize("name", ["ias", "ias-h2", "ias-h2+h4"])
-def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [("ias", {}), ("ias-h2", {}), ("ias-h2+h4", {}), ("ias", {"h4_reading": "literal"})],
+)
+def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str, settings: dict[str, str]) -> None:
     """Checkpoint writes and restarts change an attempt's length and so whether H2 or H4 judges it (a
     3590 s job with 3 writes of 20 s runs 3650 s, over the 3600 s period): the pruned pass must still
     start exactly what the reference full rescan starts (it did not while the H2/H4 classes were fixed
@@ -196,7 +199,7 @@ def test_ias_with_checkpoints_prunes_like_a_full_rescan(name: str) -> None:
         checkpoint=Checkpoint(1000.0, 20.0, 200.0),
     )  # fmt: skip
     pol = get_policy(name)
-    adm = pol.admission(problem, parse_params(pol, {}))
+    adm = pol.admission(problem, parse_params(pol, settings))
     with use_engine("python"):
         a = run_first_fit(problem, "lifo", 0, adm).output
         b = run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, full_rescan=True)).output

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sim import CapacityTrace
 from sim.engine import kernel, use_engine
 from sim.engine.queue import _front_best, _front_build, _front_drop
-from sim.policies import get_policy
+from sim.policies import get_policy, parse_params
 from sim.problem import Platform, Problem, run_first_fit
 from tests.test_sim_engine import frame
 
@@ -139,23 +139,64 @@ def test_frontier_built_mid_pass_decides_as_unindexed(sc, policy, after) -> None
 
 @settings(max_examples=100, deadline=None)
 @given(sc=instances())
-def test_literal_reading_frontier_decides_as_without(sc) -> None:
-    """Algorithm 5's literal H4 (admit iff S(u+d)/S(u) < A, pruned as class U): the frontier does not
-    change a decision. (Against the naive rescan it can: see the next test.)"""
+def test_literal_reading_decides_as_unindexed(sc) -> None:
+    """Algorithm 5's literal H4 (admit iff S(u+d)/S(u) < A, class L: pruned by each machine's bound L,
+    t + d ≥ L, and woken when a queued job reaches it): frontier on, frontier off and the naive rescan
+    start the same jobs at the same times."""
     with use_engine("python"):
-        _same(_runs(*sc, LITERAL)[:2])
+        _same(_runs(*sc, LITERAL))
 
 
-@pytest.mark.xfail(strict=True, reason="literal H4 is re-tried only at events that touch a machine")
+#: literal H4 with the other heuristics, a trailing survival history (model epochs: a global wake that
+#: recomputes every bound) and other aggressiveness
+LITERAL_VARIANTS = [
+    ("ias-h4", {}),
+    ("ias-h1+h3+h4", {}),
+    ("ias-h3+h4", {"aggressiveness": "0.3"}),
+    ("ias", {"aggressiveness": "0.9"}),
+    ("ias-h2+h4", {"history": "trailing", "refit_h": str(12 / 3600), "window_h": str(30 / 3600)}),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(sc=instances(), variant=st.sampled_from(LITERAL_VARIANTS))
+def test_literal_variants_decide_as_the_naive_rescan(sc, variant) -> None:
+    """Each literal variant: frontier on, off and the naive rescan start the same jobs at the same times."""
+    machines, horizon, jobs, cap = sc
+    ts = sorted(cap)
+    trace = CapacityTrace(np.array(ts, float), np.array([cap[t] for t in ts]), machines, float(horizon), 4.0)
+    problem = Problem.build(frame(jobs), Platform(machines, 4.0), trace, float(horizon), check=True)
+    pol = get_policy(variant[0])
+    adm = pol.admission(problem, parse_params(pol, {"h4_reading": "literal", **variant[1]}))
+    out = []
+    with use_engine("python"):
+        for a in (adm, dataclasses.replace(adm, frontier=False), dataclasses.replace(adm, full_rescan=True)):
+            r = run_first_fit(problem, "lifo", 0, a).output
+            out.append((r.first_start_s, r.end_s, r.n_terminations))
+    _same(out)
+
+
 def test_literal_reading_decides_as_the_naive_rescan() -> None:
-    """Known difference: under the literal reading admission turns true when u + d reaches a knot of the
-    survival curve (S(u+d) drops), which is no event of the indexed engine; the naive rescan, trying every
-    queued job at every instant, starts the 5 s job at 25 (a submission instant, S(30)/S(25) = 0 < A), the
-    indexed engine at 26 (the next completion). Strict: passes, and fails this test, once the engine wakes
-    literal jobs exactly."""
+    """Under the literal reading admission turns true when u + d reaches a knot of the survival curve
+    (S(u+d) drops): the engine wakes the queued job then (t = L − d). Both the indexed engine and the
+    naive rescan start the 5 s job at 25 (S(30)/S(25) = 0 < A), not at the next completion (26)."""
     jobs = [(0, 1, 0.25)] * 4 + [(25, 1, 0.25)] + [(0, 1, 0.25)] * 8 + [(0, 5, 0.25)] + [(0, 1, 0.25)] * 3
     with use_engine("python"):
-        _same(_runs(2, 31, jobs, {0: 1, 30: 0}, LITERAL))
+        runs = _runs(2, 31, jobs, {0: 1, 30: 0}, LITERAL)
+    _same(runs)
+    assert runs[0][0][13] == 25.0
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_literal_job_wakes_at_its_bound_alone(engine) -> None:
+    """No event of the run falls at 25 (the short jobs end at 1, the capacity changes at 30): the 5 s job,
+    refused at 0 (S(5)/S(0) = 1 ≥ A), starts at 25 = L − d by its own wake-up, where t + d reaches the
+    machine's bound L = 30, in both engines and with the naive rescan."""
+    jobs = [(0, 1, 0.25)] * 4 + [(0, 5, 0.25)]
+    with use_engine(engine):
+        runs = _runs(2, 31, jobs, {0: 1, 30: 0}, LITERAL)
+    _same(runs)
+    assert runs[0][0].tolist() == [0.0, 0.0, 0.0, 0.0, 25.0]
 
 
 def test_indexed_admission_decides_as_unindexed_compiled() -> None:

@@ -62,7 +62,7 @@ from sim.engine.admission import (
 )
 from sim.engine.kernel import N_ACC
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, QUEUE_MIN_SIZE
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, QUEUE_MIN_SIZE
 from sim.engine.trees import pow2
 
 __all__ = [
@@ -337,14 +337,14 @@ def run_kernel(
 def _classes(
     adm: Admission, dur: np.ndarray, machines: int, checkpointing: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The admission's pruning classes; with checkpointing, jobs of the time-bound classes (H2, H4) are
+    """The admission's pruning classes; with checkpointing, jobs of the time-bound classes (H2, H4, L) are
     pruned by cores only (class U): a restart changes a job's attempt length, and with it which test the
     predicate applies (H2 for attempts no longer than the period), so a class fixed at the start could
     prune a job the predicate would admit."""
     cls, lo, hi = adm.classes(dur, machines)
     if not checkpointing:
         return cls, lo, hi
-    timed = (cls == CLS_H2) | (cls == CLS_H4)
+    timed = (cls == CLS_H2) | (cls == CLS_H4) | (cls == CLS_L)
     if timed.any():
         cls = cls.copy()
         cls[timed] = CLS_U

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_U, CLS_U2, _qx_any
-from sim.engine.trees import _mt_range_max, _mt_set
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, CLS_U2, N_CLASSES, _qx_any, _qxl_any, _qxl_longest
+from sim.engine.trees import _mt_range_max, _mt_set, _qt_set
 
 INF = np.inf
 
 PRED_NONE, PRED_IAS, PRED_ORACLE = 0, 1, 2
 H2_FLAG, H3_FLAG, H4_FLAG = 1, 2, 4
-H4_LITERAL_FLAG = 8  # H4 as Algorithm 5 prints it: admit iff S(u+d)/S(u) < a_thresh (pruned as class U)
+H4_LITERAL_FLAG = 8  # H4 as Algorithm 5 prints it: admit iff S(u+d)/S(u) < a_thresh (class L, see _al_bound)
 # H2 as a further condition on the machines of a survival band other than 0 (ias-general: band 0 holds the
 # always-on machines, where no change can end a job); the job's other rules (H4) still decide, so the H4
 # class's pruning bound stays a necessary condition
@@ -176,6 +176,90 @@ def _a4_bound(times, surv, n, k, up, theta):
 
 
 @kernel_fn
+def _al_bound(times, surv, n, k, up, a):
+    """Literal H4's bound L on a machine up since ``up`` whose uptime has passed k knots: a job of duration
+    d passes ``S(u+d)/S(u) < a`` iff t + d ≥ L (the first knot where the ratio, as :func:`_admit` computes
+    it, falls below a; +inf: never, as when S(u) = 0). L only grows as the uptime passes knots."""
+    su = 1.0 if k == 0 else surv[k - 1]
+    if su <= 0.0:
+        return INF
+    kk = 0
+    hi = n
+    while kk < hi:
+        mid = (kk + hi) >> 1
+        if surv[mid] / su >= a:
+            kk = mid + 1
+        else:
+            hi = mid
+    if kk < n:
+        return up + times[kk]
+    return INF
+
+
+@kernel_fn
+def _lit_wake(m, t, tol, alive, free_c, lt, msize, qxl, cls_lo, cls_hi, stk):
+    """Literal H4's wake-up time of machine m: the earliest time after t at which a queued class-L job that
+    fits its free cores reaches its bound (t + d = L), i.e. L − the longest such job shorter than L − t;
+    t + tol for a job due within the rounding (one more look); +inf if none or m is off or outside the
+    class's range. Earlier than needed is safe (the wake-up finds nothing); never later while the
+    machine's bound, free cores and the queue stay as they are."""
+    if not alive[m] or m < cls_lo[CLS_L] or m >= cls_hi[CLS_L]:
+        return INF
+    L = -lt[0, msize + m]
+    if L == INF:
+        return INF
+    d = _qxl_longest(qxl, free_c[m], L - t + tol, stk)
+    if d == -INF:
+        return INF
+    w = L - d
+    return w if w > t else t + tol
+
+
+@kernel_fn
+def _lit_lower(j, t, tol, lo, hi, c, d, alive, free_c, lt, msize):
+    """Class-L job j (cores c, duration d, machines [lo, hi)) stays queued after this instant's pass: lower
+    the wake-up time of each machine of its range where it fits to when it reaches the machine's bound
+    (t + tol for a job due within the rounding; none for one due before)."""
+    for m in range(lo, hi):
+        if not alive[m] or free_c[m] < c:
+            continue
+        w = -lt[0, msize + m] - d
+        if w <= t:
+            if w <= t - tol:
+                continue
+            w = t + tol
+        if w < lt[1, msize + m]:
+            _qt_set(lt[1], msize, m, w)
+
+
+@kernel_fn
+def _lit_due(lt, msize, t, dirty, is_dirty, nd, stk):
+    """Mark dirty every machine whose literal-H4 wake-up time is at or before t (a queued class-L job may
+    pass there now; the end of the instant sets the dirty machines' times again); returns the dirty count."""
+    tree = lt[1]
+    stack_n = stk[0]
+    stack_n[0] = 1
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        k = stack_n[sp]
+        if tree[k] > t:
+            continue
+        if k >= msize:
+            m = k - msize
+            if not is_dirty[m]:
+                is_dirty[m] = True
+                dirty[nd] = m
+                nd += 1
+            continue
+        stack_n[sp] = 2 * k + 1
+        sp += 1
+        stack_n[sp] = 2 * k
+        sp += 1
+    return nd
+
+
+@kernel_fn
 def _bound_at_up(bound, m, t, ma4, msize, adm):
     """A machine turned on at t: set its time bound if the rule's bound is known then (interval end)."""
     if bound == BOUND_INTERVAL_END:
@@ -187,24 +271,49 @@ def _bound_at_up(bound, m, t, ma4, msize, adm):
         _mt_set(ma4, msize, m, iv_end[kk] if kk < hi_ else -INF)
 
 
-@kernel_fn
-def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi):
-    """Best free cores per pruning class over its machine range, and the best time bound."""
-    cu = _mt_range_max(mtree, msize, cls_lo[0], cls_hi[0])
-    c2 = _mt_range_max(mtree, msize, cls_lo[1], cls_hi[1])
-    c4 = _mt_range_max(mtree, msize, cls_lo[2], cls_hi[2])
-    cu2 = _mt_range_max(mtree, msize, cls_lo[3], cls_hi[3])
-    return cu, c2, c4, _mt_range_max(ma4, msize, cls_lo[2], cls_hi[2]), cu2
+@kernel_fn(inline=True)
+def _rmax(tree, msize, lo, hi, nm):
+    """max over machines [lo, hi) of a machine tree: its root when the range holds all nm machines (the
+    leaves past them hold no more than any machine: -1 or -inf)."""
+    if lo == 0 and hi >= nm:
+        return tree[1]
+    return _mt_range_max(tree, msize, lo, hi)
 
 
 @kernel_fn
-def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
-    """Per-class best free cores (and best time bound) over the dirty machines only."""
+def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt, nm):
+    """Best free cores per pruning class over its machine range, the best time bound (class H4) and the
+    least literal bound, negated (class L); ``nm``: the machines. A class with the range of the one before
+    reuses its free cores."""
+    cu = _rmax(mtree, msize, cls_lo[0], cls_hi[0], nm)
+    c2 = _rmax(mtree, msize, cls_lo[1], cls_hi[1], nm)
+    if cls_lo[2] == cls_lo[1] and cls_hi[2] == cls_hi[1]:
+        c4 = c2
+    else:
+        c4 = _rmax(mtree, msize, cls_lo[2], cls_hi[2], nm)
+    cu2 = _rmax(mtree, msize, cls_lo[3], cls_hi[3], nm)
+    cl = -INF
+    gl = -INF
+    if cls_hi[CLS_L] > cls_lo[CLS_L]:
+        if cls_lo[CLS_L] == cls_lo[1] and cls_hi[CLS_L] == cls_hi[1]:
+            cl = c2
+        else:
+            cl = _rmax(mtree, msize, cls_lo[CLS_L], cls_hi[CLS_L], nm)
+        gl = _rmax(lt[0], msize, cls_lo[CLS_L], cls_hi[CLS_L], nm)
+    return cu, c2, c4, _rmax(ma4, msize, cls_lo[2], cls_hi[2], nm), cu2, cl, gl
+
+
+@kernel_fn
+def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt):
+    """Per-class best free cores (and best time bound, class L's least bound negated) over the dirty
+    machines only."""
     cu = -INF
     c2 = -INF
     c4 = -INF
     g4 = -INF
     cu2 = -INF
+    cl = -INF
+    gl = -INF
     for x in range(nd):
         m = dm[x]
         if not alive[m]:
@@ -221,16 +330,21 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound):
                 g4 = ma4[msize + m]
         if cls_lo[3] <= m < cls_hi[3] and f > cu2:
             cu2 = f
-    return cu, c2, c4, g4, cu2
+        if cls_lo[CLS_L] <= m < cls_hi[CLS_L]:
+            if f > cl:
+                cl = f
+            if lt[0, msize + m] > gl:
+                gl = lt[0, msize + m]
+    return cu, c2, c4, g4, cu2, cl, gl
 
 
 @kernel_fn
-def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack):
+def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt):
     """Whether some queued job may be admitted on some dirty machine (conservative: False means none can,
     so the dirty pass would start nothing). Each machine is paired with its own free cores and time bound;
-    H2- and H4-class jobs are asked by cores and duration together (``qxs``: their
-    :func:`~sim.engine.queue._qx_new`; H4 with twice the pass's rounding slack), classes U and U2 by their
-    trees' roots as the pass tests them."""
+    H2-, H4- and L-class jobs are asked by cores and duration together (``qxs``: their
+    :func:`~sim.engine.queue._qx_new`; H4 and L with twice the pass's rounding slack), classes U and U2 by
+    their trees' roots as the pass tests them."""
     for x in range(nd):
         m = dm[x]
         if not alive[m]:
@@ -246,6 +360,8 @@ def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt,
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
             if _qx_any(qxs[1], f, g):
                 return True
+        if cls_lo[CLS_L] <= m < cls_hi[CLS_L] and _qxl_any(qxs[2], f, lt[0, msize + m] + t + 2.0 * slack):
+            return True
     return False
 
 
@@ -260,11 +376,12 @@ def _mark_dirty(m, dirty, is_dirty, nd):
 
 
 @kernel_fn
-def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty, nd):
+def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty, nd, lt, use_lit):
     """Timed rules (IAS): admission may become true at a period boundary (H2), at a model epoch change, or
     when a machine's uptime crosses a knot of its survival curve (S(u) drops, so S(u+d)/S(u) and the mean
-    remaining can rise). Updates the machines' bounds and the wake-up state; returns (freed, global wake,
-    dirty count)."""
+    remaining can rise). Updates the machines' bounds (``use_lit``: also literal H4's, ``lt[0]`` negated)
+    and the wake-up state; returns (freed, global wake, dirty count). Literal H4's own wake-ups (a job
+    reaching a machine's bound) are :func:`_lit_wake`'s."""
     period = adm[1]
     a_thresh = adm[2]
     up_since = adm[4]
@@ -311,6 +428,8 @@ def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirt
                     freed = True
                     nd = _mark_dirty(mm, dirty, is_dirty, nd)
                 _mt_set(ma4, msize, mm, _a4_bound(mt[e, bm], ms[e, bm], kn, k, up_since[mm], a_thresh))
+                if use_lit:
+                    _mt_set(lt[0], msize, mm, -_al_bound(mt[e, bm], ms[e, bm], kn, k, up_since[mm], a_thresh))
                 nc = up_since[mm] + mt[e, bm, k] if k < kn else 1e300
                 # rounding can put the crossing at or before t (u = t - up_since rounded down): look again
                 # at the next representable time, never at t itself
@@ -449,17 +568,19 @@ class Admission:
             f = np.asarray(self.jflag)
             h2 = ((f & H2_FLAG) != 0) & (duration <= self.period_s)
             h4 = ((f & H4_FLAG) != 0) & ~h2
+            lit = ((f & H4_LITERAL_FLAG) != 0) & ~h2 & ~h4
             cls[h2] = CLS_H2
             cls[h4] = CLS_H4
+            cls[lit] = CLS_L
         lo = np.zeros(n, np.int64) if self.job_lo is None else np.asarray(self.job_lo, np.int64)
         hi = np.full(n, machines, np.int64) if self.job_hi is None else np.asarray(self.job_hi, np.int64)
         u = cls == CLS_U
         upper = u & (lo > 0)
         if upper.any() and (u & ~upper).any() and hi[u & ~upper].max() <= lo[upper].min():
             cls[upper] = CLS_U2
-        clo = np.zeros(4, np.int64)
-        chi = np.zeros(4, np.int64)
-        for c in range(4):
+        clo = np.zeros(N_CLASSES, np.int64)
+        chi = np.zeros(N_CLASSES, np.int64)
+        for c in range(N_CLASSES):
             sel = cls == c
             if sel.any():
                 clo[c], chi[c] = lo[sel].min(), hi[sel].max()

@@ -30,6 +30,9 @@ from sim.engine.admission import (
     _class_bounds,
     _dirty_any,
     _dirty_bounds,
+    _lit_due,
+    _lit_lower,
+    _lit_wake,
     _mark_dirty,
     _period_index,
     _wakeups,
@@ -39,17 +42,19 @@ from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
 from sim.engine.queue import (
     CLS_H2,
     CLS_H4,
+    CLS_L,
     _front_build,
     _front_drop,
     _q_compact,
     _q_first_ias,
     _q_put,
     _qx_lowest,
+    _qx_lowest_by,
     _qx_moved,
     _qx_new,
     _qx_set,
 )
-from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_fix, _mt_set, _qt_first_le
+from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_fix, _mt_set, _qt_first_le, _qt_set
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
 
 INF = np.inf
@@ -88,7 +93,7 @@ def _complete(
     (``work``, the jobs' own durations, unless checkpointing is on: ``ckd`` checkpoints committed, ``ck`` =
     τ, δ, R). Returns (heap size, freed, dirty count)."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     freed = False
     while hn > 0 and ht[0] == t:
         tt, j = ht[0], hx[0, 0]
@@ -137,7 +142,7 @@ def _set_machines_alive(
     """Phase 2 (machines-alive trace): turn on the lowest-index off machines, or turn off the machines the
     termination rule picks (their jobs go to ``killed``). Returns (freed, dirty count)."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     n_machines = alive.shape[0]
     freed = False
     if target > n_machines:
@@ -216,6 +221,10 @@ def _set_machines_alive(
         if bound != BOUND_NONE:
             ma4[msize + vict] = -INF
             _mt_fix(ma4, msize, lo_m, hi_m)
+            lt[0][msize + vict] = -INF  # literal H4's bound (max-tree of −L) and wake-up (min-tree)
+            _mt_fix(lt[0], msize, lo_m, hi_m)
+            for m in vict:
+                _qt_set(lt[1], msize, m, INF)
         cnt[C_NK] = nk
     return freed, nd
 
@@ -242,7 +251,7 @@ def _machine_events(
     random; lww the least cores × (t − start); lfd the least (t − start) / duration; ties the lifo order)
     until they fit. Returns (next event index, freed, dirty count)."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     freed = False
     npm = pm_t.shape[0]
     while pi < npm and pm_t[pi] == t:
@@ -299,7 +308,7 @@ def _machine_events(
 @kernel_fn(inline=True)
 def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs):
     """Append job j to the queue (compacting first if the tail is at the end; ``qxs``: the cores-ordered
-    H2 and H4 trees of :func:`~sim.engine.queue._qx_new`). Returns the queue and whether positions moved
+    H2, H4 and L trees of :func:`~sim.engine.queue._qx_new`). Returns the queue and whether positions moved
     (then the whole queue must be rescanned)."""
     moved = False
     if qtail >= qsize:
@@ -308,10 +317,11 @@ def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs):
         moved = True
     qjob[qtail] = j
     _q_put(qt, qsize, qtail, jcls[j], cores[j], duration[j])
-    for x in range(2):
+    for x in range(3):
         if moved:
             _qx_moved(qxs[x], qjob, qtail)
-        _qx_set(qxs[x], j, duration[j], qtail)
+        if qxs[x][1][j] >= 0:  # job j is in this index (a call only then: First-Fit has none)
+            _qx_set(qxs[x], j, -duration[j] if x == 2 else duration[j], qtail)
     return qjob, qt, qsize, qhead, qtail + 1, moved
 
 
@@ -346,7 +356,7 @@ def _terminate(
     (``use_ck``) a requeued job keeps the checkpoints its attempt completed and its next attempt's wall
     length (``duration``) is set. Returns the queue and whether its positions moved."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     moved = False
     ks = killed[:nk].copy()
     keys = np.empty(nk)
@@ -400,12 +410,13 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
     (possibly grown) heap arrays, heap size, attempt log and its length."""
     first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     ht, hx = heap
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
-    _qx_set(qxs[0], j, INF, -1)
-    _qx_set(qxs[1], j, INF, -1)
+    for x in range(3):
+        if qxs[x][1][j] >= 0:  # job j is in this index
+            _qx_set(qxs[x], j, INF, -1)
     free_c[m] -= cores[j]
     free_m[m] -= mem[j]
     _mt_set(mtree, msize, m, free_c[m])
@@ -429,31 +440,55 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
 
 @kernel_fn
 def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
-                g4, cu2, t, slack, stk, fv, fb):  # fmt: skip
+                g4, cu2, cl, gl, lt, t, slack, stk, fv, fb):  # fmt: skip
     """The dirty pass's next position >= lo: the lowest of what :func:`~sim.engine.queue._q_first_ias`
-    lets through for classes U and U2 and, for H2- and H4-class jobs, of those with cores and duration
+    lets through for classes U and U2 and, for H2-, H4- and L-class jobs, of those with cores and duration
     admissible together on one dirty machine (:func:`~sim.engine.queue._qx_lowest`; all of them also
-    pass the class bounds ``c2, r2, c4, g4`` that the position-tree search applies). Falls back to that
-    search when one machine would let many jobs through. -1: none."""
+    pass the class bounds ``c2, r2, c4, g4, cl, gl`` that the position-tree search applies). Falls back to
+    that search when one machine would let many jobs through. -1: none.
+
+    A machine's jobs are a subset of another's when it has no more free cores and no later bound, so the H2
+    class asks once with the dirty machines' most free cores (its duration limit is the same everywhere)
+    and the H4 and L classes skip a machine dominated by the one asked just before (machines turned on
+    together often share both)."""
     p4 = -1
     if c2 > -INF:
-        for x in range(nd):
-            m = dm[x]
-            if not alive[m] or m < cls_lo[1] or m >= cls_hi[1]:
-                continue
-            p4 = _qx_lowest(qxs[0], free_c[m], r2, lo, r2, p4, 64, stk)
-            if p4 == -2:
-                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
+        p4 = _qx_lowest(qxs[0], c2, r2, lo, r2, p4, 64, stk)
+        if p4 == -2:
+            return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
     if c4 > -INF:
+        fp = -INF
+        gp = -INF
         for x in range(nd):
             m = dm[x]
             if not alive[m] or m < cls_lo[2] or m >= cls_hi[2]:
                 continue
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
-            p4 = _qx_lowest(qxs[1], free_c[m], g, lo, g4, p4, 64, stk)
+            f = free_c[m]
+            if f <= fp and g <= gp:
+                continue
+            fp = f
+            gp = g
+            p4 = _qx_lowest(qxs[1], f, g, lo, g4, p4, 64, stk)
             if p4 == -2:
-                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, -1, t, 0)
-    po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, stk, fv, fb, -1, t, 0)
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
+    if cl > -INF:
+        fp = -INF
+        gp = -INF
+        for x in range(nd):
+            m = dm[x]
+            if not alive[m] or m < cls_lo[CLS_L] or m >= cls_hi[CLS_L]:
+                continue
+            g = lt[0, msize + m] + t + 2.0 * slack
+            f = free_c[m]
+            if f <= fp and g <= gp:
+                continue
+            fp = f
+            gp = g
+            p4 = _qx_lowest_by(qxs[2], f, g, lo, INF, p4, 64, stk, 1.0)
+            if p4 == -2:
+                return _q_first_ias(qt, qsize, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, -1, t, 0)
+    po = _q_first_ias(qt, qsize, lo, cu, -INF, r2, -INF, g4, cu2, -INF, gl, stk, fv, fb, -1, t, 0)
     if po < 0 or (p4 >= 0 and p4 < po):
         return p4
     return po
@@ -468,21 +503,27 @@ def _dirty_pass(
     """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
     admissible job on those machines only (lowest index first); nothing when no queued job can pass on
     any of them (:func:`~sim.engine.admission._dirty_any`)."""
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
-    if not _dirty_any(dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack):
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
+    if not _dirty_any(
+        dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
+    ):
         return heap, hn, alog, an
     dm = dirty[:nd]
     if nd > 1:
         dm.sort()
-    cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+    cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+        dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+    )
     if not use_bound:
         g4 = INF
     pos = _q_first_ias(
-        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
-    )
+        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
+        DIRTY_BUDGET,
+    )  # fmt: skip
     if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
         pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
-                          c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
+                          c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
+                          fb)  # fmt: skip
     while pos >= 0 and pos < new_from:
         j = qjob[pos]
         m = -1
@@ -498,37 +539,51 @@ def _dirty_pass(
                 j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
                 acc, horizon, qxs,
             )  # fmt: skip
-            cu, c2, c4, g4, cu2 = _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound)
+            cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+            )
             if not use_bound:
                 g4 = INF
             if not _dirty_any(
-                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack
+                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
             ):
                 break  # no queued job can pass on a dirty machine now
         lo = pos + 1
         pos = _q_first_ias(
-            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, -1, t, DIRTY_BUDGET
-        )
+            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
+            DIRTY_BUDGET,
+        )  # fmt: skip
         if pos == -2:
             pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound,
-                              cu, c2, r2, c4, g4 - t + slack, cu2, t, slack, stk, fv, fb)  # fmt: skip
+                              cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
+                              fb)  # fmt: skip
     return heap, hn, alog, an
 
 
 @kernel_fn(inline=True)
-def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2, slack, t,
-              stk, fv, fb, fn):  # fmt: skip
+def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi, r2, slack,
+              t, stk, fv, fb, fn, cb):  # fmt: skip
     """The next queue position >= pos the pass should look at, or -1 (``fv, fb, fn``: the H4-class frontier
-    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none)."""
+    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none). ``cb``: the class bounds of
+    :func:`~sim.engine.admission._class_bounds` in ``cb[:7]``, computed when ``cb[7]`` is 0 (the pass clears
+    it whenever a start changes the machine trees), the machines in ``cb[8]``."""
     if full_rescan:
         while pos < qtail and qjob[pos] < 0:
             pos += 1
         return pos if pos < qtail else -1
+    if pos >= qtail:  # past the last queued job (a pass that just started the newest one)
+        return -1
     if use_bound:
-        cu, c2, c4, g4, cu2 = _class_bounds(mtree, ma4, msize, cls_lo, cls_hi)
+        if cb[7] == 0.0:
+            cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
+                mtree, ma4, msize, cls_lo, cls_hi, lt, int(cb[8])
+            )
+            cb[7] = 1.0
+        cu, c2, c4, g4, cu2, cl, gl = cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6]
         return _q_first_ias(
-            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, stk, fv, fb, fn, t - 2.0 * slack, 0
-        )
+            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, fn,
+            t - 2.0 * slack, 0,
+        )  # fmt: skip
     return _qt_first_le(qt[0], qsize, pos, mtree[1])
 
 
@@ -536,7 +591,7 @@ def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, m
 def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach, msize,
                   pred, adm, stk):  # fmt: skip
     """The lowest-index machine in job j's range that can run it now, or -1."""
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     if full_rescan:
         # reference path (tests): scan machines linearly, no pruning
         m = job_lo[j]
@@ -545,12 +600,17 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
         ):
             m += 1
         return m if m < job_hi[j] else -1
-    by_bound = use_bound and jcls[j] == CLS_H4
+    by_bound = use_bound and (jcls[j] == CLS_H4 or jcls[j] == CLS_L)
     tg = 0.0
+    tb = ma4
     if by_bound:
-        tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+        if jcls[j] == CLS_H4:  # H4: t + d < the machine's bound
+            tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+        else:  # literal H4: t + d >= the machine's bound L (lt[0] holds -L)
+            tb = lt[0]
+            tg = -(t + duration[j]) - 2e-9 * (abs(t) + duration[j] + 1.0)
     if by_bound:
-        m = _mt2_first(mtree, ma4, msize, job_lo[j], cores[j], tg, stk)
+        m = _mt2_first(mtree, tb, msize, job_lo[j], cores[j], tg, stk)
     else:
         m = _mt_first_ge(mtree, msize, job_lo[j], cores[j])
     while m >= 0:
@@ -561,7 +621,7 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
         if m + 1 >= msize:
             return -1
         if by_bound:
-            m = _mt2_first(mtree, ma4, msize, m + 1, cores[j], tg, stk)
+            m = _mt2_first(mtree, tb, msize, m + 1, cores[j], tg, stk)
         else:
             m = _mt_first_ge(mtree, msize, m + 1, cores[j])
     return -1
@@ -570,7 +630,7 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
 @kernel_fn
 def _violations(mach, msize):
     """Invariant breaches at this instant (tests): over-commit, a job on an off machine, a stale tree."""
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4 = mach
+    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
     v = 0
     for m in range(alive.shape[0]):
         if free_c[m] < -1e-9 or free_m[m] < -1e-9:
@@ -617,6 +677,8 @@ def _kernel(
     npm = pm_t.shape[0]
     use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
     stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
+    cb = np.zeros(9)  # the pass's class bounds (see _next_pos)
+    cb[8] = n_machines
     jflag = adm[0]
     period = adm[1]
     up_since = adm[4]
@@ -669,18 +731,28 @@ def _kernel(
         np.zeros(n_machines),  # mcap: cores each machine has while on
         up_since,
         np.full(2 * msize, -INF),  # ma4: max over machines of the time bound
+        # literal H4 (class L): row 0 the max-tree of each machine's bound L negated (-inf: none), row 1 the
+        # min-tree of each machine's wake-up time (admission._lit_wake; +inf: none)
+        np.vstack((np.full((1, 2 * msize), -INF), np.full((1, 2 * msize), INF))),
     )
+    lt = mach[8]
     start = jobs[1]
     status = jobs[5]
     # queue (positions are append order; trees over positions hold demand or +inf)
     qsize = qsize0
     qjob = np.full(qsize, -1, np.int64)
-    qt = np.full((1 if pred == PRED_NONE else 6, 2 * qsize), INF)
+    qt = np.full((1 if pred == PRED_NONE else 8, 2 * qsize), INF)
     qhead = 0
     qtail = 0
-    # queued H2- and H4-class jobs by cores (the dirty pass's search; empty unless a rule prunes)
+    # queued H2-, H4- and L-class jobs by cores (the dirty pass's search; empty unless a rule prunes; class
+    # L's also times the literal wake-ups, which the naive rescan (full_rescan) shares)
     qx_on = pred != PRED_NONE and not full_rescan
-    qxs = (_qx_new(jcls, cores, qx_on, CLS_H2), _qx_new(jcls, cores, qx_on, CLS_H4))
+    use_lit = timed and cls_hi[CLS_L] > cls_lo[CLS_L]
+    qxs = (
+        _qx_new(jcls, cores, qx_on, CLS_H2),
+        _qx_new(jcls, cores, qx_on, CLS_H4),
+        _qx_new(jcls, cores, use_lit, CLS_L),
+    )
     # completion heap (one live entry per running job, stale entries skipped)
     heap = (np.empty(n + 16), np.empty((n + 16, 1), np.int64))
     hn = 0
@@ -712,6 +784,8 @@ def _kernel(
             t = submit[si]
         if wake[W_NEXT_WAKE] < t and qtail > qhead:
             t = wake[W_NEXT_WAKE]
+        if use_lit and lt[1, 1] < t and qtail > qhead:
+            t = lt[1, 1]
         if t >= horizon:
             break
         acc[A_EVENTS] += 1.0
@@ -761,9 +835,12 @@ def _kernel(
         nw = wake[W_NEXT_WAKE]
         if timed and (wake[W_NEED_EVAL] != 0.0 or t >= nw - (abs(nw) * 1e-9 + 1e-6)):
             f, g, nd = _wakeups(t, adm, any_h2, mach[0], wake, next_cross, knot_idx, mach[7], msize, dirty,
-                                is_dirty, nd)  # fmt: skip
+                                is_dirty, nd, lt, use_lit)  # fmt: skip
             freed = freed or f
             global_wake = global_wake or g
+        if use_lit and lt[1, 1] <= t:  # queued class-L jobs reach some machines' bounds now
+            nd = _lit_due(lt, msize, t, dirty, is_dirty, nd, stk)
+            freed = True
         lo = qhead if (freed or full_rescan) else new_from
         slack = 1e-9 * (abs(t) + 1.0)
         phase = t - _period_index(t, period) * period
@@ -785,8 +862,9 @@ def _kernel(
         use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
         fn = -1
         misses = 0
-        pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo, cls_hi, r2,
-                        slack, t, stk, front[0], front[1], fn)  # fmt: skip
+        cb[7] = 0.0
+        pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi,
+                        r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
         while pos >= 0:
             j = qjob[pos]
             m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
@@ -794,6 +872,7 @@ def _kernel(
             if m >= 0:
                 heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
                                                 mach, msize, heap, hn, alog, an, acc, horizon, qxs)  # fmt: skip
+                cb[7] = 0.0  # the machine trees changed
                 if fn >= 0:
                     _front_drop(front, m, mach[1][m], ma4, msize)
             elif use_front and fn < 0 and jcls[j] == CLS_H4:
@@ -801,8 +880,27 @@ def _kernel(
                 if misses >= FRONT_AFTER_MISSES:
                     _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
                     fn = front[4][0]
-            pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, msize, cls_lo,
-                            cls_hi, r2, slack, t, stk, front[0], front[1], fn)  # fmt: skip
+            pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize,
+                            cls_lo, cls_hi, r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
+        if use_lit:
+            # literal H4's wake-up times after this instant: anew on every machine after a global wake (or a
+            # compaction, which moved the positions), else on the dirty machines (their bound, free cores or
+            # the due jobs changed), and lowered for the class-L jobs queued this instant and not started
+            tol = 2.0 * slack
+            if global_wake:
+                for mm in range(n_machines):
+                    _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                                                        cls_hi, stk))  # fmt: skip
+            else:
+                for x in range(nd):
+                    mm = dirty[x]
+                    _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                                                        cls_hi, stk))  # fmt: skip
+                for p in range(new_from, qtail):
+                    j = qjob[p]
+                    if j >= 0 and jcls[j] == CLS_L:
+                        _lit_lower(j, t, tol, job_lo[j], job_hi[j], cores[j], duration[j], mach[0], mach[1], lt,
+                                   msize)  # fmt: skip
         for x in range(nd):
             is_dirty[dirty[x]] = False
         while qhead < qtail and qjob[qhead] < 0:

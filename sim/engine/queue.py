@@ -3,8 +3,10 @@
 Row 0 of the tree array holds the cores of class-U jobs (no time-dependent rule), rows 1/2 the cores and
 durations of H2-class jobs, rows 3/4 those of H4-class jobs (and every Oracle job), row 5 the cores of
 class-U2 jobs (no time-dependent rule, a machine range of their own: IAS-H1's small jobs, kept apart from
-its big jobs so that a free variable machine does not make every queued big job look runnable); a started
-or empty position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
+its big jobs so that a free variable machine does not make every queued big job look runnable), rows 6/7
+the cores and negated durations of class-L jobs (H4 as Algorithm 5 prints it: admitted once ``t + d``
+reaches the machine's bound, so a subtree's longest job is the one to ask about); a started or empty
+position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
 move to the front of arrays doubled until they hold twice the live count (so memory follows the longest
 queue, not the number of jobs).
 """
@@ -17,7 +19,8 @@ from sim.engine._jit import kernel_fn
 from sim.engine.trees import _qt_prefix_min, _qt_set
 
 INF = np.inf
-CLS_U, CLS_H2, CLS_H4, CLS_U2 = 0, 1, 2, 3
+CLS_U, CLS_H2, CLS_H4, CLS_U2, CLS_L = 0, 1, 2, 3, 4
+N_CLASSES = 5
 QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
 NOT_QUEUED = 2**31 - 1  # the (cores, duration) index's position of a job not in the queue (int32)
 
@@ -32,6 +35,9 @@ def _q_put(qt, size, pos, cls, c, d):
         _qt_set(qt[2], size, pos, d)
     elif cls == CLS_U2:
         _qt_set(qt[5], size, pos, c)
+    elif cls == CLS_L:
+        _qt_set(qt[6], size, pos, c)
+        _qt_set(qt[7], size, pos, -d)
     else:
         _qt_set(qt[3], size, pos, c)
         _qt_set(qt[4], size, pos, d)
@@ -39,9 +45,10 @@ def _q_put(qt, size, pos, cls, c, d):
 
 @kernel_fn
 def _qx_new(jcls, cores, on, cls):
-    """The class-``cls`` jobs (H2 or H4) in cores order (``on``: else none): (tree, rank, sorted cores,
+    """The class-``cls`` jobs (H2, H4 or L) in cores order (``on``: else none): (tree, rank, sorted cores,
     position tree). Both trees are min-trees over that order; a leaf holds the job's duration (tree) and
-    queue position (position tree, int32) while it is queued, +inf (NOT_QUEUED) otherwise. :func:`_qx_any`
+    queue position (position tree, int32) while it is queued, +inf (NOT_QUEUED) otherwise (class L: the
+    negated duration, see :func:`_qxl_any` and :func:`_qxl_longest`). :func:`_qx_any`
     answers "some queued job of the class has cores ≤ c and duration < g" exactly and :func:`_qx_lowest`
     finds the lowest position of such a job, where the queue's position trees pair the least cores and the least
     duration of different jobs. ``rank[j]``: job j's place in that order (-1: another class)."""
@@ -129,15 +136,73 @@ def _qx_any(qx, c, g):
 
 
 @kernel_fn
+def _qxl_any(qx, c, g):
+    """Class L (keys = negated durations): whether some queued job has cores ≤ c and −duration ≤ g."""
+    tree, rank, sc, ptree = qx
+    k = np.searchsorted(sc, c, side="right")
+    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) <= g
+
+
+@kernel_fn
+def _qxl_longest(qx, c, x, stk):
+    """Class L: the longest duration d < x of a queued job with cores ≤ c (-inf if none). Descends only
+    into subtrees that hold a job at least x long (one the pass would admit now if it fits, so few)."""
+    tree, rank, sc, ptree = qx
+    size = tree.shape[0] >> 1
+    k = np.searchsorted(sc, c, side="right")
+    if k == 0:
+        return -INF
+    lim = -x  # keys above lim are durations below x
+    best = INF  # the least key above lim so far
+    stack_n = stk[0]
+    stack_l = stk[1]
+    stack_r = stk[2]
+    stack_n[0] = 1
+    stack_l[0] = 0
+    stack_r[0] = size
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        nd = stack_n[sp]
+        lft = stack_l[sp]
+        r = stack_r[sp]
+        v = tree[nd]
+        if lft >= k or v >= best:
+            continue
+        if v > lim and r <= k:  # the whole subtree is in the cores prefix and its least key is above lim
+            best = v
+            continue
+        if nd >= size:
+            continue  # a leaf at or below lim
+        mid = (lft + r) >> 1
+        stack_n[sp] = 2 * nd + 1
+        stack_l[sp] = mid
+        stack_r[sp] = r
+        sp += 1
+        stack_n[sp] = 2 * nd
+        stack_l[sp] = lft
+        stack_r[sp] = mid
+        sp += 1
+    return -best
+
+
+@kernel_fn
 def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
     """The lowest queue position >= lo (and below ``best``, -1: no limit) of a queued job of the class with
     cores ≤ c, duration·(1 − 2e-9) < g and duration < dmax, or ``best`` if none; -2 if more than ``cap``
     such jobs (at any position) were met first (the caller then searches otherwise). Visits only subtrees
     holding such a job below the best position found so far (the nearer subtree first)."""
+    return _qx_lowest_by(qx, c, g, lo, dmax, best, cap, stk, 1.0 - 2e-9)
+
+
+@kernel_fn(inline=True)
+def _qx_lowest_by(qx, c, g, lo, dmax, best, cap, stk, f):
+    """:func:`_qx_lowest` with the key scaled by ``f`` before the test against g (1: the key itself, as
+    class L's negated durations need)."""
     tree, rank, sc, ptree = qx
     size = tree.shape[0] >> 1
     k = np.searchsorted(sc, c, side="right")
-    if k == 0 or _qt_prefix_min(tree, size, k) * (1.0 - 2e-9) >= g:
+    if k == 0 or _qt_prefix_min(tree, size, k) * f >= g:
         return best
     stack_n = stk[0]
     stack_l = stk[1]
@@ -152,7 +217,7 @@ def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
         nd = stack_n[sp]
         lft = stack_l[sp]
         r = stack_r[sp]
-        if lft >= k or tree[nd] * (1.0 - 2e-9) >= g or (best >= 0 and ptree[nd] >= best):
+        if lft >= k or tree[nd] * f >= g or (best >= 0 and ptree[nd] >= best):
             continue
         if nd >= size:
             met += 1
@@ -186,7 +251,7 @@ def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
 @kernel_fn
 def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
     """Copy live queue entries to the front of fresh (possibly larger) arrays with ``rows`` trees (1: only
-    class U, 6: every class); rebuild the trees."""
+    class U, 8: every class); rebuild the trees."""
     live = 0
     for p in range(qhead, qtail):
         if qjob[p] >= 0:
@@ -209,6 +274,9 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
                 nt[2, newsize + w] = duration[j]
             elif c == CLS_U2:
                 nt[5, newsize + w] = cores[j]
+            elif c == CLS_L:
+                nt[6, newsize + w] = cores[j]
+                nt[7, newsize + w] = -duration[j]
             else:
                 nt[3, newsize + w] = cores[j]
                 nt[4, newsize + w] = duration[j]
@@ -290,8 +358,24 @@ def _front_drop(front, m, v, ma4, msize):
         fb[k] = nb
 
 
+@kernel_fn(inline=True)
+def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
+    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test)."""
+    return (
+        qt[0, k] <= cu
+        or (qt[1, k] <= c2 and qt[2, k] < r2)
+        or (
+            qt[3, k] <= c4
+            and qt[4, k] < g4
+            and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
+        )
+        or qt[5, k] <= cu2
+        or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
+    )
+
+
 @kernel_fn
-def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff, budget):
+def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn, toff, budget):
     """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1; -2 if more
     than ``budget`` nodes (> 0; else no limit) were visited first.
 
@@ -299,7 +383,13 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff, b
     cores <= c4 and duration < g4 (g4 = best machine bound − t) and, if ``fn`` ≥ 0, by the frontier (fv, fb)
     of :func:`_front_build`, duration·(1 − 2e-9) < :func:`_front_best` (its cores) − toff (toff = t − twice
     the pass's rounding slack), tested on a subtree's least cores and least duration; a class-U2 job
-    cores <= cu2."""
+    cores <= cu2; a class-L job cores <= cl and −duration <= gl (gl = t − the least machine bound, plus
+    the slack)."""
+    use_l = cl > -INF  # class L's rows are read only when it may pass (text runs never touch them)
+    if lo < size and _q_node_ok(qt, size + lo, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
+        # lo itself may hold one (the pass's usual case: the job just queued), so every subtree on its path
+        # does (a node's least cores and duration are at most its leaves'): the search would return lo
+        return lo
     stack_n = stk[0]
     stack_l = stk[1]
     stack_r = stk[2]
@@ -318,17 +408,7 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, stk, fv, fb, fn, toff, b
         visits += 1
         if budget > 0 and visits > budget:
             return -2
-        ok = (
-            qt[0, k] <= cu
-            or (qt[1, k] <= c2 and qt[2, k] < r2)
-            or (
-                qt[3, k] <= c4
-                and qt[4, k] < g4
-                and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
-            )
-            or qt[5, k] <= cu2
-        )
-        if not ok:
+        if not _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
             continue
         if k >= size:
             return k - size

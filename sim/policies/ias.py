@@ -23,8 +23,10 @@ combination by name: ``ias-h1``, ``ias-h2``, ``ias-h3``, ``ias-h4``, ``ias-h1+h3
   "Higher aggressiveness indicates that the scheduler is more optimistic about intervals lasting longer".
   ``literal``: Algorithm 5 as printed, start only if ``prob(remaining ≥ exec | uptime) < A`` (higher A also
   admits more, but on the intervals least likely to last). The engine prunes and wakes on the ``text``
-  reading's monotone bound; under ``literal`` a job is re-tried at the events that touch a machine (a
-  completion, a capacity change, a survival knot crossing of its uptime) and at each period boundary.
+  reading's monotone bound; under ``literal`` it keeps each machine's bound L (t + d ≥ L admits a job of
+  duration d; L grows as the uptime passes survival knots) and wakes a queued job when t reaches L − d on
+  a machine where it fits, besides the events that touch a machine (a completion, a capacity change, a
+  knot crossing) and each period boundary: the same starts as re-trying every queued job at every instant.
 
 No stable floor (spot pools are at zero machines half the time, so ``lb = 0`` and H1's stable
 pool is empty): ``no_floor=h1`` (default) keeps H1 as written — big jobs may only run on the empty pool,
