@@ -88,6 +88,12 @@ def record_text(df: pl.DataFrame) -> str:
 def warehouse_record() -> str | None:
     """The record the warehouse's ``out_reproduction`` gives, or None (no warehouse, no table, or no
     full-profile rows)."""
+    df = _full_rows("out_reproduction", "*", "")
+    return record_text(record_from_table(df)) if df is not None else None
+
+
+def _full_rows(table: str, columns: str, order: str) -> pl.DataFrame | None:
+    """``table``'s full-profile rows (``columns``, ``order``), or None: no warehouse, no table or no rows."""
     from analysis.warehouse import connect
 
     try:
@@ -96,12 +102,12 @@ def warehouse_record() -> str | None:
         return None
     with con:
         have = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
         ).fetchall()[0][0]
         if not have:
             return None
-        df = con.sql("SELECT * FROM out_reproduction WHERE profile = 'full'").pl()
-    return record_text(record_from_table(df)) if df.height else None
+        df = con.sql(f"SELECT {columns} FROM {table} WHERE profile = 'full' {order}").pl()
+    return df if df.height else None
 
 
 def read_record(repo: Path) -> pl.DataFrame | None:
@@ -264,23 +270,8 @@ def ias_record_path(repo: Path) -> Path:
 
 def warehouse_ias_record() -> str | None:
     """The record of ``out_thesis_ias_instances``' full-profile rows, or None (no warehouse, table or rows)."""
-    from analysis.warehouse import connect
-
-    try:
-        con = connect()
-    except FileNotFoundError:
-        return None
-    with con:
-        have = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_thesis_ias_instances'"
-        ).fetchall()[0][0]
-        if not have:
-            return None
-        df = con.sql(
-            f"SELECT {', '.join(IAS_COLUMNS)} FROM out_thesis_ias_instances WHERE profile = 'full' "
-            "ORDER BY study, instance, policy"
-        ).pl()
-    return record_text(df) if df.height else None
+    df = _full_rows("out_thesis_ias_instances", ", ".join(IAS_COLUMNS), "ORDER BY study, instance, policy")
+    return record_text(df) if df is not None else None
 
 
 def ias_block(df: pl.DataFrame | None, record: str) -> str:
