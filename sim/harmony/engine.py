@@ -539,10 +539,11 @@ def repack_running(
     the type holds fewer than ``tgt[m, k]`` (⌈x^{mk}⌉) of its class, else to the first type with planned
     room, else to its own type; on a machine of that type whose container reservations (``csize``) and
     actual use both leave room, else on any active machine with room; only if there is none does it stay
-    on the machine it runs on (counted in the second value returned; that machine's use may then exceed
-    its capacity). A machine left empty that the decision turns off is off at once. The free containers
-    are placed afterwards (:func:`place_containers`). ``cand``: the running tasks (a completion at exactly
-    the decision time is still pending). Returns (tasks moved, tasks left where they were without room)."""
+    on the machine it runs on (counted in the second value returned); if such a task's machine has then no
+    room for it among the tasks packed there, the decision keeps the old layout (no task moves). A machine
+    left empty that the decision turns off is off at once. The free containers are placed afterwards
+    (:func:`place_containers`). ``cand``: the running tasks, none elsewhere (a completion at exactly the
+    decision time is still pending). Returns (tasks moved, tasks left where they were without room)."""
     M, K = tgt.shape
     n_m = state.shape[0]
     rank = np.empty(K, np.int64)
@@ -553,13 +554,10 @@ def repack_running(
         key[c] = rank[slotc[cand[c]]] * n_m + mach[cand[c]]
     cand = cand[np.argsort(key, kind="mergesort")]  # largest containers first, then machine order
     old = mach[cand].copy()
+    dest_of = old.copy()
     # the fresh layout: nothing reserved or used anywhere
     reserved = np.zeros((n_m, 2))
-    used[:, :] = 0.0
-    nrun[:] = 0
-    occ[:, :] = 0
-    tused[:, :] = 0.0
-    run_qm[:, :] = 0
+    u = np.zeros((n_m, 2))
     have = np.zeros((M, K), np.int64)
     ptr = np.empty((M, K), np.int64)
     for m in range(M):
@@ -589,8 +587,8 @@ def repack_running(
                         state[i] == 1
                         and reserved[i, 0] + csize[k, 0] <= mcap[i, 0] + 1e-9
                         and reserved[i, 1] + csize[k, 1] <= mcap[i, 1] + 1e-9
-                        and used[i, 0] + cpu[j] <= mcap[i, 0] + 1e-9
-                        and used[i, 1] + mem[j] <= mcap[i, 1] + 1e-9
+                        and u[i, 0] + cpu[j] <= mcap[i, 0] + 1e-9
+                        and u[i, 1] + mem[j] <= mcap[i, 1] + 1e-9
                     ):
                         dest = i
                         break
@@ -601,20 +599,33 @@ def repack_running(
         if dest < 0:
             dest = i0
             stuck += 1
-        m1 = mtype[dest]
-        occ[dest, k] += 1
+        dest_of[c] = dest
         reserved[dest, 0] += csize[k, 0]
         reserved[dest, 1] += csize[k, 1]
-        used[dest, 0] += cpu[j]
-        used[dest, 1] += mem[j]
-        nrun[dest] += 1
+        u[dest, 0] += cpu[j]
+        u[dest, 1] += mem[j]
+        have[mtype[dest], k] += 1
+        if dest != i0:
+            moved += 1
+    # a task left where it was may not fit among the tasks packed there: then keep the old layout
+    for i in range(n_m):
+        if u[i, 0] > mcap[i, 0] + 1e-9 or u[i, 1] > mcap[i, 1] + 1e-9:
+            return 0, stuck
+    used[:, :] = u
+    nrun[:] = 0
+    occ[:, :] = 0
+    tused[:, :] = 0.0
+    run_qm[:, :] = 0
+    for c in range(cand.shape[0]):
+        j = cand[c]
+        i = dest_of[c]
+        m1 = mtype[i]
+        mach[j] = i
+        occ[i, slotc[j]] += 1
+        nrun[i] += 1
         tused[m1, 0] += cpu[j]
         tused[m1, 1] += mem[j]
         run_qm[q[j], m1] += 1
-        have[m1, k] += 1
-        if dest != i0:
-            mach[j] = dest
-            moved += 1
     for i in range(n_m):
         if state[i] == 2 and nrun[i] == 0:
             state[i] = 0

@@ -96,10 +96,14 @@ class HarmonyConfig:
     # long container of its class elsewhere turns short (capacity-true); "free" — its short container is
     # freed where the task runs (the model until 2026-11-27; a container on a machine the task still fills)
     relabel: str = "swap"
-    # repack — CBS migrates running tasks' containers at each decision (Algorithm 1 lines 10–11, "perform
-    # re-packing using FF, turn off other machines"; §7.3.2 "Container reassignment (i.e., migration)"), as few
-    # as it needs (sim.harmony.engine.repack_running); the paper folds its cost into the switching cost, so
-    # no cost is added. False: no task ever moves (the model until 2026-11-28)
+    # repack — CBS re-packs the running tasks' containers by first fit at each decision, each task moving with
+    # its container (Algorithm 1 lines 10–11: "Compute a re-packing configuration on all selected active
+    # machines", "perform re-packing using FF, turn off other machines"; §7.3.2: "Container reassignment
+    # (i.e., migration) is then performed"; sim.harmony.engine.repack_running), and the LP's demand of a class
+    # is at least the containers its running tasks hold (the configuration must host them, so CBS no longer
+    # solves CBP's LP, against §9.2's "both CBS and CBP provision the same number of machines": a reading,
+    # off by default). §7.3.2: "container reassignment cost is modeled as part of the machine switching
+    # cost": no cost is added. False: no task ever moves (a running task's container stays where it started)
     repack: bool = False
     # long_count — the long-class containers (§5.2: "we use the ARIMA model to predict the number of long
     # running tasks"): "submitted" = the one-step forecast of the long-running count as if every task started
