@@ -653,3 +653,25 @@ def test_cbs_repack_turns_a_drained_machine_off_at_once():
     # at 300 s machine 0 (first of two equally loaded) is turned off: its long task moves to machine 1
     assert new.tasks["machine"].to_list() == [0, 0, 1, 1] and new.migrations == 1
     assert new.tasks["end_s"].to_list() == old.tasks["end_s"].to_list()  # moved, not restarted
+
+
+def test_long_count_running_reads_the_schemes_own_long_tasks():
+    """``long_count="running"`` (an isolating reading): the long-class demand at a decision is the number of
+    the scheme's tasks running past their threshold, not the forecast; here the forecast says none at 300 s
+    while one task has run 300 s of 1,000 (threshold 100 s), so only the reading keeps a machine planned."""
+    from sim.harmony.run import Demand
+
+    tc = _one_class(100.0)
+    jobs = pl.DataFrame(
+        {"submit_s": [0.0], "duration_s": [1000.0], "cpu": [0.1], "mem": [0.1], "priority": [0]}
+    )  # fmt: skip
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.array([[1.0, 0.0], [0.0, 0.0]]), np.zeros(1), np.zeros(1), 0.0)
+    types = (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+    for scheme in ("cbp", "cbs"):
+        fc = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types))
+        own = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types, long_count="running"))
+        assert fc.intervals["target_0"].to_list() == [1, 0]
+        assert own.intervals["target_0"].to_list() == [1, 1]
+    with pytest.raises(ValueError, match="long_count"):
+        HarmonyConfig(long_count="forecast")
