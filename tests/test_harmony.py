@@ -579,3 +579,99 @@ def test_backlog_reading_provisions_for_waiting_tasks(scheme):
     on = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types, backlog=True))
     assert off.metrics["unscheduled"] == 3
     assert on.metrics["unscheduled"] == 0 and on.tasks["start_s"].to_list() == [300.0] * 3
+
+
+def test_cbs_repack_moves_running_containers_so_the_plan_fits():
+    """Algorithm 1, lines 10–11: "Compute a re-packing configuration on all selected active machines ...
+    perform re-packing using FF". Two running tasks hold a 0.45 × 0.45 container each, one on each of two
+    1 × 1 machines; the decision plans two of them and one 0.9 × 0.9 container. Kept where they run, no
+    machine has room for the big container (the model without migration places none); re-packed by first
+    fit, both small containers share machine 0 (the task on machine 1 moves and keeps running) and the big
+    one goes on machine 1."""
+    from sim.harmony.engine import place_containers, repack_running
+
+    csize = np.array([[0.45, 0.45], [0.9, 0.9]])
+    mcap = np.ones((2, 2))
+    mtype = np.zeros(2, np.int64)
+    ts, te = np.array([0]), np.array([2])
+    tgt = np.array([[2, 1]])
+    order = np.array([1, 0])
+
+    def state_now():
+        occ = np.array([[1, 0], [1, 0]])
+        used, nrun, tused = np.full((2, 2), 0.4), np.ones(2, np.int64), np.full((1, 2), 0.8)
+        return occ, occ.copy(), used, nrun, tused, np.array([[2]]), np.array([0, 1])
+
+    occ, slots, *_ = state_now()
+    state = np.ones(2, np.int64)
+    kept = place_containers(tgt, tgt, csize, order, mcap, state, occ, slots, ts, te)
+    assert kept[0, 1] == 0  # without migration the big container fits nowhere
+
+    occ, slots, used, nrun, tused, run_qm, mach = state_now()
+    n_on = np.array([2])
+    cpu = mem = np.full(2, 0.4)
+    q, slotc = np.zeros(2, np.int64), np.zeros(2, np.int64)
+    moved, stuck = repack_running(
+        np.array([0, 1]), tgt, csize, order, mcap, mtype, ts, te, state, n_on, occ, used, nrun, tused, run_qm,
+        cpu, mem, q, slotc, mach,
+    )  # fmt: skip
+    assert (moved, stuck) == (1, 0) and mach.tolist() == [0, 0]
+    assert occ.tolist() == [[2, 0], [0, 0]] and nrun.tolist() == [2, 0]
+    assert np.allclose(used, [[0.8, 0.8], [0.0, 0.0]]) and np.allclose(tused, [[0.8, 0.8]])
+    placed = place_containers(tgt, tgt, csize, order, mcap, state, occ, slots, ts, te)
+    assert placed.tolist() == [[2, 1]] and slots[1].tolist() == [0, 1]
+
+
+def test_cbs_repack_turns_a_drained_machine_off_at_once():
+    """With ``repack`` a decision that wants one machine where two each run a long task moves one task
+    (it keeps running, on the other machine) and turns its machine off at once; without it the machine
+    drains until its task ends (1,000 s), so the second interval has two machines on, not one. Fails under
+    the model without migration (``repack=False``), which is still the default."""
+    from sim.harmony.classify import TaskClasses
+    from sim.harmony.run import Demand
+
+    three = np.full((2, 2), 0.3)
+    tc = TaskClasses(
+        group=np.array([2]), centroid=np.array([[0.3, 0.3]]), threshold_s=np.array([np.inf]), mean=three,
+        std=np.zeros((2, 2)), max=three, dur_mean_s=np.array([100.0, 0.0]), dur_cv2=np.zeros(2),
+        count=np.array([1, 0]), k_per_group=(0, 0, 1), scores={},
+    )  # fmt: skip
+    jobs = pl.DataFrame(
+        {"submit_s": [0.0] * 4, "duration_s": [1000.0, 100.0, 100.0, 1000.0], "cpu": [0.3] * 4,
+         "mem": [0.3] * 4, "priority": [0] * 4}
+    )  # fmt: skip
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.array([[4.0, 0.0], [2.0, 0.0]]), np.zeros(1), np.zeros(1), 0.0)
+    types = (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+    cfg = {"scheme": "cbs", "types": types, "omega": 1.0}
+    old = simulate_harmony(jobs, tc, dem, HarmonyConfig(**cfg))
+    new = simulate_harmony(jobs, tc, dem, HarmonyConfig(**cfg, repack=True))
+    # rows by duration: the two short tasks, then the long ones; first fit puts three on machine 0
+    assert old.tasks["machine"].to_list() == [0, 0, 0, 1]
+    assert old.intervals["machines_on_0"].to_list() == [2.0, 2.0]
+    assert new.intervals["machines_on_0"].to_list() == [2.0, 1.0]
+    # at 300 s machine 0 (first of two equally loaded) is turned off: its long task moves to machine 1
+    assert new.tasks["machine"].to_list() == [0, 0, 1, 1] and new.migrations == 1
+    assert new.tasks["end_s"].to_list() == old.tasks["end_s"].to_list()  # moved, not restarted
+
+
+def test_long_count_running_reads_the_schemes_own_long_tasks():
+    """``long_count="running"`` (an isolating reading): the long-class demand at a decision is the number of
+    the scheme's tasks running past their threshold, not the forecast; here the forecast says none at 300 s
+    while one task has run 300 s of 1,000 (threshold 100 s), so only the reading keeps a machine planned."""
+    from sim.harmony.run import Demand
+
+    tc = _one_class(100.0)
+    jobs = pl.DataFrame(
+        {"submit_s": [0.0], "duration_s": [1000.0], "cpu": [0.1], "mem": [0.1], "priority": [0]}
+    )  # fmt: skip
+    z = np.zeros((2, 1))
+    dem = Demand(z, z, z, z, np.array([[1.0, 0.0], [0.0, 0.0]]), np.zeros(1), np.zeros(1), 0.0)
+    types = (MachineType("one", 1.0, 1.0, 2, 100, 200),)
+    for scheme in ("cbp", "cbs"):
+        fc = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types))
+        own = simulate_harmony(jobs, tc, dem, HarmonyConfig(scheme=scheme, types=types, long_count="running"))
+        assert fc.intervals["target_0"].to_list() == [1, 0]
+        assert own.intervals["target_0"].to_list() == [1, 1]
+    with pytest.raises(ValueError, match="long_count"):
+        HarmonyConfig(long_count="forecast")

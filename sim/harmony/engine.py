@@ -523,3 +523,111 @@ def place_containers(first, target, csize, class_order, mcap, state, occ, slots,
                             need -= fit
                     i += 1
     return placed
+
+
+@cached_njit
+def repack_running(
+    cand, tgt, csize, class_order, mcap, mtype, type_start, type_end, state, n_on, occ, used, nrun, tused,
+    run_qm, cpu, mem, q, slotc, mach,
+):  # fmt: skip
+    """CBS Algorithm 1, lines 10–11 ("Compute a re-packing configuration on all selected active machines;
+    turn on selected machines, perform re-packing using FF, turn off other machines"; §7.3.2: "Container
+    reassignment (i.e., migration) is then performed"): after the decision's machines are on
+    (:func:`apply_config`), the containers of the running tasks are packed again from scratch by first fit
+    on the active machines, largest containers first (``class_order``), each task moving with its container
+    (its events are keyed by the task, so it keeps running). A container goes to its own machine type while
+    the type holds fewer than ``tgt[m, k]`` (⌈x^{mk}⌉) of its class, else to the first type with planned
+    room, else to its own type; on a machine of that type whose container reservations (``csize``) and
+    actual use both leave room, else on any active machine with room; only if there is none does it stay
+    on the machine it runs on (counted in the second value returned); if such a task's machine has then no
+    room for it among the tasks packed there, the decision keeps the old layout (no task moves). A machine
+    left empty that the decision turns off is off at once. The free containers are placed afterwards
+    (:func:`place_containers`). ``cand``: the running tasks, none elsewhere (a completion at exactly the
+    decision time is still pending). Returns (tasks moved, tasks left where they were without room)."""
+    M, K = tgt.shape
+    n_m = state.shape[0]
+    rank = np.empty(K, np.int64)
+    for r in range(K):
+        rank[class_order[r]] = r
+    key = np.empty(cand.shape[0], np.int64)
+    for c in range(cand.shape[0]):
+        key[c] = rank[slotc[cand[c]]] * n_m + mach[cand[c]]
+    cand = cand[np.argsort(key, kind="mergesort")]  # largest containers first, then machine order
+    old = mach[cand].copy()
+    dest_of = old.copy()
+    # the fresh layout: nothing reserved or used anywhere
+    reserved = np.zeros((n_m, 2))
+    u = np.zeros((n_m, 2))
+    have = np.zeros((M, K), np.int64)
+    ptr = np.empty((M, K), np.int64)
+    for m in range(M):
+        ptr[m, :] = type_start[m]
+    moved, stuck = 0, 0
+    for c in range(cand.shape[0]):
+        j = cand[c]
+        k = slotc[j]
+        i0 = old[c]
+        m0 = mtype[i0]
+        dest = -1
+        for pas in range(2):  # planned types first, then any active machine
+            for r in range(M):
+                mm = m0 if r == 0 else (r - 1 if r - 1 < m0 else r)
+                if pas == 0 and have[mm, k] >= tgt[mm, k]:
+                    continue  # no planned room for the class on this type: only in the second pass
+                a = ptr[mm, k]
+                while a < type_end[mm] and (
+                    state[a] != 1
+                    or reserved[a, 0] + csize[k, 0] > mcap[a, 0] + 1e-9
+                    or reserved[a, 1] + csize[k, 1] > mcap[a, 1] + 1e-9
+                ):
+                    a += 1
+                ptr[mm, k] = a
+                for i in range(a, type_end[mm]):
+                    if (
+                        state[i] == 1
+                        and reserved[i, 0] + csize[k, 0] <= mcap[i, 0] + 1e-9
+                        and reserved[i, 1] + csize[k, 1] <= mcap[i, 1] + 1e-9
+                        and u[i, 0] + cpu[j] <= mcap[i, 0] + 1e-9
+                        and u[i, 1] + mem[j] <= mcap[i, 1] + 1e-9
+                    ):
+                        dest = i
+                        break
+                if dest >= 0:
+                    break
+            if dest >= 0:
+                break
+        if dest < 0:
+            dest = i0
+            stuck += 1
+        dest_of[c] = dest
+        reserved[dest, 0] += csize[k, 0]
+        reserved[dest, 1] += csize[k, 1]
+        u[dest, 0] += cpu[j]
+        u[dest, 1] += mem[j]
+        have[mtype[dest], k] += 1
+        if dest != i0:
+            moved += 1
+    # a task left where it was may not fit among the tasks packed there: then keep the old layout
+    for i in range(n_m):
+        if u[i, 0] > mcap[i, 0] + 1e-9 or u[i, 1] > mcap[i, 1] + 1e-9:
+            return 0, stuck
+    used[:, :] = u
+    nrun[:] = 0
+    occ[:, :] = 0
+    tused[:, :] = 0.0
+    run_qm[:, :] = 0
+    for c in range(cand.shape[0]):
+        j = cand[c]
+        i = dest_of[c]
+        m1 = mtype[i]
+        mach[j] = i
+        occ[i, slotc[j]] += 1
+        nrun[i] += 1
+        tused[m1, 0] += cpu[j]
+        tused[m1, 1] += mem[j]
+        run_qm[q[j], m1] += 1
+    for i in range(n_m):
+        if state[i] == 2 and nrun[i] == 0:
+            state[i] = 0
+            n_on[mtype[i]] -= 1
+    return moved, stuck

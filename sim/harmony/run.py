@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 from sim.harmony.classify import GROUPS, TaskClasses, priority_group
-from sim.harmony.engine import active_lists, apply_config, place_containers, run_until
+from sim.harmony.engine import active_lists, apply_config, place_containers, repack_running, run_until
 from sim.harmony.forecast import ForecastConfig, counts_per_interval, mape, one_step_forecasts
 from sim.harmony.lp import DCPRelax
 from sim.harmony.machines import (
@@ -56,6 +56,7 @@ _MODE = {"baseline": 0, "cbp": 1, "cbs": 2}
 #: container of the class elsewhere, where there is one
 RELABELS = ("free", "swap")
 _RELABEL = {r: i for i, r in enumerate(RELABELS)}
+LONG_COUNTS = ("submitted", "running")
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,29 @@ class HarmonyConfig:
     # long container of its class elsewhere turns short (capacity-true); "free" — its short container is
     # freed where the task runs (the model until 2026-11-27; a container on a machine the task still fills)
     relabel: str = "swap"
+    # repack — CBS re-packs the running tasks' containers by first fit at each decision, each task moving with
+    # its container (Algorithm 1 lines 10–11: "Compute a re-packing configuration on all selected active
+    # machines", "perform re-packing using FF, turn off other machines"; §7.3.2: "Container reassignment
+    # (i.e., migration) is then performed"; sim.harmony.engine.repack_running), and the LP's demand of a class
+    # is at least the containers its running tasks hold (the configuration must host them, so CBS no longer
+    # solves CBP's LP, against §9.2's "both CBS and CBP provision the same number of machines": a reading,
+    # off by default). §7.3.2: "container reassignment cost is modeled as part of the machine switching
+    # cost": no cost is added. False: no task ever moves (a running task's container stays where it started)
+    repack: bool = False
+    # long_count — the long-class containers (§5.2: "we use the ARIMA model to predict the number of long
+    # running tasks"): "submitted" = the one-step forecast of the long-running count as if every task started
+    # when submitted (a property of the workload, shared by every scheme); "running" = the number of the
+    # scheme's own tasks running past their class's threshold at the decision (an isolating reading: no
+    # forecast, the count the scheme's delays produce)
+    long_count: str = "submitted"
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
         if self.relabel not in RELABELS:
             raise ValueError(f"relabel must be one of {RELABELS}, got {self.relabel!r}")
+        if self.long_count not in LONG_COUNTS:
+            raise ValueError(f"long_count must be one of {LONG_COUNTS}, got {self.long_count!r}")
         if self.efficiency not in ORDERS:
             raise ValueError(f"efficiency must be one of {ORDERS}, got {self.efficiency!r}")
 
@@ -211,6 +229,8 @@ class HarmonyResult:
     metrics: dict[str, float]
     lp_seconds: float
     wall_s: float
+    migrations: int = 0  # tasks moved by CBS's re-packing (``HarmonyConfig.repack``)
+    repack_stuck: int = 0  # re-packed tasks left on their machine without room for their container
 
 
 def container_sizes(classes: TaskClasses, cfg: HarmonyConfig) -> np.ndarray:
@@ -306,6 +326,7 @@ def simulate_harmony(
     class_order = np.argsort(-csize.max(axis=1), kind="stable").astype(np.int64)
     rows = []
     lp_s = 0.0
+    moved = stuck = 0
     for t in range(T):
         t_s = t * cfg.interval_s
         active_now = np.array([int(((state == 1) & (mtype == m)).sum()) for m in range(M)])
@@ -323,6 +344,11 @@ def simulate_harmony(
         else:
             l0 = time.perf_counter()
             d = demand.containers[t : t + cfg.horizon].copy()
+            if cfg.long_count == "running":  # the scheme's own long-running tasks at the decision
+                run_long = (start >= 0) & (start + a["duration_s"] >= t_s) & (t_s - start >= thr[q])
+                d[:, 1::2] = np.bincount(q[run_long], minlength=Q)[None, :]
+            if cfg.repack and mode == 2:  # re-packed, the running tasks' containers are in the configuration
+                d = np.maximum(d, occ.sum(axis=0)[None, :])
             if cfg.backlog:  # every task waiting at the decision needs a short container of its class
                 d[:, 0::2] += (arrived - head)[None, :]
             if d.shape[0] < cfg.horizon:
@@ -349,6 +375,14 @@ def simulate_harmony(
         if mode == 2:
             tgt = round_up(sol.x[0])
             first = np.minimum(lemma1_bound(sol.x[0]), tgt)
+            if cfg.repack:
+                cand = np.flatnonzero((start >= 0) & (start + a["duration_s"] >= t_s))
+                mv, st = repack_running(
+                    cand, tgt, csize, class_order, mcap, mtype, type_start, type_end, state, n_on, occ, used,
+                    nrun, tused, run_qm, a["cpu"], a["mem"], q, slotc, mach,
+                )  # fmt: skip
+                moved += mv
+                stuck += st
             placed = place_containers(
                 first, tgt, csize, class_order, mcap, state, occ, slots, type_start, type_end
             )
@@ -468,7 +502,7 @@ def simulate_harmony(
         for p in (50, 90, 99):
             metrics[f"delay_p{p}_s_{name}"] = float(np.percentile(d, p)) if d.size else float("nan")
         metrics[f"delay_mean_s_{name}"] = float(d.mean()) if d.size else float("nan")
-    return HarmonyResult(cfg, iv, tasks, metrics, lp_s, time.perf_counter() - wall0)
+    return HarmonyResult(cfg, iv, tasks, metrics, lp_s, time.perf_counter() - wall0, moved, stuck)
 
 
 def _scaled(types: tuple[MachineType, ...], f: float) -> tuple[MachineType, ...]:

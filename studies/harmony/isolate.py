@@ -8,6 +8,15 @@ running tasks where they are) — beside the baseline and CBP, and prints per ru
 and the steady window), tasks never started, tasks of the steady window still waiting at the end, CPU and
 memory utilization, machines on and the energy cost.
 
+``python -m studies.harmony.isolate cause`` is the table behind CBS's excess delay: on ``borg2011-sample`` at
+ω = 1.2 (or ``--workload borg2011-7d``, a few CPU minutes per run) the baseline, CBP and CBS, then CBS with one
+model line or set-up choice switched at a time — the former relabel (``relabel="free"``), the true
+long-running counts (as if started at submission) in place of their forecasts, the scheme's own long-running
+count (``long_count="running"``), each interval's true arrivals in place of the forecasts, the ``backlog``
+reading, Algorithm 1's re-packing (``repack``), ω = 2.2 (the top of §9.2's range) — and their combinations;
+per run p50/p90 delay (all tasks, p90 of the steady window), tasks never started, steady-window tasks still
+waiting at the end, CPU and memory utilization, machines on, energy cost and tasks migrated.
+
 ``python -m studies.harmony.isolate energy`` runs the three schemes under each reading of "energy
 efficiency" that orders the baseline's machine types (:class:`sim.harmony.run.HarmonyConfig`
 ``efficiency``) and prints the energy cost, its switching part and CBS's/CBP's change against the baseline.
@@ -107,6 +116,60 @@ def starvation(b: pl.DataFrame) -> None:
         print(_row(label, m), flush=True)
 
 
+def _long_truth(dem: Demand, classes: TaskClasses, cfg: HarmonyConfig) -> Demand:
+    """``dem`` with the true long-running counts (as if started at submission) in place of their forecasts,
+    the arrival forecasts kept."""
+    from dataclasses import replace
+
+    from sim.harmony.run import required_containers
+
+    lt = dem.long_running.copy()
+    return replace(dem, long_fc=lt, containers=required_containers(dem.arrivals_fc, lt, classes, cfg))
+
+
+def cause(b: pl.DataFrame, name: str, only: list[str] | None = None) -> None:
+    """One change at a time behind CBS's excess delay (see the module docstring); ``only``: labels to run."""
+    classes = fit(b)
+    jobs, n_iv = workload(b, name)
+    cfg = HarmonyConfig()
+    dem = predict_demand(jobs, classes, n_iv, cfg, ForecastConfig(refit_every=24 if n_iv < 288 else 288))
+    tru = with_oracle(dem, classes, cfg)
+    lt = _long_truth(dem, classes, cfg)
+    runs: list[tuple[str, str, Demand, dict[str, object]]] = [
+        ("baseline", "baseline", dem, {}),
+        ("cbp", "cbp", dem, {}),
+        ("cbs", "cbs", dem, {}),
+        ("cbs relabel free", "cbs", dem, {"relabel": "free"}),
+        ("cbs true long counts", "cbs", lt, {}),
+        ("cbs long_count running", "cbs", dem, {"long_count": "running"}),
+        ("cbs true arrivals", "cbs", tru, {}),
+        ("cbs backlog", "cbs", dem, {"backlog": True}),
+        ("cbs repack", "cbs", dem, {"repack": True}),
+        ("cbs omega 2.2", "cbs", dem, {"omega": 2.2}),
+        ("cbs true arrivals + repack", "cbs", tru, {"repack": True}),
+        ("cbs backlog + repack", "cbs", dem, {"backlog": True, "repack": True}),
+        ("cbs true arrivals + backlog", "cbs", tru, {"backlog": True}),
+        ("cbs true arr. + backlog + repack", "cbs", tru, {"backlog": True, "repack": True}),
+        ("cbp true arrivals", "cbp", tru, {}),
+        ("cbp backlog", "cbp", dem, {"backlog": True}),
+    ]
+    print(
+        f"{name}, {jobs.height:,d} tasks, {n_iv} intervals, ω = 1.2 unless named, steady window from "
+        f"{cfg.warmup_s:.0f} s"
+    )
+    print(f"{'run':34s} {'p50 s':>6s} {'p90 s':>7s} {'p90 st.':>7s} {'never':>6s} {'wait st':>7s} {'cpu':>5s} "
+          f"{'mem':>5s} {'on':>6s} {'cost USD':>8s} {'moved':>9s}")  # fmt: skip
+    for label, scheme, d, kw in runs:
+        if only and label not in only:
+            continue
+        r = simulate_harmony(jobs, classes, d, HarmonyConfig(scheme=scheme, **kw))  # type: ignore[arg-type]
+        m = r.metrics
+        print(f"{label:34s} {m['delay_p50_s_all']:>6,.0f} {m['delay_p90_s_all']:>7,.0f} "
+              f"{m['delay_p90_s_steady']:>7,.0f} {int(m['unscheduled']):>6,d} {int(m['unscheduled_steady']):>7,d} "
+              f"{m['cpu_util']:>5.3f} {m['mem_util']:>5.3f} {m['machines_on_mean']:>6,.0f} "
+              f"{m['energy_cost_usd']:>8,.2f} {r.migrations:>9,d}", flush=True)  # fmt: skip
+
+
 def energy(b: pl.DataFrame, readings: list[str]) -> None:
     """The three schemes under each reading of the baseline's type order (see the module docstring)."""
     classes = fit(b)
@@ -188,15 +251,19 @@ def headline(b: pl.DataFrame, seeds: list[int], efficiency: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("starvation", "energy", "headline", "week"))
+    ap.add_argument("what", choices=("cause", "starvation", "energy", "headline", "week"))
     ap.add_argument("--core-jobs", type=Path, default=None, help="a parquet of core_jobs rows")
     ap.add_argument("--readings", default="capacity,cpu", help="energy: baseline type-order readings")
     ap.add_argument("--efficiency", default="paper", help="headline: the baseline's type-order reading")
     ap.add_argument("--seeds", default="0,1,2", help="headline: K-means seeds, one replicate each")
     ap.add_argument("--schemes", default="baseline,cbs", help="week: the schemes to run")
+    ap.add_argument("--workload", default="borg2011-sample", help="cause: borg2011-sample or borg2011-7d")
+    ap.add_argument("--only", default="", help="cause: comma-separated run labels (default: all)")
     a = ap.parse_args(argv)
     b = load_borg(a.core_jobs)
-    if a.what == "starvation":
+    if a.what == "cause":
+        cause(b, a.workload, [x for x in a.only.split(",") if x] or None)
+    elif a.what == "starvation":
         starvation(b)
     elif a.what == "energy":
         energy(b, a.readings.split(","))
