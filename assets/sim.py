@@ -4,8 +4,9 @@
   scenarios read from the warehouse to ``data/sim/inputs`` so simulations never open DuckDB; each one's
   data version is the hash of its files. A study asset depends on those its scenarios read
   (:func:`scenario_deps`).
-* ``out_sim__<study>`` (one per catalogued study) is partitioned by scenario id (static partitions, the
-  catalogue order). Its graph has one ``simulate_scenario`` step per scenario (a static fan-out: the
+* ``out_sim__<study>`` (one per catalogued study; a profiled study's quick and full profiles share one,
+  its keys beginning with the profile, ``quick/…`` and ``full/…``) is partitioned by scenario (static
+  partitions, the catalogue order). Its graph has one ``simulate_scenario`` step per scenario (a static fan-out: the
   ``dagster-dask`` executor does not run dynamic mapping), so the run's executor — multiprocess by
   default, dask on a cluster — runs them in parallel; steps outside the run's partition range return at
   once. These steps hold no DuckDB pool. Code version: hash of ``sim/`` + catalogue.
