@@ -24,7 +24,7 @@ from assets.checks import md_table, table_checks
 from assets.raw import POOL
 from assets.schema import OUT_REPRODUCTION, OUT_REPRODUCTION_INSTANCES, OUT_STUDY_RESULTS
 from assets.sim import study_asset_name, study_partition_keys
-from assets.warehouse import replace_table
+from assets.warehouse import other_profile_rows, replace_profile_rows, replace_table
 from studies import generalization_claims, sweep
 from studies import reproduction as repro
 
@@ -87,14 +87,7 @@ def out_study_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource)
     df = results_of(ids, pr, context.log.warning, "reproduction studies")
     ran = df.height  # one row per scenario run
     with duckdb.get_connection() as conn:
-        exists = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_study_results'"
-        ).fetchall()[0][0]
-        other = (
-            conn.sql("SELECT * FROM out_study_results WHERE profile <> ?", params=[pr.name]).pl()
-            if exists
-            else None
-        )
+        other = other_profile_rows(conn, OUT_STUDY_RESULTS.name, pr.name)
         if other is not None and other.height and other.columns == df.columns:
             # DuckDB reads timestamps back in its own zone name (Etc/UTC): the same instants in df's zone
             tz = [pl.col(c).dt.convert_time_zone(t.time_zone) for c, t in df.schema.items()
@@ -133,14 +126,7 @@ def out_reproduction(context: dg.AssetExecutionContext, duckdb: DuckDBResource) 
         ) from e
     with duckdb.get_connection() as conn:
         # rows of the other profile stay (the table holds the latest full and quick results side by side)
-        exists = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction'"
-        ).fetchall()[0][0]  # fetchall: DuckDB 2 refuses the next query while a result is unfinished
-        other = (
-            conn.sql("SELECT * FROM out_reproduction WHERE profile <> ?", params=[pr.name]).pl()
-            if exists
-            else None
-        )
+        other = other_profile_rows(conn, OUT_REPRODUCTION.name, pr.name)
         table = df if other is None else df.vstack(_as_current(other, df))
         # a headline whose scenarios have not run has no value: NULL, not NaN (the finiteness range check)
         table = table.with_columns(pl.col(pl.Float64).fill_nan(None))
@@ -179,8 +165,6 @@ def _as_current(other: pl.DataFrame, df: pl.DataFrame) -> pl.DataFrame:
     return other.select(cols)
 
 
-
-
 @dg.asset(
     group_name="reproduction",
     pool=POOL,
@@ -198,20 +182,7 @@ def out_reproduction_instances(
     pr = _profile(context)
     df = generalization_claims.instance_table(pr, repro.load_profile_runs(pr))
     with duckdb.get_connection() as conn:
-        exists = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'out_reproduction_instances'"
-        ).fetchall()[0][0]
-        other = (
-            conn.sql("SELECT * FROM out_reproduction_instances WHERE profile <> ?", params=[pr.name]).pl()
-            if exists
-            else None
-        )
-        table = (
-            df.vstack(other.select(df.columns).cast(df.schema))  # type: ignore[arg-type]
-            if other is not None and set(other.columns) == set(df.columns)
-            else df
-        )
-        replace_table(conn, OUT_REPRODUCTION_INSTANCES, table)
+        replace_profile_rows(conn, OUT_REPRODUCTION_INSTANCES, df, pr.name)
     dec = df.filter(pl.col("decisive"))
     return dg.MaterializeResult(
         metadata={

@@ -6,7 +6,6 @@ the ``-quick`` study assets only (``varcap run``), ``full`` on the full ones (``
 """
 
 import dagster as dg
-import polars as pl
 from dagster_duckdb import DuckDBResource
 
 from assets.checks import md_table, table_checks
@@ -14,7 +13,7 @@ from assets.raw import POOL
 from assets.reproduction import PROFILE_PARTITIONS, _profile, profile_study_deps
 from assets.schema import OUT_THESIS_IAS_INSTANCES
 from assets.sim import study_deps
-from assets.warehouse import replace_table
+from assets.warehouse import replace_profile_rows
 from studies.claims import PROFILES
 from studies.thesis import ias_table
 
@@ -48,23 +47,7 @@ def out_thesis_ias_instances(
         # like out_reproduction_instances: a partition of studies not run yet is empty, not a failure
         context.log.warning(f"{msg} (`varcap {'run' if pr.name == 'quick' else 'reproduce'}` runs them)")
     with duckdb.get_connection() as conn:
-        exists = conn.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-            [OUT_THESIS_IAS_INSTANCES.name],
-        ).fetchall()[0][0]
-        other = (
-            conn.sql(
-                f"SELECT * FROM {OUT_THESIS_IAS_INSTANCES.name} WHERE profile <> ?", params=[pr.name]
-            ).pl()
-            if exists
-            else None
-        )
-        table = (
-            pl.concat([df, other.select(df.columns).cast(df.schema)])  # type: ignore[arg-type]
-            if other is not None and set(other.columns) == set(df.columns)
-            else df
-        )
-        replace_table(conn, OUT_THESIS_IAS_INSTANCES, table)
+        replace_profile_rows(conn, OUT_THESIS_IAS_INSTANCES, df, pr.name)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": df.height,

@@ -193,6 +193,28 @@ def replace_table(
     return df.height
 
 
+def other_profile_rows(conn: duckdb.DuckDBPyConnection, table: str, profile: str) -> pl.DataFrame | None:
+    """The rows of a profile-partitioned ``table`` that profiles other than ``profile`` wrote (its asset
+    replaces its own profile's rows only), or None when the table does not exist yet."""
+    exists = conn.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+    ).fetchall()[0][0]  # fetchall: DuckDB refuses the next query while a result is unfinished
+    if not exists:
+        return None
+    return conn.sql(f"SELECT * FROM {table} WHERE profile <> ?", params=[profile]).pl()
+
+
+def replace_profile_rows(
+    conn: duckdb.DuckDBPyConnection, schema: TableSchema, df: pl.DataFrame, profile: str
+) -> None:
+    """Replace ``schema``'s table with ``df`` (profile ``profile``'s rows) and the rows other profiles wrote
+    before, kept when their columns are ``df``'s (a table written before a column changed loses them)."""
+    other = other_profile_rows(conn, schema.name, profile)
+    if other is not None and set(other.columns) == set(df.columns):
+        df = pl.concat([df, other.select(df.columns).cast(df.schema)])  # type: ignore[arg-type]
+    replace_table(conn, schema, df)
+
+
 def write_tables(
     conn: duckdb.DuckDBPyConnection, tables: list[tuple[TableSchema, pl.DataFrame]]
 ) -> dict[str, int]:
