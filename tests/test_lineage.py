@@ -265,3 +265,19 @@ def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
         # `varcap run` materializes its quick partitions) are upstream only of the full partitions
         upstream -= {study_asset_name(n) for n in repro.profile_studies(repro.FULL)} - done
         assert upstream <= done, (key.to_user_string(), sorted(upstream - done))
+
+
+def test_varcap_runs_first_half_holds_no_partitioned_asset() -> None:
+    """`varcap run`'s first half is one unpartitioned run: a profile-partitioned asset in it fails the run
+    ("Cannot access partition_key for a non-partitioned run"); those assets go with the reports instead."""
+    from pipelines.cli import run as run_cli
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    partitioned = [
+        k.to_user_string()
+        for k in run_cli.first_half().resolve(graph)
+        if graph.get(k).partitions_def is not None
+    ]
+    assert partitioned == []
+    assert "out_backtest" in run_cli.profiled_first_half()

@@ -118,10 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def first_half():
-    """What ``varcap run`` materializes before the studies: every asset but the sweeps (`varcap sweep
-    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and the exported inputs
-    (``out_sim_inputs``, ``out_sim_grid_signals``)."""
+def _unpartitioned_half():
     import dagster as dg
 
     from assets.sim import SIM_INPUT_ASSETS
@@ -129,6 +126,30 @@ def first_half():
     return dg.AssetSelection.all() - dg.AssetSelection.groups(
         "sim", "reproduction", "reports", "harmony"
     ) | dg.AssetSelection.assets(*SIM_INPUT_ASSETS)
+
+
+def first_half():
+    """What ``varcap run`` materializes before the studies: every asset but the sweeps (`varcap sweep
+    STUDY`), the reproduction, reports and Harmony groups (:func:`run_reports`), and the profile-partitioned
+    assets of the other groups (:func:`profiled_first_half`, materialized with the reports at their
+    profile); the exported inputs (``out_sim_inputs``, ``out_sim_grid_signals``) are in it."""
+    import dagster as dg
+
+    return _unpartitioned_half() - dg.AssetSelection.assets(*profiled_first_half())
+
+
+def profiled_first_half() -> list[str]:
+    """The profile-partitioned assets outside the sim, reproduction, reports and Harmony groups (the SGIP
+    backtest's tables): one run cannot hold them beside unpartitioned assets, so :func:`run_reports`
+    materializes them at its profile."""
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    return sorted(
+        k.to_user_string()
+        for k in _unpartitioned_half().resolve(graph)
+        if graph.get(k).partitions_def is not None
+    )
 
 
 #: Policies `varcap run` leaves to `varcap reproduce --quick` (or `varcap run --quick-all`): none since the
@@ -212,6 +233,7 @@ def run_reports(
             return 1
         console.print(f"Harmony ({RUN_HARMONY_STUDY}) materialized in {time.perf_counter() - t0:.0f} s")
     keys = [
+        *profiled_first_half(),
         "out_sim_results",
         "out_study_results",
         *(["out_reproduction"] if reproduction else []),
