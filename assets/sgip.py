@@ -21,8 +21,9 @@ from dagster_duckdb import DuckDBResource
 from assets import snapshot
 from assets.checks import md_table, table_checks
 from assets.raw import POOL, raw_files_for
+from assets.reproduction import PROFILE_PARTITIONS
 from assets.schema import MARGINAL_FORECAST, MARGINAL_SIGNAL, OUT_BACKTEST, OUT_BACKTEST_ERRORS, TableSchema
-from assets.warehouse import CheckFailed, check_key, check_ranges, rollback, write_tables
+from assets.warehouse import CheckFailed, check_key, check_ranges, other_profile_rows, rollback, write_tables
 from sim.backtest import HORIZON_STEPS, STEP_S, month_frame, path_files
 
 DATASET = "sgip_moer"
@@ -223,9 +224,6 @@ sgip_checks = [
 ]
 
 
-PROFILE_PARTITIONS = dg.StaticPartitionsDefinition(["quick", "full"])
-
-
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
@@ -265,10 +263,11 @@ def out_backtest(context: dg.AssetExecutionContext, duckdb: DuckDBResource):
         raise dg.Failure(description=f"out_backtest[{profile}]: {e}", metadata={"error": str(e)}) from None
     with duckdb.get_connection() as conn:
         for schema, df in ((OUT_BACKTEST, res), (OUT_BACKTEST_ERRORS, errs)):
-            keep = _other_profiles(conn, schema, profile)
-            write_tables(
-                conn, [(schema, pl.concat([keep, df.select(schema.column_names)], how="vertical_relaxed"))]
-            )
+            keep = other_profile_rows(conn, schema.name, profile)
+            df = df.select(schema.column_names)
+            if keep is not None:
+                df = pl.concat([keep.select(schema.column_names), df], how="vertical_relaxed")
+            write_tables(conn, [(schema, df)])
     allrows = res.filter(pl.col("month") == "all")
     yield dg.MaterializeResult(
         asset_key=OUT_BACKTEST.name,
@@ -291,16 +290,6 @@ def out_backtest(context: dg.AssetExecutionContext, duckdb: DuckDBResource):
     yield dg.MaterializeResult(
         asset_key=OUT_BACKTEST_ERRORS.name, metadata={"dagster/row_count": errs.height}
     )
-
-
-def _other_profiles(conn, schema: TableSchema, profile: str) -> pl.DataFrame:
-    """The rows of ``schema``'s table of every other profile (empty when the table does not exist yet)."""
-    exists = conn.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [schema.name]
-    ).fetchone()[0]
-    if not exists:
-        return pl.DataFrame(schema={c: pl.Null for c in schema.column_names})
-    return conn.execute(f"SELECT * FROM {schema.name} WHERE profile <> ?", [profile]).pl()
 
 
 backtest_assets = [out_backtest]

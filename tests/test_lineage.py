@@ -281,3 +281,28 @@ def test_varcap_runs_first_half_holds_no_partitioned_asset() -> None:
     ]
     assert partitioned == []
     assert "out_backtest" in run_cli.profiled_first_half()
+
+
+def test_profile_partitioned_assets_share_one_partitions_definition() -> None:
+    """Every asset partitioned by profile uses one definition (same keys, same order): `varcap run`
+    materializes them in one run at its profile, which Dagster refuses for two different definitions
+    ("Failed to resolve asset job")."""
+    import dagster as dg
+
+    from assets.reproduction import PROFILE_PARTITIONS
+    from pipelines.cli import run as run_cli
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    profiled = [
+        k
+        for k in graph.get_all_asset_keys()
+        if isinstance(graph.get(k).partitions_def, dg.StaticPartitionsDefinition)
+        and set(graph.get(k).partitions_def.get_partition_keys()) == {"quick", "full"}
+    ]
+    assert len(profiled) > 3
+    for k in profiled:
+        assert graph.get(k).partitions_def == PROFILE_PARTITIONS, k.to_user_string()
+    keys = [*run_cli.profiled_first_half(), "out_sim_results", *run_cli.report_keys()]
+    job = defs.resolve_implicit_global_asset_job_def()
+    job.get_subset(asset_selection={dg.AssetKey(k) for k in keys})  # resolves as one job
