@@ -27,9 +27,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from assets.checks import table_checks
-from assets.core import md_table
-from assets.raw import POOL
+from assets.checks import POOL, md_table, table_checks
 from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
@@ -76,7 +74,9 @@ SIGNAL_FILES = frozenset(f for f, _ in SIGNAL_INPUTS.values())
         ),
     ],
 )
-def out_sim_inputs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> Iterator[dg.MaterializeResult]:
+def out_sim_inputs(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource
+) -> Iterator[dg.MaterializeResult]:
     """Export the selected inputs (workloads, grid signals); ``versions.json`` keeps the other's entries."""
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     out = sweep.inputs_dir()
@@ -97,7 +97,9 @@ def out_sim_inputs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) ->
         yield dg.MaterializeResult(
             asset_key=key,
             metadata={"files": md_table(pl.DataFrame({"file": list(rows), "rows": list(rows.values())}))},
-            data_version=dg.DataVersion(hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]),
+            data_version=dg.DataVersion(
+                hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]
+            ),
         )
 
 
@@ -186,6 +188,11 @@ def study_deps(scenarios: list[Scenario]) -> list[str]:
     """The assets the ``scenarios``' simulations read (:func:`scenario_deps`), in a fixed order."""
     found = {d for sc in scenarios for d in scenario_deps(sc)}
     return [d for d in (SIM_INPUTS, GRID_SIGNALS, SPOT_ASSET) if d in found]
+
+
+#: a plan step logs each scenario it simulates up to this many (each log line is an event the instance
+#: stores); beyond, one line per twentieth of them (each partition's metadata holds its own figures)
+LOG_EACH_UP_TO = 50
 
 
 class PlanConfig(dg.Config):
@@ -349,7 +356,7 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
     for prefix, member in members:
         scs = study(member)
         keys = catalogue.partition_keys(member)
-        STUDY_PARTS[member] = StudyPart(asset, f"plan_{snake}", keys)
+        STUDY_PARTS.setdefault(member, StudyPart(asset, f"plan_{snake}", keys))  # as __missing__ would
         by_key.update({keys[s.id]: s for s in scs})
         full.update({keys[i]: k for i, k in full_keys(scs).items()})
         all_scs.update({s.id: s for s in scs})
@@ -382,6 +389,8 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
             todo = [sc for sc in todo if sc not in skipped]
         if config.local_workers > 0 and todo:
             over: list[str] = []
+            done: list[str] = []
+            step = max(1, len(todo) // 20)
 
             def log(sc: Scenario, row: dict | None, err: str | None) -> None:
                 if budget.is_timeout(err):
@@ -391,14 +400,23 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
                 elif err:
                     context.log.error(err)
                 else:
+                    done.append(sc.id)
                     m = row["metrics"]
-                    context.log.info(
+                    line = (
                         f"{sc.id} ({row['wall_s']:.1f} s): {sc.label()} -> terminations "
                         f"{m['terminations']}, goodput {m['goodput']:.4f}"
                     )
+                    if len(todo) <= LOG_EACH_UP_TO:
+                        context.log.info(line)
+                    elif len(done) % step == 0 or len(done) == len(todo):
+                        context.log.info(f"{name}: {len(done)} of {len(todo)} simulated (last: {line})")
 
             context.log.info(f"{name}: simulating {len(todo)} scenarios on {config.local_workers} processes")
-            failed = [e for e in sweep.run_many(todo, config.local_workers, log, budget_s) if not budget.is_timeout(e)]
+            failed = [
+                e
+                for e in sweep.run_many(todo, config.local_workers, log, budget_s)
+                if not budget.is_timeout(e)
+            ]
             if failed:
                 raise dg.Failure(
                     f"{len(failed)} of {len(todo)} scenarios failed (the others are cached):\n"
@@ -549,6 +567,8 @@ def _results_rows(conn, studies: list[str]) -> tuple[pl.DataFrame, list[str]]:  
         return kept, problems  # type: ignore[return-value]
     df = sweep.results_frame(rows)
     if kept is not None and kept.height:
+        # a column all null in the fresh rows (no carbon signal) takes the table's type
+        df = df.with_columns(pl.col(c).cast(kept.schema[c]) for c in df.columns if df.schema[c] == pl.Null)
         df = pl.concat([kept.select(df.columns).cast(df.schema), df])  # type: ignore[arg-type]
     return df, problems
 
