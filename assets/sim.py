@@ -27,9 +27,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
-from assets.checks import table_checks
-from assets.core import md_table
-from assets.raw import POOL
+from assets.checks import POOL, md_table, table_checks
 from assets.schema import OUT_SIM_RESULTS
 from assets.warehouse import replace_table
 from sim.tables import read_core_jobs
@@ -76,7 +74,9 @@ SIGNAL_FILES = frozenset(f for f, _ in SIGNAL_INPUTS.values())
         ),
     ],
 )
-def out_sim_inputs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> Iterator[dg.MaterializeResult]:
+def out_sim_inputs(
+    context: dg.AssetExecutionContext, duckdb: DuckDBResource
+) -> Iterator[dg.MaterializeResult]:
     """Export the selected inputs (workloads, grid signals); ``versions.json`` keeps the other's entries."""
     selected = {k.to_user_string() for k in context.selected_asset_keys}
     out = sweep.inputs_dir()
@@ -97,7 +97,9 @@ def out_sim_inputs(context: dg.AssetExecutionContext, duckdb: DuckDBResource) ->
         yield dg.MaterializeResult(
             asset_key=key,
             metadata={"files": md_table(pl.DataFrame({"file": list(rows), "rows": list(rows.values())}))},
-            data_version=dg.DataVersion(hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]),
+            data_version=dg.DataVersion(
+                hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()[:12]
+            ),
         )
 
 
@@ -188,6 +190,11 @@ def study_deps(scenarios: list[Scenario]) -> list[str]:
     return [d for d in (SIM_INPUTS, GRID_SIGNALS, SPOT_ASSET) if d in found]
 
 
+#: a plan step logs each scenario it simulates up to this many (each log line is an event the instance
+#: stores); beyond, one line per twentieth of them (each partition's metadata holds its own figures)
+LOG_EACH_UP_TO = 50
+
+
 class PlanConfig(dg.Config):
     """How a sweep run spreads its scenarios over steps."""
 
@@ -238,6 +245,14 @@ class NoStorageIOManager(dg.ConfigurableIOManager):
         return None
 
 
+def run_resources() -> dict[str, object]:
+    """Every resource the assets use, built now (so they honour the current ``VARCAP_HOME`` /
+    ``VARCAP_WAREHOUSE``): the warehouse, the downloader and the sweep outputs' IO manager."""
+    from assets.resources import default_resources
+
+    return {**default_resources(), "sim_runs_io": NoStorageIOManager()}
+
+
 def partition_metadata(row: dict, key: str, full_key: str | None = None) -> dict[str, object]:
     """One scenario's settings and results as the metadata of its partition (``full_key``: the key with
     the words every scenario of the study shares, :func:`studies.keys.full_keys`)."""
@@ -282,8 +297,22 @@ class StudyPart:
         return list(self.keys.values())
 
 
-#: catalogue study name → where it lives, filled as the study assets are built
-STUDY_PARTS: dict[str, StudyPart] = {}
+class _Parts(dict[str, StudyPart]):
+    """Catalogue study name → :class:`StudyPart`, filled as the study assets are built and, for a study
+    whose asset was not built in this process, from the catalogue on first look-up (KeyError for a name
+    the catalogue does not hold)."""
+
+    def __missing__(self, name: str) -> StudyPart:
+        if name not in STUDIES:
+            raise KeyError(name)
+        snake = study_asset(name)[0].replace("-", "_")
+        part = StudyPart("out_sim__" + snake, f"plan_{snake}", catalogue.partition_keys(name))
+        self[name] = part
+        return part
+
+
+#: catalogue study name → where it lives (:class:`_Parts`)
+STUDY_PARTS: dict[str, StudyPart] = _Parts()
 
 
 def study_asset_name(name: str) -> str:
@@ -327,7 +356,7 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
     for prefix, member in members:
         scs = study(member)
         keys = catalogue.partition_keys(member)
-        STUDY_PARTS[member] = StudyPart(asset, f"plan_{snake}", keys)
+        STUDY_PARTS.setdefault(member, StudyPart(asset, f"plan_{snake}", keys))  # as __missing__ would
         by_key.update({keys[s.id]: s for s in scs})
         full.update({keys[i]: k for i, k in full_keys(scs).items()})
         all_scs.update({s.id: s for s in scs})
@@ -360,6 +389,8 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
             todo = [sc for sc in todo if sc not in skipped]
         if config.local_workers > 0 and todo:
             over: list[str] = []
+            done: list[str] = []
+            step = max(1, len(todo) // 20)
 
             def log(sc: Scenario, row: dict | None, err: str | None) -> None:
                 if budget.is_timeout(err):
@@ -369,14 +400,23 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
                 elif err:
                     context.log.error(err)
                 else:
+                    done.append(sc.id)
                     m = row["metrics"]
-                    context.log.info(
+                    line = (
                         f"{sc.id} ({row['wall_s']:.1f} s): {sc.label()} -> terminations "
                         f"{m['terminations']}, goodput {m['goodput']:.4f}"
                     )
+                    if len(todo) <= LOG_EACH_UP_TO:
+                        context.log.info(line)
+                    elif len(done) % step == 0 or len(done) == len(todo):
+                        context.log.info(f"{name}: {len(done)} of {len(todo)} simulated (last: {line})")
 
             context.log.info(f"{name}: simulating {len(todo)} scenarios on {config.local_workers} processes")
-            failed = [e for e in sweep.run_many(todo, config.local_workers, log, budget_s) if not budget.is_timeout(e)]
+            failed = [
+                e
+                for e in sweep.run_many(todo, config.local_workers, log, budget_s)
+                if not budget.is_timeout(e)
+            ]
             if failed:
                 raise dg.Failure(
                     f"{len(failed)} of {len(todo)} scenarios failed (the others are cached):\n"
@@ -466,7 +506,26 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
     return _study
 
 
-study_assets = [sim_study_asset(base, members) for base, members in asset_studies().items()]
+#: study asset base → its asset, built on first use (:func:`study_asset_def`): a process that runs one study
+#: (``varcap sweep``) builds that study's scenarios and asset only, not the whole catalogue's
+_STUDY_ASSETS: dict[str, dg.AssetsDefinition] = {}
+
+
+def study_asset_def(name: str) -> dg.AssetsDefinition:
+    """The asset of catalogue study ``name`` (a profiled study's base asset, both profiles), built once per
+    process. KeyError for a name the catalogue does not hold."""
+    base = study_asset(name)[0]
+    if base not in _STUDY_ASSETS:
+        members = asset_studies().get(base)
+        if members is None:
+            raise KeyError(f"unknown study {name!r}")
+        _STUDY_ASSETS[base] = sim_study_asset(base, members)
+    return _STUDY_ASSETS[base]
+
+
+def all_study_assets() -> list[dg.AssetsDefinition]:
+    """The asset of every catalogue study (each built once per process), in catalogue order."""
+    return [study_asset_def(members[0][1]) for members in asset_studies().values()]
 
 
 #: Rebuild the results table whenever a study's partitions were materialized (from the CLI or the UI),
@@ -480,38 +539,103 @@ RESULTS_AUTOMATION = (
 ).with_label("after study runs")
 
 
-@dg.asset(
-    group_name="sim",
-    pool=POOL,
-    kinds={"duckdb"},
-    deps=study_assets,
-    code_version="2",
-    automation_condition=RESULTS_AUTOMATION,
-    description="One row per simulated scenario: parameters, every metric, code and input versions. "
-    "Rebuilt automatically after a study's partitions materialize (UI backfill or `varcap sweep`); a run "
-    "directory that cannot be read is reported by path and skipped.",
-)
-def out_sim_results(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> dg.MaterializeResult:
-    t0 = time.perf_counter()
-    known = all_scenarios()
-    found, problems = sweep.scan_runs()
-    for msg in problems:
-        context.log.warning(msg)
-    rows = [r for r in found if r["scenario_id"] in known]
-    if not rows:
+class ResultsConfig(dg.Config):
+    """Which rows of ``out_sim_results`` a run rebuilds."""
+
+    # empty: the whole table from every run directory of a catalogue scenario; else only these catalogue
+    # studies' rows (``varcap sweep``), the table's other rows kept as they are
+    studies: list[str] = []
+
+
+def _results_rows(conn, studies: list[str]) -> tuple[pl.DataFrame, list[str]]:  # noqa: ANN001
+    """The rows of ``out_sim_results`` to write (:class:`ResultsConfig`) and one message per unreadable run
+    directory; the whole table when ``studies`` is empty, the table does not exist yet or its columns are
+    not this code's. Failure when no row at all is found."""
+    kept = None
+    if studies:
+        kept = other_rows(conn, OUT_SIM_RESULTS.name, ids := {s.id for n in studies for s in study(n)})
+    if kept is not None and set(kept.columns) == set(OUT_SIM_RESULTS.column_names):
+        rows, problems = sweep.scan_runs(sorted(ids))
+    else:  # the whole table
+        kept = None
+        known = all_scenarios()
+        found, problems = sweep.scan_runs()
+        rows = [r for r in found if r["scenario_id"] in known]
+    if not rows and (kept is None or kept.height == 0):
         raise dg.Failure("no scenario results under data/sim/runs: run `varcap sweep STUDY` first")
+    if not rows:
+        return kept, problems  # type: ignore[return-value]
     df = sweep.results_frame(rows)
-    with duckdb.get_connection() as conn:
-        replace_table(conn, OUT_SIM_RESULTS, df)
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": df.height,
-            "seconds": round(time.perf_counter() - t0, 2),
-            "skipped_run_dirs": dg.MetadataValue.md("\n".join(f"* `{m}`" for m in problems) or "none"),
-            "by_policy": md_table(df.group_by("policy").len().sort("policy")),
-        }
+    if kept is not None and kept.height:
+        # a column all null in the fresh rows (no carbon signal) takes the table's type
+        df = df.with_columns(pl.col(c).cast(kept.schema[c]) for c in df.columns if df.schema[c] == pl.Null)
+        df = pl.concat([kept.select(df.columns).cast(df.schema), df])  # type: ignore[arg-type]
+    return df, problems
+
+
+def other_rows(conn, table: str, ids: set[str]) -> pl.DataFrame | None:  # noqa: ANN001
+    """The rows of ``table`` whose ``scenario_id`` is not in ``ids``, or None when the table does not
+    exist yet."""
+    exists = conn.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]
+    ).fetchall()[0][0]  # fetchall: DuckDB refuses the next query while a result is unfinished
+    if not exists:
+        return None
+    return conn.sql(f"SELECT * FROM {table}").pl().filter(~pl.col("scenario_id").is_in(list(ids)))
+
+
+def results_asset(keys: list[str] | None = None) -> dg.AssetsDefinition:
+    """The ``out_sim_results`` asset, downstream of the study assets ``keys`` (default: every catalogue
+    study's, :func:`asset_studies`; only their keys, the study assets need not be built)."""
+    deps = keys if keys is not None else ["out_sim__" + b.replace("-", "_") for b in asset_studies()]
+
+    @dg.asset(
+        name="out_sim_results",
+        group_name="sim",
+        pool=POOL,
+        kinds={"duckdb"},
+        deps=deps,
+        code_version="2",
+        automation_condition=RESULTS_AUTOMATION,
+        description="One row per simulated scenario: parameters, every metric, code and input versions. "
+        "Rebuilt automatically after a study's partitions materialize (UI backfill or `varcap sweep`, which "
+        "rebuilds its study's rows only); a run directory that cannot be read is reported by path and "
+        "skipped.",
     )
+    def out_sim_results(
+        context: dg.AssetExecutionContext, config: ResultsConfig, duckdb: DuckDBResource
+    ) -> dg.MaterializeResult:
+        t0 = time.perf_counter()
+        with duckdb.get_connection() as conn:
+            df, problems = _results_rows(conn, config.studies)
+            for msg in problems:
+                context.log.warning(msg)
+            replace_table(conn, OUT_SIM_RESULTS, df)
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": df.height,
+                "seconds": round(time.perf_counter() - t0, 2),
+                "skipped_run_dirs": dg.MetadataValue.md("\n".join(f"* `{m}`" for m in problems) or "none"),
+                "by_policy": md_table(df.group_by("policy").len().sort("policy")),
+            }
+        )
+
+    return out_sim_results
 
 
-sim_assets = [out_sim_inputs, *study_assets, out_sim_results]
-sim_checks = table_checks(OUT_SIM_RESULTS, out_sim_results, prefixed=True)
+sim_checks = table_checks(OUT_SIM_RESULTS, "out_sim_results", prefixed=True)
+
+
+def __getattr__(name: str) -> object:
+    """``study_assets``, ``out_sim_results`` and ``sim_assets`` (every study's asset, the results table,
+    and both with the exported inputs), built on first use: importing this module builds no study."""
+    if name == "study_assets":
+        value: object = all_study_assets()
+    elif name == "out_sim_results":
+        value = results_asset()
+    elif name == "sim_assets":
+        value = [out_sim_inputs, *all_study_assets(), __getattr__("out_sim_results")]
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

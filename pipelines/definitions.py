@@ -11,10 +11,9 @@ from assets.harmony import harmony_assets, harmony_checks
 from assets.raw import raw_assets, raw_checks
 from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
-from assets.resources import default_resources
 from assets.schema import ALL_TABLES
 from assets.sgip import backtest_assets, backtest_checks, sgip_assets, sgip_checks
-from assets.sim import NoStorageIOManager, sim_assets, sim_checks, study_asset_name
+from assets.sim import run_resources, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
 from assets.swf import swf_assets, swf_checks
 from assets.thesis import thesis_assets, thesis_checks
@@ -93,7 +92,8 @@ SWEEP_JOBS = {name: _sweep_job(name, dg.multiprocess_executor) for name in STUDI
 
 
 def resources() -> dict[str, object]:
-    return {**default_resources(), "sim_runs_io": NoStorageIOManager()}
+    """Every resource, built now (:func:`assets.sim.run_resources`)."""
+    return run_resources()
 
 
 #: evaluates automation conditions (out_sim_results after a study's partitions materialize from the UI);

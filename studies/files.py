@@ -115,7 +115,7 @@ def _choices(vals: Any) -> str:
 
 def _policy(where: _Where, fld: str, item: Any) -> tuple[str, dict[str, str]]:
     """A grid/scenario policy entry: ``"name"`` or ``{name = "...", setting = value, ...}``."""
-    from sim.policies import available
+    from sim.policies import available, listed
 
     if isinstance(item, dict):
         item = dict(item)
@@ -125,7 +125,7 @@ def _policy(where: _Where, fld: str, item: Any) -> tuple[str, dict[str, str]]:
         name, settings = item, {}
     if not isinstance(name, str):
         raise where.error(fld, f"{item!r} is not a policy name or a table with `name`", key="policies")
-    if name not in available():
+    if not listed(name):
         raise where.error(fld, f"unknown policy {name!r}; policies: {_choices(available())}", value=name)
     return name, settings
 

@@ -210,6 +210,50 @@ def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
+def reuse_event_log_engines(instance) -> bool:
+    """Make ``instance``'s SQLite event log (the default storage of a ``DAGSTER_HOME``) keep one SQLAlchemy
+    engine per database file for the life of this process instead of creating and disposing one for every
+    statement: each event of a run (a partition's materialization among them) then costs a connection,
+    not an engine with its own empty compiled-statement cache. Connections are still opened per statement
+    (``NullPool``), under the storage's own lock, so threads share nothing else. The rows written are the
+    storage's own. Returns whether it applied (False for another storage, or a Dagster whose SQLite storage
+    lacks the methods this relies on: then nothing changes)."""
+    from dagster._core.storage.event_log import SqliteEventLogStorage
+
+    storage = instance.event_log_storage
+    needed = ("_connect", "_db_lock", "_initdb", "_initialized_dbs", "conn_string_for_shard")
+    if type(storage) is not SqliteEventLogStorage or not all(hasattr(storage, n) for n in needed):
+        return False
+    if getattr(storage, "_varcap_engines", None) is not None:
+        return True
+    import sqlalchemy as sa
+    from dagster._core.storage.event_log.sqlite import sqlite_event_log as sel
+
+    engines: dict[str, object] = {}
+    timeout = getattr(sel, "SQLITE_BUSY_TIMEOUT_SECONDS", 30)
+
+    @contextlib.contextmanager
+    def _connect(shard: str) -> Iterator[object]:
+        with storage._db_lock:
+            engine = engines.get(shard)
+            if engine is None:
+                engine = sa.create_engine(
+                    storage.conn_string_for_shard(shard),
+                    poolclass=sa.pool.NullPool,
+                    connect_args={"timeout": timeout},
+                )
+                engines[shard] = engine
+            if shard not in storage._initialized_dbs:
+                storage._initdb(engine)
+                storage._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+    storage._connect = _connect
+    storage._varcap_engines = engines
+    return True
+
+
 @contextlib.contextmanager
 def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     """Around one in-process Dagster run: frees the pool slots of dead runs first, watches for a step
@@ -219,6 +263,7 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     from pipelines import guard
 
     instance = dg.DagsterInstance.get()
+    reuse_event_log_engines(instance)
     for line in guard.dead_run_notices(instance):
         console.print(line, style="yellow", soft_wrap=True)
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
@@ -248,22 +293,32 @@ def _print_failures(events, console) -> None:
 
 
 def _materialize(
-    keys: list, console, ops_config: dict | None = None, partition_key: str | None = None
+    keys: list,
+    console,
+    ops_config: dict | None = None,
+    partition_key: str | None = None,
+    defs: list | None = None,
 ) -> bool:
     """Materialize ``keys`` (with their checks) in-process, ``ops_config`` as the run's op config, the
-    partitioned ones at ``partition_key`` (a reproduction profile); print failures. True on success."""
+    partitioned ones at ``partition_key`` (a reproduction profile); print failures. True on success.
+    ``defs``: the asset and check definitions to materialize them from (default every one of
+    :mod:`pipelines.definitions`; the assets of ``keys`` and their checks suffice)."""
     import dagster as dg
 
-    from pipelines.definitions import ALL_ASSETS, ALL_CHECKS, resources
+    from assets.sim import run_resources
 
+    if defs is None:
+        from pipelines.definitions import ALL_ASSETS, ALL_CHECKS
+
+        defs = [*ALL_ASSETS, *ALL_CHECKS]
     names = [str(k) for k in keys]
     what = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
     with _guarded_run(console) as (instance, tags), doing(f"materializing {what}"):
         result = dg.materialize(
-            [*ALL_ASSETS, *ALL_CHECKS],
+            defs,
             selection=[dg.AssetKey(k) for k in keys],
             instance=instance,
-            resources=resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
+            resources=run_resources(),  # built now: honours the current VARCAP_HOME / VARCAP_WAREHOUSE
             tags=tags,
             partition_key=partition_key,
             run_config={"loggers": dagster_loggers(), **({"ops": ops_config} if ops_config else {})},
@@ -309,9 +364,9 @@ def _ensure_sim_inputs(console) -> bool:
         ["raw_swf_log", "core_swf_jobs", "core_swf_rejects"], console
     ):
         return False
-    from assets.sim import SIM_INPUT_ASSETS
+    from assets.sim import SIM_INPUT_ASSETS, out_sim_inputs
 
-    return _materialize(list(SIM_INPUT_ASSETS), console)
+    return _materialize(list(SIM_INPUT_ASSETS), console, defs=[out_sim_inputs])
 
 
 def _has_tables(names: list[str]) -> bool:

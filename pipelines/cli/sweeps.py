@@ -60,12 +60,38 @@ def plan_config(study_name: str, config: dict) -> dict:
     return {part.asset: {"ops": {part.plan: {"config": config}}}}
 
 
+def sweep_definitions(study_name: str):
+    """The definitions one study's sweep needs, and nothing else: the study's asset, ``out_sim_results``
+    (downstream of every study asset, by key) with its checks, the resources, and the study's sweep job
+    (``sweep__<study>``, as :data:`pipelines.definitions.SWEEP_JOBS` names it). Building them builds this
+    study's scenarios only, not the whole catalogue's (what importing :mod:`pipelines.definitions`
+    does). KeyError for a study the catalogue does not hold."""
+    import dagster as dg
+
+    from assets.schema import ALL_TABLES
+    from assets.sim import results_asset, run_resources, sim_checks, study_asset_def, study_asset_name
+
+    def columns(spec: dg.AssetSpec) -> dg.AssetSpec:  # the data dictionary, as pipelines.definitions does
+        table = ALL_TABLES.get(spec.key.to_user_string())
+        return spec.merge_attributes(metadata=table.dagster_metadata()) if table else spec
+
+    job = dg.define_asset_job(
+        f"sweep__{study_name.replace('-', '_')}",
+        selection=[study_asset_name(study_name), "out_sim_results"],
+        executor_def=dg.multiprocess_executor,
+    )
+    return dg.Definitions(
+        assets=dg.map_asset_specs(columns, [study_asset_def(study_name), results_asset()]),
+        asset_checks=sim_checks,
+        jobs=[job],
+        resources=run_resources(),
+    )
+
+
 def local_sweep_job(study_name: str):
     """The study's sweep job as ``varcap sweep`` runs it by default: in this process (run it with
-    :func:`local_sweep_run_config`)."""
-    from pipelines.definitions import SWEEP_JOBS, defs
-
-    return defs.resolve_job_def(SWEEP_JOBS[study_name].name)
+    :func:`local_sweep_run_config`), from :func:`sweep_definitions`."""
+    return sweep_definitions(study_name).resolve_job_def(f"sweep__{study_name.replace('-', '_')}")
 
 
 #: uncached work (machine-days, every scenario with its machines given) that ``varcap sweep`` simulates in
@@ -91,7 +117,11 @@ def local_sweep_run_config(study_name: str, workers: int) -> dict:
     from assets.resources import warehouse_run_config
 
     return {
-        "ops": plan_config(study_name, {"local_workers": workers}),
+        # the results table rebuilds this study's rows (its other rows are kept as they are)
+        "ops": {
+            **plan_config(study_name, {"local_workers": workers}),
+            "out_sim_results": {"config": {"studies": [study_name]}},
+        },
         "resources": warehouse_run_config(),
         "loggers": dagster_loggers(),
     }
@@ -195,7 +225,6 @@ def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results
     import dagster as dg
 
     from assets.sim import study_asset_name
-    from pipelines.definitions import defs
     from studies import catalogue
 
     keys = catalogue.partition_keys(name)
@@ -211,12 +240,17 @@ def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results
             run_config=run_config, instance=instance, tags=run_tags, raise_on_error=False
         )
     run_config.pop("resources")  # the study asset alone holds no DuckDB resource
-    return defs.resolve_implicit_global_asset_job_def().execute_in_process(
-        run_config=run_config,
-        instance=instance,
-        tags=run_tags,
-        asset_selection=[dg.AssetKey(study_asset_name(name))],
-        raise_on_error=False,
+    run_config["ops"].pop("out_sim_results")
+    return (
+        sweep_definitions(name)
+        .resolve_implicit_global_asset_job_def()
+        .execute_in_process(
+            run_config=run_config,
+            instance=instance,
+            tags=run_tags,
+            asset_selection=[dg.AssetKey(study_asset_name(name))],
+            raise_on_error=False,
+        )
     )
 
 

@@ -164,13 +164,29 @@ def available() -> list[str]:
     return [name for name, _ in entries()]
 
 
-def entry(name: str) -> PolicyEntry:
-    """The registry entry of policy ``name`` (a family's member: the family's facts with its policy).
-    KeyError listing the known names."""
-    # the policy's own module first (``target-asap`` → target, ``ias-h1`` → ias): importing every one loads numba
+def listed(name: str) -> bool:
+    """Whether ``name`` is one of :func:`available`'s names. A policy registered under exactly that name, or
+    an example of a family, is found by importing its own module only (every module imports numba); any
+    other name by loading every module."""
+    _load_own(name)
+    if name in REGISTRY.names() and REGISTRY.get(name).resolve is None:
+        return True
+    if name in REGISTRY and name in REGISTRY.get(name).examples:
+        return True
+    return name in available()
+
+
+def _load_own(name: str) -> None:
+    """Import the policy modules ``name`` may be registered in (``target-asap`` → target, ``ias-h1`` → ias)."""
     for own in dict.fromkeys((name.replace("-", "_"), name.split("-")[0])):
         if own in modules():
             importlib.import_module(f"{__name__}.{own}")
+
+
+def entry(name: str) -> PolicyEntry:
+    """The registry entry of policy ``name`` (a family's member: the family's facts with its policy).
+    KeyError listing the known names."""
+    _load_own(name)  # the policy's own module first: importing every one loads numba
     if name not in REGISTRY.names() and _own_family_member(name) is None:
         _load()  # neither a loaded name nor a member of a loaded family (``ias-h4``): every module
     try:

@@ -10,15 +10,28 @@ patches the runner (tests) patches :mod:`studies.harmony.runner` itself.
 
 from __future__ import annotations
 
-from studies.harmony.claims import EXPLANATIONS, FIGURES, HEADLINES, energy_reduction_readings
-from studies.harmony.runner import (
-    HARMONY_STUDIES,
-    OMEGAS,
-    SCHEMES,
-    HarmonyScenario,
-    harmony_scenarios,
-    load_results,
-)
+import importlib
+
+#: Harmony's studies (:func:`studies.harmony.runner.harmony_scenarios` expands them)
+HARMONY_STUDIES = ("harmony", "harmony-7d", "harmony-headline", "harmony-smoke")
+
+#: the names re-exported from the claims and the runner, imported on first use: the runner loads the
+#: compiled simulator (numba), which a caller asking whether a study is Harmony's (``varcap sweep``), or
+#: the catalogue reading ``STUDY_BUILDERS``, does not need
+_LAZY = {
+    **dict.fromkeys(("EXPLANATIONS", "FIGURES", "HEADLINES", "energy_reduction_readings"), "claims"),
+    **dict.fromkeys(("OMEGAS", "SCHEMES", "HarmonyScenario", "harmony_scenarios", "load_results"), "runner"),
+}
+
+
+def __getattr__(name: str) -> object:
+    """A name of :data:`_LAZY`, from its module (imported now); AttributeError for any other."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 STUDY_BUILDERS: dict = {}  # Harmony scenarios choose their capacity themselves: not catalogue studies
 

@@ -43,6 +43,7 @@ from sim.harmony.forecast import ForecastConfig
 from sim.harmony.run import Demand, HarmonyConfig, container_sizes, predict_demand, simulate_harmony
 from sim.harmony.workload import WORKLOADS, borg_frame, sample_window_s, workload  # noqa: F401 (re-exported)
 from sim.paths import data_dir
+from studies.harmony import HARMONY_STUDIES as _HARMONY_STUDIES
 from studies.sweep import write_json_atomic, write_parquet_atomic
 
 OMEGAS = tuple(round(0.6 + 0.2 * i, 1) for i in range(9))  # 0.6 … 2.2
@@ -105,7 +106,7 @@ def harmony_scenarios(name: str = "harmony") -> list[HarmonyScenario]:
     raise KeyError(f"unknown Harmony study {name!r}; studies: {', '.join(HARMONY_STUDIES)}")
 
 
-HARMONY_STUDIES = ("harmony", "harmony-7d", "harmony-headline", "harmony-smoke")
+HARMONY_STUDIES = _HARMONY_STUDIES  # defined in the package, which imports no simulator
 
 
 # ------------------------------------------------------------------------------------------------ inputs
