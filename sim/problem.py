@@ -92,7 +92,9 @@ class Problem:
                 f"{int(too_big.sum())} jobs ask for more than {platform.cores} cores per machine "
                 f"(max {cores.max()}); filter or rescale them first"
             )
-        order = np.argsort(submit, kind="stable")
+        # already in submit order (the usual file): the stable sort's answer without sorting (0.4 CPU s at 6M)
+        ordered = submit.size < 2 or bool(np.all(submit[1:] >= submit[:-1]))
+        order = np.arange(submit.size) if ordered else np.argsort(submit, kind="stable")
         ck_cols = {k: jobs[k].cast(pl.Float64).to_numpy() for k in CHECKPOINT_KEYS if k in jobs.columns}
         ck_jobs = per_job(ck_cols, jobs.height, checkpoint) if ck_cols else None
         return cls(
