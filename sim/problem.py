@@ -158,9 +158,12 @@ def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> d
     """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
     with the work column (checkpointing runs)."""
     extra = {"att_useful_s": np.ascontiguousarray(alog[:, 5])} if useful else {}
+    job = alog[:, 0].astype(np.int64)
     return {
         **extra,
-        "att_job": row[alog[:, 0].astype(np.int64)].astype(np.int64),
+        # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
+        # (two 8-byte columns a job of the run's peak memory)
+        "att_job": job if in_submit_order(row) else np.asarray(row[job], np.int64),
         "att_start_s": np.ascontiguousarray(alog[:, 1]),
         "att_end_s": np.ascontiguousarray(alog[:, 2]),
         "att_outcome": alog[:, 3].astype(np.int8),

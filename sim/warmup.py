@@ -55,7 +55,9 @@ def hook_modules() -> dict[str, str]:
     ``harmony``."""
     from sim.policies import entries
 
-    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {HARMONY_MODULE: "harmony"}
+    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {
+        HARMONY_MODULE: "harmony"
+    }
 
 
 def __getattr__(name: str) -> object:
@@ -99,13 +101,15 @@ def cold_hooks() -> tuple[str, ...]:
 
 
 def kernel_cached() -> bool | None:
-    """True if numba's on-disk cache holds the engine kernel compiled from the current source, False if
-    not, None if this numba version does not let us tell (then :func:`ensure_warm` warms to be safe)."""
-    from sim.engine import _kernel
+    """True if numba's on-disk cache holds the engine kernels (the general one and First-Fit's) compiled
+    from the current source, False if not, None if this numba version does not let us tell (then
+    :func:`ensure_warm` warms to be safe)."""
+    import sim.engine.ff  # noqa: F401  (defines First-Fit's kernel)
+    from sim.engine import _ff_kernel, _kernel
     from sim.engine._jit import cache_index
 
     try:
-        return bool(cache_index(_kernel))
+        return bool(cache_index(_kernel)) and bool(cache_index(_ff_kernel))
     except (AttributeError, OSError, EOFError, ValueError):
         return None
 

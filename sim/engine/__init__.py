@@ -26,7 +26,8 @@ fit, since free capacity only shrank).
 
 Modules: ``kit`` (the compiled-loop kit: event heap, pairwise sum, attempt-log append), ``trees``
 (machine/queue segment trees), ``queue`` (queue classes and compaction), ``log`` (attempt log), ``admission``
-(admission predicates, the :data:`RULES` a predicate declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
+(admission predicates, the :data:`RULES` a predicate declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``ff``
+(First-Fit's flat kernel: the same results without the admission machinery), ``_jit`` (lazy
 compilation). Two ways to run the same code: compiled (numba, ``cache=True``) or interpreted (the plain
 functions, for small instances: no numba import, no cache load). :func:`run_kernel` picks by size
 (:func:`choose_engine`); both give identical results (``tests/test_engine_python.py``).
@@ -270,6 +271,7 @@ def run_kernel(
     job_lo, job_hi = adm.job_ranges(n, int(n_machines))
     inputs = adm.inputs(int(n_machines))
     adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:])
+    ck_rows = _checkpoint_rows(checkpoint, n)
     args = (
         _arr(row if row is not None else np.arange(n), np.int64),
         _arr(submit, np.float64),
@@ -299,14 +301,15 @@ def run_kernel(
         bool(adm.frontier),
         *_classes(adm, dur, int(n_machines), checkpoint is not None),
         *_machine_event_arrays(machine_events),
-        _checkpoint_rows(checkpoint, n),
+        ck_rows,
     )
+    name = "_ff_kernel" if flat_kernel(adm, ck_rows.shape[0] > 0) else "_kernel"
     if kind == "compiled":
-        out = compiled()["_kernel"](*args)
+        out = compiled()[name](*args)
     else:
         state = np.random.get_state()  # the interpreted kernel seeds numpy's global generator
         try:
-            out = plain("_kernel")(*args)
+            out = plain(name)(*args)
         finally:
             np.random.set_state(state)
     fs, end, att, terms, status, acc, ts, alog = out
@@ -331,6 +334,19 @@ def run_kernel(
         np.ascontiguousarray(ts[2]),
         alog,
         kind,
+    )
+
+
+def flat_kernel(adm: Admission, checkpointing: bool) -> bool:
+    """Whether a run takes First-Fit's flat kernel (:mod:`sim.engine.ff`, the same results as the general
+    one): no admission predicate, no time bound, no timed rule, no naive rescan, no checkpointing."""
+    rule = adm.rule
+    return (
+        adm.pred == PRED_NONE
+        and rule.bound == BOUND_NONE
+        and not rule.timed
+        and not adm.full_rescan
+        and not checkpointing
     )
 
 
