@@ -25,7 +25,9 @@ from collections.abc import Callable
 # change history for SlackSched's modelled passes (sim.harvest.passes) and a queue for its fast pass;
 # Harmony's engine (its own simulator) by :func:`warm_harmony`
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
-# kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
+# kernels' one signature each (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF
+# alone — First-Fit's flat kernel (sim.engine.ff); the general kernel, which a First-Fit process never
+# loads, is checked by its index only (kernel_cached), so a damaged one fails its first run, not this check —
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)

@@ -107,3 +107,4 @@ def test_run_kernel_takes_the_flat_kernel_exactly_without_admission_machinery() 
     assert not flat_kernel(Admission(), True)  # checkpointing
     assert not flat_kernel(Admission(full_rescan=True), False)
     assert not flat_kernel(Admission(pred=PRED_IAS), False)
+    assert not flat_kernel(Admission(job_lo=np.zeros(3, np.int64), job_hi=np.full(3, 2, np.int64)), False)

@@ -98,8 +98,9 @@ def _ff_kernel(
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
     use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
 ):  # fmt: skip
-    """:func:`~sim.engine.kernel._kernel` (same arguments, same results) for a run without predicate, time
-    bound, timed rule, naive rescan or checkpointing (the caller checks: :func:`sim.engine.run_kernel`)."""
+    """:func:`~sim.engine.kernel._kernel` (same arguments, same results) for a run without predicate,
+    per-job machine range (``job_lo``, ``job_hi`` empty), time bound, timed rule, naive rescan or
+    checkpointing (the caller checks: :func:`sim.engine.flat_kernel`)."""
     n = submit.shape[0]
     work = duration
     ckd = np.zeros(0, np.int64)
@@ -118,17 +119,17 @@ def _ff_kernel(
     dirty = np.empty(n_machines, np.int64)
     is_dirty = np.zeros(n_machines, np.bool_)
     np.random.seed(seed)
-    first_start = np.full(n, -1.0)
+    # memory: the first starts, ends and attempt counts are read off the attempt log after the loop (none
+    # of the phases called reads them), when the loop's own arrays are freed; job indices in 4 bytes
+    none = np.empty(0)
     start = np.full(n, -1.0)
-    end = np.full(n, -1.0)
-    attempts = np.zeros(n, np.int64)
     terms = np.zeros(n, np.int64)
     status = np.zeros(n, np.int8)
-    on_machine = np.full(n, -1, np.int64)
-    nxt = np.full(n, -1, np.int64)
-    prv = np.full(n, -1, np.int64)
-    cur_att = np.full(n, -1, np.int64)
-    jobs = (first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att)
+    on_machine = np.full(n, -1, np.int32)
+    nxt = np.full(n, -1, np.int32)
+    prv = np.full(n, -1, np.int32)
+    cur_att = np.full(n, -1, np.int32)
+    jobs = (none, start, none, np.zeros(0, np.int64), terms, status, on_machine, nxt, prv, cur_att)
     alive = np.zeros(n_machines, np.bool_)
     free_c = np.zeros(n_machines)
     free_m = np.full(n_machines, machine_mem)
@@ -194,7 +195,6 @@ def _ff_kernel(
                 continue  # stale entry of a terminated attempt
             m = on_machine[j]
             status[j] = COMPLETED
-            end[j] = t
             k = cur_att[j]
             alog[k, LOG_END] = t
             alog[k, LOG_OUTCOME] = ATT_COMPLETED
@@ -259,9 +259,9 @@ def _ff_kernel(
         while pos >= 0:
             j = qjob[pos]
             c = cores[j]
-            m = _mt_first_ge(mtree, msize, job_lo[j], c)
+            m = _mt_first_ge(mtree, msize, 0, c)  # no per-job machine range (job_lo, job_hi: empty)
             while m >= 0:
-                if m >= job_hi[j]:
+                if m >= n_machines:
                     m = -1
                     break
                 if not (not alive[m] or free_c[m] < c or (use_mem and free_m[m] < mem[j])):
@@ -277,9 +277,6 @@ def _ff_kernel(
                 free_m[m] -= mem[j]
                 _mt_set(mtree, msize, m, free_c[m])
                 start[j] = t
-                if first_start[j] < 0:
-                    first_start[j] = t
-                attempts[j] += 1
                 status[j] = RUNNING
                 on_machine[j] = m
                 prv[j] = -1
@@ -321,4 +318,15 @@ def _ff_kernel(
         if status[j] == RUNNING:
             inflight_cs += cores[j] * (horizon - start[j])
     acc[A_INFLIGHT_CS] = inflight_cs
+    # each job's first start, end (completed) and attempts, from its rows in start order
+    first_start = np.full(n, -1.0)
+    end = np.full(n, -1.0)
+    attempts = np.zeros(n, np.int64)
+    for r in range(an):
+        j = int(alog[r, LOG_JOB])
+        attempts[j] += 1
+        if attempts[j] == 1:
+            first_start[j] = alog[r, LOG_START]
+        if alog[r, LOG_OUTCOME] == ATT_COMPLETED:
+            end[j] = alog[r, LOG_END]
     return first_start, end, attempts, terms, status, acc, ts[:, :ts_n], alog[:an]
