@@ -93,6 +93,7 @@ __all__ = [
     "Admission",
     "KernelResult",
     "Rule",
+    "flat_kernel",
     "python_work",
     "run_kernel",
     "use_engine",
