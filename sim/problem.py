@@ -11,7 +11,7 @@ import polars as pl
 from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.checkpoint import Checkpoint, per_job
-from sim.engine import Admission, KernelResult, run_kernel
+from sim.engine import Admission, run_kernel
 from sim.metrics import EngineOutput, step_cores
 
 
@@ -154,20 +154,20 @@ def _engine_order(order: np.ndarray, sorted_: bool, arr: np.ndarray) -> np.ndarr
     return arr[order]
 
 
-def attempt_fields(k: KernelResult, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
+def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
     """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
     with the work column (checkpointing runs)."""
-    extra = {"att_useful_s": np.ascontiguousarray(k.log_rows()[:, 5])} if useful else {}
-    job, start, end, outcome, machine = k.log_columns()
+    extra = {"att_useful_s": np.ascontiguousarray(alog[:, 5])} if useful else {}
+    job = alog[:, 0].astype(np.int64)
     return {
         **extra,
         # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
         # (two 8-byte columns a job of the run's peak memory)
         "att_job": job if in_submit_order(row) else np.asarray(row[job], np.int64),
-        "att_start_s": start,
-        "att_end_s": end,
-        "att_outcome": outcome,
-        "att_machine": machine,
+        "att_start_s": np.ascontiguousarray(alog[:, 1]),
+        "att_end_s": np.ascontiguousarray(alog[:, 2]),
+        "att_outcome": alog[:, 3].astype(np.int8),
+        "att_machine": alog[:, 4].astype(np.int32),
     }
 
 
@@ -256,7 +256,7 @@ def run_first_fit(
         k.aborted_s,
         k.violations,
         k.events,
-        **attempt_fields(k, o, problem.checkpointing),
+        **attempt_fields(k.attempt_log, o, problem.checkpointing),
         **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
     ts = (

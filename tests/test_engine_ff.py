@@ -21,8 +21,6 @@ def _same(a: KernelResult, b: KernelResult) -> None:
         if f.name == "engine":
             continue
         x, y = getattr(a, f.name), getattr(b, f.name)
-        if f.name == "attempt_log":  # rows, or First-Fit's flat kernel's columns
-            x, y = a.log_rows(), b.log_rows()
         if isinstance(x, np.ndarray):
             assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), f.name
         else:
@@ -101,7 +99,7 @@ def test_flat_kernel_grows_its_queue_heap_and_log(monkeypatch) -> None:
     flat = _run(sc, "python")
     monkeypatch.setattr(engine, "flat_kernel", lambda adm, checkpointing: False)
     _same(flat, _run(sc, "python"))
-    assert flat.terminations > 100 and flat.log_rows().shape[0] > 900
+    assert flat.terminations > 100 and flat.attempt_log.shape[0] > 900
 
 
 def test_run_kernel_takes_the_flat_kernel_exactly_without_admission_machinery() -> None:
@@ -110,25 +108,3 @@ def test_run_kernel_takes_the_flat_kernel_exactly_without_admission_machinery() 
     assert not flat_kernel(Admission(full_rescan=True), False)
     assert not flat_kernel(Admission(pred=PRED_IAS), False)
     assert not flat_kernel(Admission(job_lo=np.zeros(3, np.int64), job_hi=np.full(3, 2, np.int64)), False)
-
-
-def test_flat_kernel_logs_attempts_by_column_and_grows_them() -> None:
-    """The flat kernel's attempt log is its five typed columns (29 bytes a row, no float64 row copy),
-    doubled when full with its rows kept."""
-    from sim.engine._jit import plain
-
-    r = _run(_instance(2), "python")
-    j, s, e, o, m = r.attempt_log
-    assert (j.dtype, s.dtype, e.dtype, o.dtype, m.dtype) == (
-        np.int64,
-        np.float64,
-        np.float64,
-        np.int8,
-        np.int32,
-    )
-    assert all(np.array_equal(x, y) for x, y in zip(r.log_columns(), r.attempt_log, strict=True))
-    cols = (np.arange(3), np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]), np.array([0, 1, 2], np.int8),
-            np.array([7, 8, 9], np.int32))  # fmt: skip
-    grown = plain("_grow_columns")(*cols, 3)
-    assert all(g.shape == (22,) and g.dtype == c.dtype for g, c in zip(grown, cols, strict=True))
-    assert all(np.array_equal(g[:3], c) for g, c in zip(grown, cols, strict=True))

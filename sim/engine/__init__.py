@@ -221,27 +221,8 @@ class KernelResult:
     ts_time_s: np.ndarray  # per instant (record_ts): time, alive cores, used cores
     ts_alive_cores: np.ndarray
     ts_used_cores: np.ndarray
-    # rows (job, start, end, outcome, machine, useful): see sim.engine.log; First-Fit's flat kernel gives the
-    # columns (job int64, start, end, outcome int8, machine int32) instead: log_rows(), log_columns()
-    attempt_log: np.ndarray | tuple[np.ndarray, ...]
+    attempt_log: np.ndarray  # rows (job, start, end, outcome, machine): see sim.engine.log
     engine: str  # "compiled" or "python"
-
-    def log_rows(self) -> np.ndarray:
-        """The attempt log as rows of :mod:`sim.engine.log`'s float64 columns, whichever form the kernel gave."""
-        if isinstance(self.attempt_log, np.ndarray):
-            return self.attempt_log
-        j, s, e, o, m = self.attempt_log
-        return np.column_stack((j, s, e, o, m, np.zeros(j.size))).astype(np.float64)
-
-    def log_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The attempt log's (job int64, start, end, outcome int8, machine int32) columns: the flat kernel's
-        own arrays, or copies of the rows' columns."""
-        if not isinstance(self.attempt_log, np.ndarray):
-            j, s, e, o, m = self.attempt_log
-            return j, s, e, o, m
-        a = self.attempt_log
-        return (a[:, 0].astype(np.int64), np.ascontiguousarray(a[:, 1]), np.ascontiguousarray(a[:, 2]),
-                a[:, 3].astype(np.int8), a[:, 4].astype(np.int32))  # fmt: skip
 
 
 def run_kernel(

@@ -37,10 +37,10 @@ from sim.engine.kernel import (
     _violations,
 )
 from sim.engine.kit import heap_room
-from sim.engine.log import LOG_COLUMNS
+from sim.engine.log import LOG_COLUMNS, LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START, LOG_USEFUL
 from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, _qx_new
 from sim.engine.trees import _mt_first_ge, _mt_set, _qt_first_le, _qt_set
-from sim.metrics import ATT_COMPLETED, ATT_KILLED, ATT_RUNNING, COMPLETED, RUNNING
+from sim.metrics import ATT_COMPLETED, ATT_RUNNING, COMPLETED, RUNNING
 
 INF = np.inf
 
@@ -129,21 +129,7 @@ def _ff_kernel(
     nxt = np.full(n, -1, np.int32)
     prv = np.full(n, -1, np.int32)
     cur_att = np.full(n, -1, np.int32)
-    # the phases called get an attempt index of 0 for every job and a one-row log to close (the kill's
-    # columns are closed here): never-written zeros take no memory
-    jobs = (
-        none,
-        start,
-        none,
-        np.zeros(0, np.int64),
-        terms,
-        status,
-        on_machine,
-        nxt,
-        prv,
-        np.zeros(n, np.int32),
-    )
-    alog = np.zeros((1, LOG_COLUMNS))
+    jobs = (none, start, none, np.zeros(0, np.int64), terms, status, on_machine, nxt, prv, cur_att)
     alive = np.zeros(n_machines, np.bool_)
     free_c = np.zeros(n_machines)
     free_m = np.full(n_machines, machine_mem)
@@ -172,14 +158,7 @@ def _ff_kernel(
     ts = np.empty((3, 1024))
     ts_n = 0
     killed = np.empty(n, np.int64)
-    # the attempt log by columns (29 bytes a row, the outputs themselves: a row log of 6 float64 columns and
-    # its columns' copies were the 6M-job run's peak memory); room for two attempts a job (untouched pages
-    # take no memory), doubled when full
-    lj = np.empty(2 * n + 16, np.int64)
-    ls = np.empty(2 * n + 16)
-    le = np.empty(2 * n + 16)
-    lout = np.empty(2 * n + 16, np.int8)
-    lm = np.empty(2 * n + 16, np.int32)
+    alog = np.empty((2 * n + 16, LOG_COLUMNS))
     an = 0
 
     si = 0
@@ -217,8 +196,8 @@ def _ff_kernel(
             m = on_machine[j]
             status[j] = COMPLETED
             k = cur_att[j]
-            le[k] = t
-            lout[k] = ATT_COMPLETED
+            alog[k, LOG_END] = t
+            alog[k, LOG_OUTCOME] = ATT_COMPLETED
             acc[A_COMPLETED_CS] += cores[j] * work[j]
             free_c[m] += cores[j]
             free_m[m] += mem[j]
@@ -251,10 +230,6 @@ def _ff_kernel(
             )  # fmt: skip
             freed = freed or f
         if cnt[C_NK] > 0:
-            for r in range(cnt[C_NK]):  # close the killed attempts (log._log_close)
-                k = cur_att[killed[r]]
-                le[k] = t
-                lout[k] = ATT_KILLED
             qjob, qt, qsize, qhead, qtail, moved = _terminate(
                 t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
                 acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, False, qxs,
@@ -312,13 +287,16 @@ def _ff_kernel(
                 if hn >= ht.shape[0]:
                     ht, hx = heap_room(ht, hx, hn)
                 hn = heap1_push(ht, hx, hn, t + duration[j], j)
-                if an >= lj.shape[0]:  # log._log_open's growth
-                    lj, ls, le, lout, lm = _grow_columns(lj, ls, le, lout, lm, an)
-                lj[an] = j
-                ls[an] = t
-                le[an] = horizon
-                lout[an] = ATT_RUNNING
-                lm[an] = m
+                if an >= alog.shape[0]:  # log._log_open's growth
+                    grown = np.empty((2 * alog.shape[0] + 16, 6))
+                    grown[:an] = alog[:an]
+                    alog = grown
+                alog[an, LOG_JOB] = j
+                alog[an, LOG_START] = t
+                alog[an, LOG_END] = horizon
+                alog[an, LOG_OUTCOME] = ATT_RUNNING
+                alog[an, LOG_MACHINE] = m
+                alog[an, LOG_USEFUL] = 0.0
                 cur_att[j] = an
                 an += 1
                 acc[A_USED_CORES] += c
@@ -345,36 +323,10 @@ def _ff_kernel(
     end = np.full(n, -1.0)
     attempts = np.zeros(n, np.int64)
     for r in range(an):
-        j = lj[r]
+        j = int(alog[r, LOG_JOB])
         attempts[j] += 1
         if attempts[j] == 1:
-            first_start[j] = ls[r]
-        if lout[r] == ATT_COMPLETED:
-            end[j] = le[r]
-    return (
-        first_start,
-        end,
-        attempts,
-        terms,
-        status,
-        acc,
-        ts[:, :ts_n],
-        (lj[:an], ls[:an], le[:an], lout[:an], lm[:an]),
-    )
-
-
-@kernel_fn
-def _grow_columns(lj, ls, le, lo, lm, an):
-    """The log's columns doubled (plus 16 rows), their first ``an`` rows kept."""
-    size = 2 * lj.shape[0] + 16
-    lj2 = np.empty(size, np.int64)
-    ls2 = np.empty(size)
-    le2 = np.empty(size)
-    lo2 = np.empty(size, np.int8)
-    lm2 = np.empty(size, np.int32)
-    lj2[:an] = lj[:an]
-    ls2[:an] = ls[:an]
-    le2[:an] = le[:an]
-    lo2[:an] = lo[:an]
-    lm2[:an] = lm[:an]
-    return lj2, ls2, le2, lo2, lm2
+            first_start[j] = alog[r, LOG_START]
+        if alog[r, LOG_OUTCOME] == ATT_COMPLETED:
+            end[j] = alog[r, LOG_END]
+    return first_start, end, attempts, terms, status, acc, ts[:, :ts_n], alog[:an]
