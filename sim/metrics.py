@@ -206,6 +206,20 @@ def percentiles(x: np.ndarray, qs: tuple[float, ...]) -> list[float]:
     return [float(y) for y in out]
 
 
+def _minus(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``x[idx] - y[idx]`` in one new array (``idx``: a mask's positions; a gather by positions is ~4× as
+    fast as indexing by the mask)."""
+    out = x.take(idx)
+    out -= y.take(idx)
+    return out
+
+
+def _times(c: np.ndarray, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``c[idx] * x``, written into ``x``."""
+    np.multiply(c.take(idx), x, out=x)
+    return x
+
+
 def compute_metrics(
     out: EngineOutput,
     submit_s: np.ndarray,
@@ -224,20 +238,25 @@ def compute_metrics(
     if not (0.0 <= a < b <= horizon_s):
         raise ValueError(f"window [{a:g}, {b:g}] must satisfy 0 ≤ start < end ≤ horizon ({horizon_s:g})")
     avail = integrate_step(out.cap_time_s, out.cap_cores, a, b)
-    c = cores[out.att_job]
+    c = cores.take(out.att_job)
     s, e, oc = out.att_start_s, out.att_end_s, out.att_outcome
     s_in = np.maximum(s, a)
     done = (oc == ATT_COMPLETED) & (e <= b)
     killed = (oc == ATT_KILLED) & (e > a) & (e <= b)
     running = (s < b) & ((e > b) | (oc == ATT_RUNNING))
-    done_cs = float(np.sum(c[done] * np.maximum(e[done] - s_in[done], 0.0)))
-    wasted_cs = float(np.sum(c[killed] * (e[killed] - s_in[killed])))
-    aborted_cs = float(np.sum(c[killed] * (e[killed] - s[killed])))
-    inflight_cs = float(np.sum(c[running] * (b - s_in[running])))
+    # the same products as c·max(e − s_in, 0) etc., each made in one array (peak memory at 6M attempts)
+    i_done, i_killed, i_running = np.flatnonzero(done), np.flatnonzero(killed), np.flatnonzero(running)
+    done_cs = float(np.sum(_times(c, i_done, np.maximum(_minus(e, s_in, i_done), 0.0))))
+    wasted_cs = float(np.sum(_times(c, i_killed, _minus(e, s_in, i_killed))))
+    aborted_cs = float(np.sum(_times(c, i_killed, _minus(e, s, i_killed))))
+    x = s_in.take(i_running)
+    np.subtract(b, x, out=x)
+    inflight_cs = float(np.sum(_times(c, i_running, x)))
+    del x, i_done, i_running
     if out.att_useful_s is not None:  # checkpointing: only the jobs' own work is goodput
         done_cs, wasted_cs, inflight_cs = _checkpointed(out, c, a, b, s_in, done, killed, running)
     n_kills = int(killed.sum())
-    aborted_time = float(np.sum(e[killed] - s[killed]))
+    aborted_time = float(np.sum(_minus(e, s, i_killed)))
 
     def frac(x: float) -> float:
         return x / avail if avail > 0 else 0.0
@@ -252,10 +271,16 @@ def compute_metrics(
         fs, end, st = out.first_start_s[sel], out.end_s[sel], out.status[sel]
     started = (fs >= 0) & (fs < b)
     jdone = (st == COMPLETED) & (end <= b)
-    lat = fs[started] - sub[started]
-    stretch = (end[jdone] - sub[jdone]) / dur[jdone]
+    lat = _minus(fs, sub, np.flatnonzero(started))
+    i_jdone = np.flatnonzero(jdone)
+    stretch = _minus(end, sub, i_jdone)
+    stretch /= dur.take(i_jdone)
+    del i_jdone
     # paper 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
-    slo_miss = ~jdone | ((end - sub - dur) >= slo_threshold * dur)
+    late = end - sub
+    late -= dur
+    slo_miss = ~jdone | (late >= slo_threshold * dur)
+    del late
 
     p50, p90, p95, p99 = percentiles(lat, (50, 90, 95, 99))
     return {

@@ -92,7 +92,9 @@ class Problem:
                 f"{int(too_big.sum())} jobs ask for more than {platform.cores} cores per machine "
                 f"(max {cores.max()}); filter or rescale them first"
             )
-        order = np.argsort(submit, kind="stable")
+        # already in submit order (the usual file): the stable sort's answer without sorting (0.4 CPU s at 6M)
+        ordered = submit.size < 2 or bool(np.all(submit[1:] >= submit[:-1]))
+        order = np.arange(submit.size) if ordered else np.argsort(submit, kind="stable")
         ck_cols = {k: jobs[k].cast(pl.Float64).to_numpy() for k in CHECKPOINT_KEYS if k in jobs.columns}
         ck_jobs = per_job(ck_cols, jobs.height, checkpoint) if ck_cols else None
         return cls(
@@ -156,9 +158,12 @@ def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> d
     """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
     with the work column (checkpointing runs)."""
     extra = {"att_useful_s": np.ascontiguousarray(alog[:, 5])} if useful else {}
+    job = alog[:, 0].astype(np.int64)
     return {
         **extra,
-        "att_job": row[alog[:, 0].astype(np.int64)].astype(np.int64),
+        # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
+        # (two 8-byte columns a job of the run's peak memory)
+        "att_job": job if in_submit_order(row) else np.asarray(row[job], np.int64),
         "att_start_s": np.ascontiguousarray(alog[:, 1]),
         "att_end_s": np.ascontiguousarray(alog[:, 2]),
         "att_outcome": alog[:, 3].astype(np.int8),

@@ -25,7 +25,9 @@ from collections.abc import Callable
 # change history for SlackSched's modelled passes (sim.harvest.passes) and a queue for its fast pass;
 # Harmony's engine (its own simulator) by :func:`warm_harmony`
 # what :func:`cache_loads` runs to check a warm cache before every compiled `varcap simulate`/`sweep`: the
-# kernel's one signature (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF alone,
+# kernels' one signature each (``tests/test_warm_once.py`` holds every warm policy to it) loads through FF
+# alone — First-Fit's flat kernel (sim.engine.ff); the general kernel, which a First-Fit process never
+# loads, is checked by its index only (kernel_cached), so a damaged one fails its first run, not this check —
 # without IAS's survival fit, which imported statsmodels/scipy/pandas into every simulating process
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
@@ -55,7 +57,9 @@ def hook_modules() -> dict[str, str]:
     ``harmony``."""
     from sim.policies import entries
 
-    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {HARMONY_MODULE: "harmony"}
+    return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {
+        HARMONY_MODULE: "harmony"
+    }
 
 
 def __getattr__(name: str) -> object:
@@ -99,13 +103,15 @@ def cold_hooks() -> tuple[str, ...]:
 
 
 def kernel_cached() -> bool | None:
-    """True if numba's on-disk cache holds the engine kernel compiled from the current source, False if
-    not, None if this numba version does not let us tell (then :func:`ensure_warm` warms to be safe)."""
-    from sim.engine import _kernel
+    """True if numba's on-disk cache holds the engine kernels (the general one and First-Fit's) compiled
+    from the current source, False if not, None if this numba version does not let us tell (then
+    :func:`ensure_warm` warms to be safe)."""
+    import sim.engine.ff  # noqa: F401  (defines First-Fit's kernel)
+    from sim.engine import _ff_kernel, _kernel
     from sim.engine._jit import cache_index
 
     try:
-        return bool(cache_index(_kernel))
+        return bool(cache_index(_kernel)) and bool(cache_index(_ff_kernel))
     except (AttributeError, OSError, EOFError, ValueError):
         return None
 

@@ -90,6 +90,7 @@ def test_every_warm_policy_runs_the_one_kernel_signature_the_check_loads() -> No
     assert set(CHECK_POLICIES) <= set(WARM_POLICIES)
     warm()  # every warm policy, compiled engine (compiles only if this checkout's cache is cold)
     assert len(_jit.compiled()["_kernel"].signatures) == 1
+    assert len(_jit.compiled()["_ff_kernel"].signatures) == 1
 
 
 def test_warm_cache_check_imports_no_survival_model_libraries() -> None:

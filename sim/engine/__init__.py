@@ -26,7 +26,8 @@ fit, since free capacity only shrank).
 
 Modules: ``kit`` (the compiled-loop kit: event heap, pairwise sum, attempt-log append), ``trees``
 (machine/queue segment trees), ``queue`` (queue classes and compaction), ``log`` (attempt log), ``admission``
-(admission predicates, the :data:`RULES` a predicate declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``_jit`` (lazy
+(admission predicates, the :data:`RULES` a predicate declares, :class:`Admission`), ``kernel`` (the phase functions and ``_kernel``), ``ff``
+(First-Fit's flat kernel: the same results without the admission machinery), ``_jit`` (lazy
 compilation). Two ways to run the same code: compiled (numba, ``cache=True``) or interpreted (the plain
 functions, for small instances: no numba import, no cache load). :func:`run_kernel` picks by size
 (:func:`choose_engine`); both give identical results (``tests/test_engine_python.py``).
@@ -62,7 +63,7 @@ from sim.engine.admission import (
 )
 from sim.engine.kernel import N_ACC
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, QUEUE_MIN_SIZE
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, N_CLASSES, QUEUE_MIN_SIZE
 from sim.engine.trees import pow2
 
 __all__ = [
@@ -92,6 +93,7 @@ __all__ = [
     "Admission",
     "KernelResult",
     "Rule",
+    "flat_kernel",
     "python_work",
     "run_kernel",
     "use_engine",
@@ -267,7 +269,12 @@ def run_kernel(
         raise ValueError(f"engine must be 'compiled' or 'python', got {kind!r}")
     use_mem = mem is not None
     dur = _arr(duration, np.float64)
-    job_lo, job_hi = adm.job_ranges(n, int(n_machines))
+    ck_rows = _checkpoint_rows(checkpoint, n)
+    flat = flat_kernel(adm, ck_rows.shape[0] > 0)
+    if flat:  # every job on every machine: no per-job ranges (16 bytes a job)
+        job_lo, job_hi = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    else:
+        job_lo, job_hi = adm.job_ranges(n, int(n_machines))
     inputs = adm.inputs(int(n_machines))
     adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:])
     args = (
@@ -297,16 +304,21 @@ def run_kernel(
         adm_tuple,
         bool(adm.full_rescan),
         bool(adm.frontier),
-        *_classes(adm, dur, int(n_machines), checkpoint is not None),
+        *(
+            _flat_classes(n, int(n_machines))
+            if flat
+            else _classes(adm, dur, int(n_machines), checkpoint is not None)
+        ),
         *_machine_event_arrays(machine_events),
-        _checkpoint_rows(checkpoint, n),
+        ck_rows,
     )
+    name = "_ff_kernel" if flat else "_kernel"
     if kind == "compiled":
-        out = compiled()["_kernel"](*args)
+        out = compiled()[name](*args)
     else:
         state = np.random.get_state()  # the interpreted kernel seeds numpy's global generator
         try:
-            out = plain("_kernel")(*args)
+            out = plain(name)(*args)
         finally:
             np.random.set_state(state)
     fs, end, att, terms, status, acc, ts, alog = out
@@ -332,6 +344,31 @@ def run_kernel(
         alog,
         kind,
     )
+
+
+def flat_kernel(adm: Admission, checkpointing: bool) -> bool:
+    """Whether a run takes First-Fit's flat kernel (:mod:`sim.engine.ff`, the same results as the general
+    one): no admission predicate, no per-job machine range, no time bound, no timed rule, no naive rescan,
+    no checkpointing."""
+    rule = adm.rule
+    return (
+        adm.pred == PRED_NONE
+        and adm.job_lo is None
+        and adm.job_hi is None
+        and rule.bound == BOUND_NONE
+        and not rule.timed
+        and not adm.full_rescan
+        and not checkpointing
+    )
+
+
+def _flat_classes(n: int, machines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_classes` of a flat-kernel run (every job class U on every machine), without building the
+    per-job ranges it would derive them from."""
+    lo, hi = np.zeros(N_CLASSES, np.int64), np.zeros(N_CLASSES, np.int64)
+    if n:
+        hi[CLS_U] = machines
+    return np.zeros(n, np.int8), lo, hi
 
 
 def _classes(

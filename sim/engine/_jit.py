@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ENGINE_DIR = Path(__file__).resolve().parent
-MODULES = ("kit", "trees", "queue", "log", "admission", "kernel")
+MODULES = ("kit", "trees", "queue", "log", "admission", "kernel", "ff")
 _PLAIN: dict[str, Callable[..., Any]] = {}
 _INLINE: set[str] = set()
 _COMPILED: dict[str, Any] = {}

@@ -25,6 +25,7 @@ from sim.engine.admission import (
     W_MIN_CROSS,
     W_NEED_EVAL,
     W_NEXT_WAKE,
+    _admit,
     _bound_at_up,
     _can_run,
     _class_bounds,
@@ -48,6 +49,7 @@ from sim.engine.queue import (
     _q_compact,
     _q_first_ias,
     _q_put,
+    _qx_has,
     _qx_lowest,
     _qx_lowest_by,
     _qx_moved,
@@ -320,7 +322,7 @@ def _append(j, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs):
     for x in range(3):
         if moved:
             _qx_moved(qxs[x], qjob, qtail)
-        if qxs[x][1][j] >= 0:  # job j is in this index (a call only then: First-Fit has none)
+        if _qx_has(qxs[x], j):  # job j is in this index (a call only then: First-Fit has none)
             _qx_set(qxs[x], j, -duration[j] if x == 2 else duration[j], qtail)
     return qjob, qt, qsize, qhead, qtail + 1, moved
 
@@ -415,7 +417,7 @@ def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, 
     qjob[pos] = -1
     _q_put(qt, qsize, pos, jcls[j], INF, INF)
     for x in range(3):
-        if qxs[x][1][j] >= 0:  # job j is in this index
+        if _qx_has(qxs[x], j):  # job j is in this index
             _qx_set(qxs[x], j, INF, -1)
     free_c[m] -= cores[j]
     free_m[m] -= mem[j]
@@ -529,8 +531,12 @@ def _dirty_pass(
         m = -1
         for x in range(nd):
             mm = dm[x]
-            if job_lo[j] <= mm < job_hi[j] and _can_run(
-                pred, j, mm, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm
+            # _can_run written out: the predicate's call only for a job that fits (a call passing the
+            # admission tuple costs two atomic reference-count operations for each of its arrays)
+            if (
+                job_lo[j] <= mm < job_hi[j]
+                and not (not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j]))
+                and (pred == PRED_NONE or _admit(pred, j, mm, t, duration, adm))
             ):
                 m = mm
                 break
@@ -616,7 +622,10 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
     while m >= 0:
         if m >= job_hi[j]:
             return -1
-        if _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
+        # _can_run written out (see _dirty_pass)
+        if not (not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j])) and (
+            pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
+        ):
             return m
         if m + 1 >= msize:
             return -1

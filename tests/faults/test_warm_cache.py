@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _corrupt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the engine's (warm) cache under ``tmp_path`` with the kernel's machine code damaged (and
-    checksummed as it is)."""
+    """A copy of the engine's (warm) cache under ``tmp_path`` with the kernels' machine code damaged (the
+    general kernel's and First-Fit's, which the check runs; checksummed as they are)."""
     src = _jit.ENGINE_DIR / "__pycache__"
     files = [f for f in src.glob("*.nb*") if f.name.split(".")[0] in _jit.MODULES]
     if not any(f.name.startswith("kernel._kernel-") and f.suffix == ".nbc" for f in files):
@@ -35,7 +35,7 @@ def _corrupt_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     dst.mkdir(parents=True)
     for f in [*files, src / "varcap_engine.sha256"]:
         shutil.copy2(f, dst / f.name)
-    for f in dst.glob("kernel._kernel-*.nbc"):
+    for f in [*dst.glob("kernel._kernel-*.nbc"), *dst.glob("ff._ff_kernel-*.nbc")]:
         b = bytearray(f.read_bytes())
         b[len(b) // 4 : 3 * len(b) // 4] = b"\0" * (3 * len(b) // 4 - len(b) // 4)
         f.write_bytes(bytes(b))
