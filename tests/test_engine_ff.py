@@ -5,8 +5,6 @@ gives it exactly the runs without predicate, bound, timed rule, naive rescan or 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -14,17 +12,7 @@ import sim.engine as engine
 from sim import random_walk
 from sim.engine import Admission, KernelResult, flat_kernel, run_kernel
 from sim.engine.admission import PRED_IAS
-
-
-def _same(a: KernelResult, b: KernelResult) -> None:
-    for f in dataclasses.fields(KernelResult):
-        if f.name == "engine":
-            continue
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), f.name
-        else:
-            assert x == y, f.name
+from tests.test_engine_python import _same
 
 
 def _instance(seed: int) -> dict:
