@@ -220,6 +220,49 @@ def _times(c: np.ndarray, idx: np.ndarray, x: np.ndarray) -> np.ndarray:
     return x
 
 
+#: :func:`compute_metrics` works through a run's attempts and jobs this many at a time (a run of at most this
+#: many takes one block: its sums are numpy's over the whole array)
+METRIC_BLOCK = 1 << 20
+
+
+def _blocks(n: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` blocks of :data:`METRIC_BLOCK` covering ``range(n)`` (one block, maybe empty, for small n)."""
+    return [(lo, min(n, lo + METRIC_BLOCK)) for lo in range(0, max(n, 1), METRIC_BLOCK)]
+
+
+def _attempt_sums(
+    out: EngineOutput, cores: np.ndarray, a: float, b: float
+) -> tuple[float, float, float, float, float, int]:
+    """Core-seconds over ``[a, b]`` of the attempts that completed, were killed (wasted, and aborted from
+    their starts) and are in flight, the killed attempts' aborted seconds and their count — a block of
+    attempts at a time (one block with checkpointing, whose accounting takes the whole log)."""
+    n = out.att_job.size
+    blocks = _blocks(n) if out.att_useful_s is None else [(0, n)]
+    done_cs = wasted_cs = aborted_cs = inflight_cs = aborted_time = 0.0
+    n_kills = 0
+    for lo, hi in blocks:
+        c = cores.take(out.att_job[lo:hi])
+        s, e, oc = out.att_start_s[lo:hi], out.att_end_s[lo:hi], out.att_outcome[lo:hi]
+        s_in = np.maximum(s, a)
+        done = (oc == ATT_COMPLETED) & (e <= b)
+        killed = (oc == ATT_KILLED) & (e > a) & (e <= b)
+        running = (s < b) & ((e > b) | (oc == ATT_RUNNING))
+        # the same products as c·max(e − s_in, 0) etc., each made in one array
+        i_done, i_killed, i_running = np.flatnonzero(done), np.flatnonzero(killed), np.flatnonzero(running)
+        done_cs += float(np.sum(_times(c, i_done, np.maximum(_minus(e, s_in, i_done), 0.0))))
+        wasted_cs += float(np.sum(_times(c, i_killed, _minus(e, s_in, i_killed))))
+        aborted_cs += float(np.sum(_times(c, i_killed, _minus(e, s, i_killed))))
+        x = s_in.take(i_running)
+        np.subtract(b, x, out=x)
+        inflight_cs += float(np.sum(_times(c, i_running, x)))
+        del x, i_done, i_running
+        if out.att_useful_s is not None:  # checkpointing: only the jobs' own work is goodput
+            done_cs, wasted_cs, inflight_cs = _checkpointed(out, c, a, b, s_in, done, killed, running)
+        n_kills += i_killed.size
+        aborted_time += float(np.sum(_minus(e, s, i_killed)))
+    return done_cs, wasted_cs, aborted_cs, inflight_cs, aborted_time, n_kills
+
+
 def compute_metrics(
     out: EngineOutput,
     submit_s: np.ndarray,
@@ -238,25 +281,7 @@ def compute_metrics(
     if not (0.0 <= a < b <= horizon_s):
         raise ValueError(f"window [{a:g}, {b:g}] must satisfy 0 ≤ start < end ≤ horizon ({horizon_s:g})")
     avail = integrate_step(out.cap_time_s, out.cap_cores, a, b)
-    c = cores.take(out.att_job)
-    s, e, oc = out.att_start_s, out.att_end_s, out.att_outcome
-    s_in = np.maximum(s, a)
-    done = (oc == ATT_COMPLETED) & (e <= b)
-    killed = (oc == ATT_KILLED) & (e > a) & (e <= b)
-    running = (s < b) & ((e > b) | (oc == ATT_RUNNING))
-    # the same products as c·max(e − s_in, 0) etc., each made in one array (peak memory at 6M attempts)
-    i_done, i_killed, i_running = np.flatnonzero(done), np.flatnonzero(killed), np.flatnonzero(running)
-    done_cs = float(np.sum(_times(c, i_done, np.maximum(_minus(e, s_in, i_done), 0.0))))
-    wasted_cs = float(np.sum(_times(c, i_killed, _minus(e, s_in, i_killed))))
-    aborted_cs = float(np.sum(_times(c, i_killed, _minus(e, s, i_killed))))
-    x = s_in.take(i_running)
-    np.subtract(b, x, out=x)
-    inflight_cs = float(np.sum(_times(c, i_running, x)))
-    del x, i_done, i_running
-    if out.att_useful_s is not None:  # checkpointing: only the jobs' own work is goodput
-        done_cs, wasted_cs, inflight_cs = _checkpointed(out, c, a, b, s_in, done, killed, running)
-    n_kills = int(killed.sum())
-    aborted_time = float(np.sum(_minus(e, s, i_killed)))
+    done_cs, wasted_cs, aborted_cs, inflight_cs, aborted_time, n_kills = _attempt_sums(out, cores, a, b)
 
     def frac(x: float) -> float:
         return x / avail if avail > 0 else 0.0
@@ -269,26 +294,40 @@ def compute_metrics(
     else:
         sub, dur = submit_s[sel], duration_s[sel]
         fs, end, st = out.first_start_s[sel], out.end_s[sel], out.status[sel]
-    started = (fs >= 0) & (fs < b)
-    jdone = (st == COMPLETED) & (end <= b)
-    lat = _minus(fs, sub, np.flatnonzero(started))
-    i_jdone = np.flatnonzero(jdone)
-    stretch = _minus(end, sub, i_jdone)
-    stretch /= dur.take(i_jdone)
-    del i_jdone
-    # paper 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
-    late = end - sub
-    late -= dur
-    slo_miss = ~jdone | (late >= slo_threshold * dur)
-    del late
+    n_started, n_done, n_miss, stretch_sum, stretch_max = 0, 0, 0, 0.0, -np.inf
+    lat = np.empty(0)
+    for lo, hi in _blocks(sub.size):  # a block of jobs at a time: the temporaries' memory is a block's
+        fs_, sub_, dur_ = fs[lo:hi], sub[lo:hi], dur[lo:hi]
+        i_started = np.flatnonzero((fs_ >= 0) & (fs_ < b))
+        lat_ = _minus(fs_, sub_, i_started)
+        if lo == 0:  # every job's latency is kept (its percentiles): one array, filled block by block
+            lat = lat_ if hi == sub.size else np.empty(int(np.count_nonzero((fs >= 0) & (fs < b))))
+        if lat is not lat_:
+            lat[n_started : n_started + lat_.size] = lat_
+        n_started += lat_.size
+        del lat_, i_started
+        jdone = (st[lo:hi] == COMPLETED) & (end[lo:hi] <= b)
+        i_jdone = np.flatnonzero(jdone)
+        stretch = _minus(end[lo:hi], sub_, i_jdone)
+        stretch /= dur_.take(i_jdone)
+        if stretch.size:
+            stretch_sum += float(np.sum(stretch))
+            stretch_max = max(stretch_max, float(stretch.max()))
+        n_done += i_jdone.size
+        del i_jdone, stretch
+        # paper 003: a job misses its SLO unless it finishes within (1 + X) × its duration of arriving
+        late = end[lo:hi] - sub_
+        late -= dur_
+        n_miss += int(np.count_nonzero(~jdone | (late >= slo_threshold * dur_)))
+        del late, jdone
 
     p50, p90, p95, p99 = percentiles(lat, (50, 90, 95, 99))
     return {
         "jobs": n,
-        "completed": int(jdone.sum()),
+        "completed": n_done,
         "terminations": n_kills,
         "failure_rate": n_kills / n if n else 0.0,
-        "jobs_not_scheduled": int((~started).sum()),
+        "jobs_not_scheduled": n - n_started,
         "goodput": float(goodput),
         "wasted_fraction": float(wasted),
         "in_flight_fraction": float(inflight),
@@ -298,10 +337,10 @@ def compute_metrics(
         "latency_p90_s": p90,
         "latency_p95_s": p95,
         "latency_p99_s": p99,
-        "mean_stretch": float(stretch.mean()) if stretch.size else float("nan"),
-        "max_stretch": float(stretch.max()) if stretch.size else float("nan"),
+        "mean_stretch": stretch_sum / n_done if n_done else float("nan"),
+        "max_stretch": stretch_max if n_done else float("nan"),
         "avg_aborted_time_s": aborted_time / n_kills if n_kills else 0.0,
-        "slo_miss_rate": float(slo_miss.mean()) if n else 0.0,
+        "slo_miss_rate": n_miss / n if n else 0.0,
         "available_core_seconds": float(avail),
         "goodput_partial": float(goodput + inflight),
         "aborted_volume": float(frac(aborted_cs)),

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import mmap
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +16,7 @@ from sim.capacity.trace import CapacityTrace, MachineCapacityTrace
 from sim.checkpoint import KEYS as CHECKPOINT_KEYS
 from sim.checkpoint import Checkpoint, per_job
 from sim.engine import Admission, run_kernel
+from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START, LOG_USEFUL
 from sim.metrics import EngineOutput, step_cores
 
 
@@ -154,21 +159,73 @@ def _engine_order(order: np.ndarray, sorted_: bool, arr: np.ndarray) -> np.ndarr
     return arr[order]
 
 
-def attempt_fields(alog: np.ndarray, row: np.ndarray, useful: bool = False) -> dict[str, np.ndarray]:
+def attempt_fields(
+    alog: np.ndarray, row: np.ndarray, useful: bool = False, consume: bool = False
+) -> dict[str, np.ndarray]:
     """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
-    with the work column (checkpointing runs)."""
-    extra = {"att_useful_s": np.ascontiguousarray(alog[:, 5])} if useful else {}
-    job = alog[:, 0].astype(np.int64)
-    return {
-        **extra,
-        # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
-        # (two 8-byte columns a job of the run's peak memory)
-        "att_job": job if in_submit_order(row) else np.asarray(row[job], np.int64),
-        "att_start_s": np.ascontiguousarray(alog[:, 1]),
-        "att_end_s": np.ascontiguousarray(alog[:, 2]),
-        "att_outcome": alog[:, 3].astype(np.int8),
-        "att_machine": alog[:, 4].astype(np.int32),
+    with the work column (checkpointing runs). ``consume``: the log is the caller's to destroy — a large
+    one is copied a block of rows at a time and each copied block's memory given back to the system
+    (:func:`release_rows`), so the log and its columns are not held twice (the Borg-scale peak RSS); the
+    log reads as zeros afterwards."""
+    n = alog.shape[0]
+    # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
+    # (two 8-byte columns a job of the run's peak memory)
+    ordered = in_submit_order(row)
+    cols = {
+        "att_job": np.empty(n, np.int64),
+        "att_start_s": np.empty(n),
+        "att_end_s": np.empty(n),
+        "att_outcome": np.empty(n, np.int8),
+        "att_machine": np.empty(n, np.int32),
+        **({"att_useful_s": np.empty(n)} if useful else {}),
     }
+    src = (
+        ("att_job", LOG_JOB),
+        ("att_start_s", LOG_START),
+        ("att_end_s", LOG_END),
+        ("att_outcome", LOG_OUTCOME),
+        ("att_machine", LOG_MACHINE),
+        *((("att_useful_s", LOG_USEFUL),) if useful else ()),
+    )
+    block = RELEASE_BLOCK_ROWS if consume and alog.nbytes >= RELEASE_MIN_BYTES else max(n, 1)
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        for name, c in src:
+            cols[name][lo:hi] = alog[lo:hi, c]  # the integers are exact in float64
+        if block < n:
+            release_rows(alog, hi)
+    if not ordered:
+        cols["att_job"] = np.asarray(row[cols["att_job"]], np.int64)
+    return cols
+
+
+#: :func:`attempt_fields` gives a consumed log back a block of this many rows at a time, once it is this big
+RELEASE_BLOCK_ROWS = 1 << 18
+RELEASE_MIN_BYTES = 64 << 20
+
+
+def release_rows(a: np.ndarray, upto: int) -> None:
+    """Give the memory of ``a``'s rows before ``upto`` back to the system (Linux ``madvise(MADV_DONTNEED)`` on
+    the whole pages inside them; elsewhere nothing). Those rows read as zeros afterwards: only for an array
+    nothing reads again, allocated on its own (a large allocation is its own mapping)."""
+    if not sys.platform.startswith("linux") or not a.flags.c_contiguous or upto <= 0:
+        return
+    page = mmap.PAGESIZE
+    base = a.ctypes.data
+    lo = (base + page - 1) // page * page  # the first whole page of the array (never its allocator's header)
+    hi = (base + min(upto, a.shape[0]) * a.strides[0]) // page * page
+    if hi > lo:
+        _libc().madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), MADV_DONTNEED)
+
+
+MADV_DONTNEED = 4
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return lib
 
 
 def capacity_steps(problem: Problem) -> tuple[np.ndarray, np.ndarray]:
@@ -256,7 +313,7 @@ def run_first_fit(
         k.aborted_s,
         k.violations,
         k.events,
-        **attempt_fields(k.attempt_log, o, problem.checkpointing),
+        **attempt_fields(k.attempt_log, o, problem.checkpointing, consume=True),
         **dict(zip(("cap_time_s", "cap_cores"), capacity_steps(problem), strict=True)),
     )
     ts = (

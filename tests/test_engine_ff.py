@@ -5,6 +5,8 @@ gives it exactly the runs without predicate, bound, timed rule, naive rescan or 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,16 @@ import sim.engine as engine
 from sim import random_walk
 from sim.engine import Admission, KernelResult, flat_kernel, run_kernel
 from sim.engine.admission import PRED_IAS
-from tests.test_engine_python import _same
+from sim.engine.log import LOG_USEFUL
+from tests.test_engine_python import _same as _same_fields
+
+
+def _same(flat: KernelResult, general: KernelResult) -> None:
+    """Every field equal; the flat kernel's attempt log has no work column (the general kernel's is 0
+    without checkpointing)."""
+    assert flat.attempt_log.shape[1] == LOG_USEFUL
+    assert not general.attempt_log[:, LOG_USEFUL:].any()
+    _same_fields(flat, dataclasses.replace(general, attempt_log=general.attempt_log[:, :LOG_USEFUL]))
 
 
 def _instance(seed: int) -> dict:

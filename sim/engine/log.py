@@ -1,6 +1,7 @@
 """The attempt log: one row per attempt — job (engine index), start, end, outcome, machine, and the job's
 own work the attempt delivered or saved (checkpointing only, else 0) — in float64 columns (exact for the
-integers), grown by doubling."""
+integers), grown by doubling. First-Fit's flat loop (:mod:`sim.engine.ff`) never checkpoints and keeps no
+work column."""
 
 from __future__ import annotations
 
