@@ -75,16 +75,14 @@ capacity_job = dg.define_asset_job(
 )
 
 
-def _sweep_job(
-    study: str, executor: dg.ExecutorDefinition, results: bool = True
-) -> dg.UnresolvedAssetJobDefinition:
-    """The study's partitions, then (``results``) ``out_sim_results`` in the same run."""
-    then = " then rebuild out_sim_results in the same run" if results else ""
+def _sweep_job(study: str, executor: dg.ExecutorDefinition) -> dg.UnresolvedAssetJobDefinition:
+    """The study's partitions, then ``out_sim_results`` in the same run."""
     return dg.define_asset_job(
         f"sweep__{study.replace('-', '_')}",
-        selection=[study_asset_name(study), *(["out_sim_results"] if results else [])],
+        selection=[study_asset_name(study), "out_sim_results"],
         executor_def=executor,
-        description=f"simulate the scenarios of study {study} (launch over a partition range){then}",
+        description=f"simulate the scenarios of study {study} (launch over a partition range) then rebuild "
+        "out_sim_results in the same run",
     )
 
 
@@ -124,15 +122,15 @@ def with_current_resources(job: dg.UnresolvedAssetJobDefinition) -> dg.JobDefini
 
 def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
     """The sweep job of ``study`` on the ``multiprocess`` or ``dask`` executor (a reconstructable target:
-    ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``)."""
+    ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``). The dask
+    job is :func:`pipelines.dask_sweep.dask_sweep_job`'s; ``varcap sweep`` targets that module, so its
+    workers do not import this one."""
     if executor == "multiprocess":
         return defs.resolve_job_def(SWEEP_JOBS[study].name)
     if executor == "dask":
-        from dagster_dask import dask_executor
+        from pipelines.dask_sweep import dask_sweep_job
 
-        # without out_sim_results: dagster-dask cannot submit a step that belongs to a pool (its task
-        # spec iterates the step's RunOpConcurrency record); `varcap sweep` materializes it afterwards
-        return with_current_resources(_sweep_job(study, dask_executor, results=False))
+        return dask_sweep_job(study)
     raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pipelines.cli.common import (
     _ensure_sim_inputs,
@@ -309,32 +311,68 @@ def _run_dask_sweep(
         "dagster/asset_partition_range_end": keys[scs[-1].id],
         "varcap/study": study_name,
     }
-    run_config = {
-        **sweep_run_config("dask", max_workers, dask_address, study_name),
-        "loggers": dagster_loggers(),
-    }
     box: dict = {}
     t0 = time.time()
+    with _dask_cluster(max_workers, dask_address) as address:
+        run_config = {
+            **sweep_run_config("dask", max_workers, address, study_name),
+            "loggers": dagster_loggers(),
+        }
 
-    def _go() -> None:
-        with _guarded_run(console) as (instance, guard_tags):
-            # the executor starts processes that rebuild the job: a reconstructable target
-            job = dg.build_reconstructable_job(
-                "pipelines.definitions", "sweep_job", reconstructable_args=(study_name, "dask")
-            )
-            with dg.execute_job(
-                job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
-            ) as res:
-                box["success"], box["events"] = res.success, res.all_events
+        def _go() -> None:
+            with _guarded_run(console) as (instance, guard_tags):
+                # the executor starts processes that rebuild the job: a reconstructable target, built
+                # from the study's definitions alone (pipelines.dask_sweep)
+                job = dg.build_reconstructable_job(
+                    "pipelines.dask_sweep", "dask_sweep_job", reconstructable_args=(study_name,)
+                )
+                with dg.execute_job(
+                    job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
+                ) as res:
+                    box["success"], box["events"] = res.success, res.all_events
 
-    th = threading.Thread(target=_go)
-    th.start()
-    _follow(th, scs, done_before, t0, study_name, progress)
+        th = threading.Thread(target=_go)
+        th.start()
+        _follow(th, scs, done_before, t0, study_name, progress)
     if not box.get("success"):
         _print_failures(box.get("events", []), console)
         return False
     console.print(f"{study_asset_name(study_name)}: {len(scs)} scenarios in {time.time() - t0:.1f} s")
-    return _materialize(["out_sim_results"], console)  # the dask job leaves it out (sweep_job)
+    return _materialize(["out_sim_results"], console)  # the dask job leaves it out (dask_sweep_job)
+
+
+@contextmanager
+def _dask_cluster(workers: int, address: str | None) -> Iterator[str]:
+    """The scheduler address of ``address``'s cluster, or of a local cluster of ``workers`` one-thread
+    worker processes started here (each importing :mod:`pipelines.dask_sweep` first, so it sizes step
+    results quietly) and closed here when the sweep ends. dagster-dask left its own local cluster to the
+    interpreter's exit, and a worker that has loaded Dagster and the simulator takes seconds to tear its
+    interpreter down: past ``distributed``'s 4 s it was killed, with a warning line for each worker.
+    Here the workers get :data:`DASK_WORKER_CLOSE_S`."""
+    if address:
+        yield address
+        return
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        preload=["pipelines.dask_sweep"],
+    ) as cluster:
+        yield cluster.scheduler_address
+        cluster.sync(_close_workers, list(cluster.workers.values()), DASK_WORKER_CLOSE_S)
+
+
+#: seconds a local dask worker process has to end after the sweep before it is killed
+DASK_WORKER_CLOSE_S = 60.0
+
+
+async def _close_workers(nannies: list, timeout_s: float) -> None:
+    import asyncio
+
+    await asyncio.gather(*(n.close(timeout=timeout_s) for n in nannies))
 
 
 def study_results(study_name: str):
