@@ -11,7 +11,7 @@ from sim.api import simulate
 from sim.capacity.intervals import extract_intervals
 from sim.capacity.trace import CapacityTrace
 from sim.policies import get_policy, parse_params
-from sim.policies.ias_general import MIN_EVENTS, machine_models
+from sim.policies.ias_general import MIN_EVENTS, blind_survival, machine_models
 from sim.problem import Platform, Problem
 from tests.test_ias_index import _runs, _same
 from tests.test_ias_index import instances as index_instances
@@ -35,6 +35,7 @@ def test_registered_with_checked_settings() -> None:
     assert pol.name == "ias-general"
     assert parse_params(pol, {"placement": "h1"}).placement == "h1"
     assert parse_params(pol, {}).h2 == "variable"
+    assert parse_params(pol, {}).risk == "blind"
     for bad in ({"placement": "stable"}, {"risk": "mean"}, {"survival": "band"}, {"h2": "yes"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             parse_params(pol, bad)
@@ -75,6 +76,39 @@ def test_a_job_starts_only_where_its_machine_more_likely_outlives_it() -> None:
     assert starts(late)[1] == 2 * H  # the next interval, at uptime 0
 
 
+def mostly_long() -> CapacityTrace:
+    """2 one-core machines: machine 0 always on; machine 1's five intervals last 1, 10, 1, 10 and 10 hours
+    (on at 1, 3, 14, 16 and 27 h), each followed by an hour off: S(1 h) = 0.6, and a 90-minute job started
+    at a random on-instant completes with probability ∫_{1.5 h} S / ∫ S = 0.6 · 8.5 / 6.4."""
+    on = [(1, 2), (3, 13), (14, 15), (16, 26), (27, 37)]
+    vals = np.array([2 if any(a <= h < b for a, b in on) else 1 for h in range(38)])
+    return CapacityTrace(np.arange(38) * H, vals, 2, 38 * H, H, "mostly-long")
+
+
+def test_blind_survival_is_the_completion_odds_at_a_random_on_instant() -> None:
+    cap = mostly_long()
+    models, band = machine_models(extract_intervals(cap), 2, 1, True, cap.horizon_s)
+    assert band[1] == 1 and models[1].survival(1.5 * H) == pytest.approx(0.6)
+    assert blind_survival(models[1], np.array([1.5 * H])) == pytest.approx(0.6 * 8.5 / 6.4)
+    assert blind_survival(models[1], np.array([1.5 * H, 20 * H])) == pytest.approx(0.6 * 8.5 / 6.4 / 2)
+    assert blind_survival(models[1], np.array([])) == 0.0
+
+
+def test_a_start_must_beat_a_blind_start_not_only_the_median() -> None:
+    # two 90-minute jobs when machine 1 turns on (16 h); machine 0 takes the first. On machine 1 at uptime
+    # 0 the second completes with probability 0.6 (≥ ½: the median starts it) but a blind start completes
+    # with 0.797: it waits until machine 1 has passed the hour at which 40 % of its intervals end
+    cap, jobs = mostly_long(), frame([(16 * H, 1.5 * H, 1), (16 * H, 1.5 * H, 1)])
+    assert starts(simulate(jobs, cap, 2, 1, 38 * H, "ias-general")) == [16 * H, 17 * H]
+    assert starts(simulate(jobs, cap, 2, 1, 38 * H, "ias-general", {"risk": "median"})) == [16 * H, 16 * H]
+    # where a blind start is less likely than not to complete, the median decides
+    short = frame([(16 * H, 1.5 * H, 1), (16 * H, 1.5 * H, 1), (0, 30 * H, 1), (0, 30 * H, 1)])
+    models, _ = machine_models(extract_intervals(cap), 2, 1, True, cap.horizon_s)
+    assert blind_survival(models[1], short["duration_s"].to_numpy()) < 0.5
+    same = [simulate(short, cap, 2, 1, 38 * H, "ias-general", st).jobs for st in ({}, {"risk": "median"})]
+    assert same[0].equals(same[1])
+
+
 def test_h2_holds_short_jobs_on_variable_machines_only() -> None:
     # machine 1 is on for three hours, off for one: a 20-minute job at 50 minutes crosses the 1-hour change,
     # which machine 1 survives for sure (the survival test admits it), but H2 holds it to the change
@@ -104,7 +138,15 @@ def test_survival_bands_per_machine_where_informative() -> None:
 @given(
     sc=scenarios(),
     variant=st.sampled_from(
-        [{}, {"placement": "h1"}, {"risk": "fixed"}, {"survival": "pooled"}, {"h2": "on"}, {"h2": "off"}]
+        [
+            {},
+            {"placement": "h1"},
+            {"risk": "median"},
+            {"risk": "fixed"},
+            {"survival": "pooled"},
+            {"h2": "on"},
+            {"h2": "off"},
+        ]
     ),
     seed=st.integers(0, 3),
 )

@@ -18,8 +18,9 @@ so only ``ias-general`` is simulated for it; its table is ``out_thesis_ias_insta
 
 ``python -m studies.thesis.ias_table thesis-ias-generalization --profile quick|full`` prints that study's
 table from its cached runs (or the ``varcap sweep`` that simulates them). Ad hoc, simulated in process by :func:`run_pair`:
-``python -m studies.thesis.general [--quick] [--seed S] [--n N] [--days D]`` prints the per-instance table
-and the shares (with the isolating runs unless ``--main-only``); ``--table62`` runs the thesis' Table 6.2
+``python -m studies.thesis.general [--quick] [--seed S] [--n N] [--days D] [--index I,J]`` prints the
+per-instance table and the shares (with the isolating runs unless ``--main-only``; ``--index``: those
+instances only) and each run's kills as starts on the variable machines × the share of them killed; ``--table62`` runs the thesis' Table 6.2
 set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on a small platform instead.
 """
 
@@ -31,8 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
+from sim.metrics import ATT_KILLED, EngineOutput
 from studies.claims import Profile
 from studies.generalization import Instance, ias_decisive, ias_facts, instances
 from studies.scenarios import Scenario, build_capacity, sized_jobs
@@ -44,6 +47,7 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "ias": ("ias", {}),
     "ias-general": ("ias-general", {}),
     "ias-general:placement=h1": ("ias-general", {"placement": "h1"}),
+    "ias-general:risk=median": ("ias-general", {"risk": "median"}),
     "ias-general:risk=fixed(A=0.6)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.6"}),
     "ias-general:risk=fixed(A=0.1)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.1"}),
     "ias-general:survival=pooled": ("ias-general", {"survival": "pooled"}),
@@ -75,26 +79,29 @@ def run_pair(
 ) -> list[dict[str, Any]]:
     """One row per policy key of ``keys`` on ``sc``'s instance (``sc.policy`` is ignored), simulated in
     process (ad-hoc runs: the catalogue studies read their cached runs instead,
-    :mod:`studies.thesis.ias_table`): kills, cut, goodput difference (pt), holds, CPU seconds, and the
-    instance's decisive flag and reason."""
+    :mod:`studies.thesis.ias_table`): kills, cut, goodput difference (pt), holds, CPU seconds, the
+    instance's decisive flag and reason, and the kills' decomposition (:func:`variable_starts`) for
+    First-Fit (``ff_var_*``) and the policy (``var_*``)."""
     from sim.api import simulate
 
     machines, jobs = sized_jobs(sc, inputs)
     cap = build_capacity(sc, inputs, machines)
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
+    always_on = int(cap.machines_alive.min())
 
-    def one(policy: str, settings: dict[str, str]) -> tuple[dict[str, float], float]:
+    def one(policy: str, settings: dict[str, str]) -> tuple[dict[str, float], float, tuple[int, float]]:
         t0 = time.process_time()
         r = simulate(jobs, cap, machines, sc.cores, sc.horizon_s, policy, settings, seed=sc.seed)
-        return r.metrics, time.process_time() - t0
+        cpu = time.process_time() - t0
+        return r.metrics, cpu, variable_starts(r.tables.output, always_on)
 
-    ff, ff_cpu = one("ff", {})
+    ff, ff_cpu, ff_var = one("ff", {})
     facts = ias_facts(jobs, cap, machines, sc.cores, sc.horizon_s, int(ff["terminations"]))
     decisive, reason = ias_decisive(facts)
     rows = []
     for key in keys:
         pol, st = VARIANTS[key]
-        m, cpu = one(pol, st)
+        m, cpu, var = one(pol, st)
         c = cut_pct(ff["terminations"], m["terminations"])
         gp = 100.0 * (m["goodput"] - ff["goodput"])
         rows.append(
@@ -103,10 +110,24 @@ def run_pair(
                 "ff_kills": int(ff["terminations"]), "kills": int(m["terminations"]), "cut_pct": c,
                 "ff_goodput_pct": 100.0 * ff["goodput"], "goodput_pt": gp, "holds": holds(c, gp),
                 "decisive": decisive, "degenerate_reason": reason, "small_jobs": facts.small_jobs,
-                "outliving_jobs": facts.outliving_jobs, "ff_cpu_s": ff_cpu, "cpu_s": cpu,
+                "outliving_jobs": facts.outliving_jobs, "ff_var_starts": ff_var[0],
+                "var_starts": var[0], "ff_var_kill_pct": ff_var[1], "var_kill_pct": var[1],
+                "ff_cpu_s": ff_cpu, "cpu_s": cpu,
             }
         )  # fmt: skip
     return rows
+
+
+def variable_starts(out: EngineOutput, always_on: int) -> tuple[int, float]:
+    """Attempts started on the variable machines (index ≥ ``always_on``, the trace's minimum alive: under
+    LIFO only they turn off) and the share of them killed (%; 0 without such an attempt). Under LIFO every
+    kill is one of them, so kills = starts × share / 100: a policy cuts kills only if it lowers the share
+    more than it raises the starts (a refused long job that waits for an always-on machine leaves a
+    variable slot to shorter jobs, which start more often)."""
+    on_var = np.asarray(out.att_machine) >= always_on
+    n = int(on_var.sum())
+    killed = int((np.asarray(out.att_outcome)[on_var] == ATT_KILLED).sum())
+    return n, 100.0 * killed / n if n else 0.0
 
 
 def arms(key: str) -> tuple[str, dict[str, str]]:
@@ -131,12 +152,20 @@ def study_scenarios(pr: Profile) -> dict[tuple, Scenario]:
 
 
 def generalization_table(
-    master_seed: int, n: int, horizon_days: float, keys: Sequence[str] = tuple(VARIANTS)
+    master_seed: int,
+    n: int,
+    horizon_days: float,
+    keys: Sequence[str] = tuple(VARIANTS),
+    only: Sequence[int] | None = None,
 ) -> pl.DataFrame:
-    """Per instance of :func:`studies.generalization.instances` and policy key: the rows of
-    :func:`run_pair`, with the instance's drawn values."""
+    """Per instance of :func:`studies.generalization.instances` (``only``: just those indices, each below
+    ``n``, else ValueError) and policy key: the rows of :func:`run_pair`, with the instance's drawn values."""
+    if only is not None and any(not 0 <= i < n for i in only):
+        raise ValueError(f"instance indices must lie in [0, {n}) (got {list(only)})")
     rows: list[dict[str, Any]] = []
     for inst in instances(master_seed, n, horizon_days):
+        if only is not None and inst.index not in only:
+            continue
         extra = _instance_columns(inst)
         rows += [{**r, **extra} for r in run_pair(inst.scenario("ff"), keys, inst.id)]
     return pl.DataFrame(rows)
@@ -186,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument(
         "--quick", action="store_true", help="3 instances of half a day, ias and ias-general only"
     )
+    ap.add_argument(
+        "--index", type=str, help="only these instance indices (comma-separated, each below --n), e.g. 0,20"
+    )
     ap.add_argument("--main-only", action="store_true", help="ias and ias-general only (no isolating runs)")
     ap.add_argument("--table62", type=int, default=0, metavar="MACHINES", help="Table 6.2 set-up instead")
     ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
@@ -202,7 +234,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         t = table62(a.table62, a.days, keys=keys)
     else:
         n, days = (3, 0.25) if a.quick else (a.n, a.days)
-        t = generalization_table(a.seed, n, days, keys)
+        only = [int(x) for x in a.index.split(",")] if a.index else None
+        t = generalization_table(a.seed, n, days, keys, only)
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=70, float_precision=2):
         print(t.drop("degenerate_reason", "ff_cpu_s", "small_jobs", "outliving_jobs"))
         print(t.filter(pl.col("policy") == keys[0]).select("instance", "decisive", "degenerate_reason"))
