@@ -246,6 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="multiprocess: warm local processes (default); dask: one step per chunk on a dask cluster",
     )
     w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
+    w.add_argument(
+        "--force",
+        action="store_true",
+        help="record every partition again even when the study's cached runs and its rows of "
+        "out_sim_results are as the last sweep left them",
+    )
     w.set_defaults(fn=cmd_sweep, heartbeat="sweep")  # a line at least every 30 s off a terminal
     rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
     rs.add_argument("study", help="study name (list: `varcap studies`)")

@@ -133,15 +133,74 @@ def run_sweep(
     executor: str = "multiprocess",
     dask_address: str | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> bool:
     """Materialize the study's sweep asset over all its partitions and then ``out_sim_results`` (scenarios
-    run in parallel on the executor; ``multiprocess``: :func:`materialize_studies`). Returns success."""
+    run in parallel on the executor; ``multiprocess``: :func:`materialize_studies`). Returns success.
+    Nothing is done (unless ``force``) when every scenario's cached run and the study's rows of
+    ``out_sim_results`` are as the last sweep of the study left them (:func:`sweep_state`)."""
     from rich.console import Console
 
+    from assets.content_keys import read_stamp, write_stamp
+
     console = Console()
+    stamp = sweep_stamp_path(study_name)
+    if not force and (before := read_stamp(stamp)) is not None and sweep_state(study_name) == before:
+        console.print(
+            f"{study_name}: every scenario cached and recorded, its rows of out_sim_results as the last "
+            "sweep left them: nothing to do (`varcap sweep --force` records them again)",
+            soft_wrap=True,
+        )
+        return True
     if executor == "multiprocess":
-        return materialize_studies([study_name], max_workers, console, progress=progress)
-    return _run_dask_sweep(study_name, max_workers, dask_address, progress, console)
+        ok = materialize_studies([study_name], max_workers, console, progress=progress)
+    else:
+        ok = _run_dask_sweep(study_name, max_workers, dask_address, progress, console)
+    if ok and (after := sweep_state(study_name)) is not None:
+        write_stamp(stamp, after)
+    return ok
+
+
+def sweep_stamp_path(study_name: str):
+    """Where the state the last sweep of ``study_name`` left is kept (in the Dagster instance's home,
+    beside the partitions it recorded)."""
+    return paths.dagster_home() / "varcap" / "sweeps" / f"{study_name}.json"
+
+
+def sweep_state(study_name: str) -> dict | None:
+    """The state of study ``study_name``'s results: its scenarios' cached runs (each ``run.json``, hashed)
+    and its rows of ``out_sim_results`` in the warehouse (count and an order-insensitive hash). None when
+    a scenario has no valid cached result (:func:`studies.sweep.is_cached`) or there is no such table."""
+    import duckdb
+
+    from assets.content_keys import digest, files_fingerprint
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    if not all(sweep.is_cached(s) for s in scs):
+        return None
+    runs = sweep.runs_dir()
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    ids = [s.id for s in scs]
+    with duckdb.connect(str(wh), read_only=True) as con:
+        try:
+            n, h = con.execute(
+                "SELECT count(*), sum(hash(t)::HUGEINT)::VARCHAR FROM out_sim_results t "
+                "WHERE scenario_id IN (SELECT unnest(?::VARCHAR[]))",
+                [ids],
+            ).fetchone()
+        except duckdb.CatalogException:
+            return None
+    if n != len(set(ids)):
+        return None
+    return {
+        "warehouse": str(wh),
+        "runs": digest(files_fingerprint([runs / i / "run.json" for i in ids], runs)),
+        "rows": f"{n}:{h}",
+    }
 
 
 def materialize_studies(
@@ -438,7 +497,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.study in HARMONY_STUDIES:  # paper 004: its own asset group (studies/harmony/runner.py)
         return 0 if run_harmony(args.study) else 1
-    if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
+    if not run_sweep(
+        args.study, args.max_workers, args.executor, args.dask_address, force=getattr(args, "force", False)
+    ):
         return 1
     df = study_results(args.study)
     note = missing_note(args.study, df)

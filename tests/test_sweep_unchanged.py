@@ -1,0 +1,75 @@
+"""``varcap sweep`` on a study whose cached runs and rows of ``out_sim_results`` are as its last sweep left
+them does nothing (no Dagster run); a changed run, row or ``--force`` sweeps again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VARCAP_HOME", str(tmp_path))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / ".dagster_home"))
+    monkeypatch.delenv("VARCAP_WAREHOUSE", raising=False)
+    (tmp_path / "data").mkdir()
+    return tmp_path
+
+
+def test_an_unchanged_sweep_does_nothing_a_changed_one_runs(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.cli import sweeps
+
+    calls: list[list[str]] = []
+    state = {"warehouse": "w", "runs": "r", "rows": "4:1"}
+    monkeypatch.setattr(sweeps, "materialize_studies", lambda names, *a, **k: calls.append(names) or True)
+    monkeypatch.setattr(sweeps, "sweep_state", lambda name: dict(state))
+    assert sweeps.run_sweep("smoke", 1) and len(calls) == 1  # no state recorded yet: sweeps
+    assert sweeps.run_sweep("smoke", 1) and len(calls) == 1  # as the last sweep left it: nothing to do
+    assert sweeps.run_sweep("smoke", 1, force=True) and len(calls) == 2
+    state["rows"] = "4:2"  # a row of out_sim_results changed since
+    assert sweeps.run_sweep("smoke", 1) and len(calls) == 3
+    assert sweeps.run_sweep("smoke", 1) and len(calls) == 3
+    # a failed sweep records nothing: the next one runs again
+    monkeypatch.setattr(sweeps, "materialize_studies", lambda names, *a, **k: calls.append(names) and False)
+    state["runs"] = "r2"
+    assert not sweeps.run_sweep("smoke", 1) and len(calls) == 4
+    assert not sweeps.run_sweep("smoke", 1) and len(calls) == 5
+
+
+def test_the_state_follows_the_runs_and_the_rows(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from pipelines.cli.sweeps import sweep_state
+    from studies import sweep
+    from studies.catalogue import study
+
+    ids = [s.id for s in study("smoke")]
+    monkeypatch.setattr(sweep, "is_cached", lambda sc: True)
+    for i in ids:
+        (sweep.runs_dir() / i).mkdir(parents=True)
+        (sweep.runs_dir() / i / "run.json").write_text(json.dumps({"scenario_id": i, "wall_s": 1.0}))
+    assert sweep_state("smoke") is None  # no warehouse
+    wh = home / "data" / "warehouse.duckdb"
+    with duckdb.connect(str(wh)) as con:
+        con.execute("CREATE TABLE out_sim_results (scenario_id VARCHAR, goodput DOUBLE)")
+        con.executemany("INSERT INTO out_sim_results VALUES (?, 0.5)", [[i] for i in ids[:-1]])
+    assert sweep_state("smoke") is None  # a scenario without its row
+    with duckdb.connect(str(wh)) as con:
+        con.execute("INSERT INTO out_sim_results VALUES (?, 0.5), ('other', 0.1)", [ids[-1]])
+    first = sweep_state("smoke")
+    assert first is not None and sweep_state("smoke") == first
+    with duckdb.connect(str(wh)) as con:  # another study's row: not this study's state
+        con.execute("UPDATE out_sim_results SET goodput = 0.2 WHERE scenario_id = 'other'")
+    assert sweep_state("smoke") == first
+    with duckdb.connect(str(wh)) as con:
+        con.execute("UPDATE out_sim_results SET goodput = 0.6 WHERE scenario_id = ?", [ids[0]])
+    second = sweep_state("smoke")
+    assert second is not None and second != first
+    (sweep.runs_dir() / ids[1] / "run.json").write_text(json.dumps({"scenario_id": ids[1], "wall_s": 2.0}))
+    assert sweep_state("smoke") not in (None, first, second)
+    monkeypatch.setattr(sweep, "is_cached", lambda sc: sc.id != ids[2])
+    assert sweep_state("smoke") is None  # a scenario to simulate
