@@ -73,3 +73,23 @@ def test_the_state_follows_the_runs_and_the_rows(home: Path, monkeypatch: pytest
     assert sweep_state("smoke") not in (None, first, second)
     monkeypatch.setattr(sweep, "is_cached", lambda sc: sc.id != ids[2])
     assert sweep_state("smoke") is None  # a scenario to simulate
+
+
+def test_harmony_is_materialized_again_only_when_its_state_changed(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.cli import sweeps
+
+    calls: list[list[str]] = []
+    state: dict = {"inputs": "a", "tables": {"out_harmony_results": "21:5"}}
+    monkeypatch.setattr(sweeps, "_has_tables", lambda names: True)
+    monkeypatch.setattr(sweeps, "_materialize", lambda keys, *a, **k: calls.append(list(keys)) or True)
+    monkeypatch.setattr(sweeps, "harmony_state", lambda study, workload: dict(state))
+    assert sweeps.run_harmony("harmony", show=False, chapter=False) and calls == [list(sweeps.HARMONY_ASSETS)]
+    assert sweeps.run_harmony("harmony", show=False, chapter=False) and len(calls) == 1  # unchanged
+    assert (
+        sweeps.run_harmony("harmony-headline", show=False, chapter=False) and len(calls) == 2
+    )  # another study
+    state["inputs"] = "b"  # the code or a core table changed
+    assert sweeps.run_harmony("harmony", show=False, chapter=False) and len(calls) == 3
+    assert sweeps.run_harmony("harmony", show=False, chapter=False) and len(calls) == 3
