@@ -93,3 +93,40 @@ def test_harmony_is_materialized_again_only_when_its_state_changed(
     state["inputs"] = "b"  # the code or a core table changed
     assert sweeps.run_harmony("harmony", show=False, chapter=False) and len(calls) == 3
     assert sweeps.run_harmony("harmony", show=False, chapter=False) and len(calls) == 3
+
+
+def test_varcap_run_records_only_the_studies_whose_runs_changed(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from pipelines.cli import sweeps
+    from studies import sweep
+
+    ran: list[str] = []
+    state = {"smoke": {"runs": "a"}, "thesis-grids": {"runs": "b"}}
+
+    def study_run(name, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        ran.append(name)
+        return SimpleNamespace(success=True, all_events=[])
+
+    monkeypatch.setattr(sweeps, "_study_run", study_run)
+    monkeypatch.setattr(sweeps, "_guarded_run", lambda console: contextlib.nullcontext((None, {})))
+    monkeypatch.setattr(sweeps, "runs_state", lambda name: dict(state[name]))
+    monkeypatch.setattr(sweep, "is_cached", lambda sc: True)
+    go = lambda: sweeps.materialize_studies(  # noqa: E731
+        ["smoke", "thesis-grids"], 1, Console(), progress=False, results=False, export_inputs=False
+    )
+    assert go() and ran == ["smoke", "thesis-grids"]
+    assert go() and ran == ["smoke", "thesis-grids"]  # both recorded as they are: no run
+    state["thesis-grids"] = {"runs": "c"}  # a run of smoke-ias simulated again
+    assert go() and ran == ["smoke", "thesis-grids", "thesis-grids"]
+    # with the results table (varcap sweep, varcap reproduce) every study is recorded
+    monkeypatch.setattr(sweeps, "_materialize", lambda *a, **k: True)
+    assert sweeps.materialize_studies(
+        ["smoke", "thesis-grids"], 1, Console(), progress=False, export_inputs=False
+    )
+    assert ran[3:] == ["smoke", "thesis-grids"]

@@ -161,6 +161,26 @@ def run_sweep(
     return ok
 
 
+def recorded_stamp_path(study_name: str):
+    """Where the state of ``study_name``'s cached runs its last recording left is kept (:func:`runs_state`;
+    in the Dagster instance's home, beside the partitions it recorded)."""
+    return paths.dagster_home() / "varcap" / "recorded" / f"{study_name}.json"
+
+
+def runs_state(study_name: str) -> dict | None:
+    """The state of study ``study_name``'s cached runs (each ``run.json``, hashed); None when a scenario has
+    no valid cached result (:func:`studies.sweep.is_cached`)."""
+    from assets.content_keys import digest, files_fingerprint
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    if not all(sweep.is_cached(s) for s in scs):
+        return None
+    runs = sweep.runs_dir()
+    return {"runs": digest(files_fingerprint([runs / s.id / "run.json" for s in scs], runs))}
+
+
 def sweep_stamp_path(study_name: str):
     """Where the state the last sweep of ``study_name`` left is kept (in the Dagster instance's home,
     beside the partitions it recorded)."""
@@ -228,6 +248,18 @@ def materialize_studies(
     from studies.catalogue import study
 
     by_study = {name: study(name) for name in study_names}
+    recorded: list[str] = []
+    if not results:  # a study whose cached runs its last run recorded as they are: not recorded again
+        from assets.content_keys import read_stamp
+
+        recorded = [n for n in by_study if (st := read_stamp(recorded_stamp_path(n))) and st == runs_state(n)]
+        by_study = {n: scs for n, scs in by_study.items() if n not in recorded}
+        if recorded:
+            console.print(
+                f"{len(recorded)} of {len(study_names)} studies: every scenario cached and recorded as it is; "
+                "not recorded again",
+                soft_wrap=True,
+            )
     unique = {s.id: s for scs in by_study.values() for s in scs}
     scs = list(unique.values())
     if export_inputs and any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
@@ -256,6 +288,10 @@ def materialize_studies(
                 if not res.success:
                     box["success"] = False
                     return
+                if not results and (state := runs_state(name)) is not None:
+                    from assets.content_keys import write_stamp
+
+                    write_stamp(recorded_stamp_path(name), state)
 
     try:
         th = threading.Thread(target=_go)
