@@ -72,9 +72,20 @@ def environment_fingerprint() -> str:
     return digest(names)
 
 
+#: columns that say when a row was written, not what it holds: left out of a table's fingerprint, so a
+#: table rebuilt with the same rows keeps it (a page that shows one of them keeps the time it was
+#: rendered with)
+WHEN_COLUMNS: dict[str, tuple[str, ...]] = {
+    "raw_files": ("registered_at",),
+    "core_builds": ("built_at",),
+    "out_reproduction": ("computed_at_utc",),
+}
+
+
 def tables_fingerprint(con: Any, tables: list[str] | None = None) -> dict[str, str]:
     """Per table of the DuckDB connection ``con`` (all base tables of its database, or those of ``tables``
-    it has), ``"<rows>:<sum of row hashes>"``: equal for equal multisets of rows, whatever their order."""
+    it has), ``"<rows>:<sum of row hashes>"`` over its columns but :data:`WHEN_COLUMNS`: equal for equal
+    multisets of rows, whatever their order."""
     have = [
         r[0]
         for r in con.execute(
@@ -84,7 +95,21 @@ def tables_fingerprint(con: Any, tables: list[str] | None = None) -> dict[str, s
     ]
     out = {}
     for name in have if tables is None else [t for t in tables if t in set(have)]:
-        n, h = con.execute(f'SELECT count(*), sum(hash(t)::HUGEINT)::VARCHAR FROM "{name}" t').fetchone()
+        when = [
+            c
+            for (c,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' "
+                "AND table_name = ? ORDER BY ordinal_position",
+                [name],
+            ).fetchall()
+            if c in WHEN_COLUMNS.get(name, ())
+        ]
+        rows = (
+            f'(SELECT * EXCLUDE ({", ".join(f"{chr(34)}{c}{chr(34)}" for c in when)}) FROM "{name}")'
+            if when
+            else f'"{name}"'
+        )
+        n, h = con.execute(f"SELECT count(*), sum(hash(t)::HUGEINT)::VARCHAR FROM {rows} t").fetchone()
         out[name] = f"{n}:{h}"
     return out
 
