@@ -72,13 +72,14 @@ def environment_fingerprint() -> str:
     return digest(names)
 
 
-#: columns that say when a row was written, not what it holds: left out of a table's fingerprint, so a
-#: table rebuilt with the same rows keeps it (a page that shows one of them keeps the time it was
-#: rendered with)
+#: columns that say when a row was written or how long computing it took, not what it holds: left out of
+#: a table's fingerprint, so a table rebuilt with the same rows keeps it (a page that shows one of them
+#: keeps the value it was rendered with)
 WHEN_COLUMNS: dict[str, tuple[str, ...]] = {
     "raw_files": ("registered_at",),
     "core_builds": ("built_at",),
     "out_reproduction": ("computed_at_utc",),
+    "out_backtest": ("cpu_s",),
 }
 
 
