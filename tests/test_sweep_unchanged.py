@@ -130,3 +130,26 @@ def test_varcap_run_records_only_the_studies_whose_runs_changed(
         ["smoke", "thesis-grids"], 1, Console(), progress=False, export_inputs=False
     )
     assert ran[3:] == ["smoke", "thesis-grids"]
+
+
+def test_harmony_state_needs_its_tables_and_a_materialization_of_each_asset(home: Path) -> None:
+    import dagster as dg
+
+    from pipelines.cli.common import prepare_dagster_home
+    from pipelines.cli.sweeps import HARMONY_ASSETS, HARMONY_INPUT_TABLES, harmony_state
+
+    prepare_dagster_home()
+    wh = home / "data" / "warehouse.duckdb"
+    with duckdb.connect(str(wh)) as con:
+        for t in (*HARMONY_INPUT_TABLES, *HARMONY_ASSETS):
+            con.execute(f"CREATE TABLE {t} AS SELECT 1 AS i")
+    assert harmony_state("harmony", "borg2011-sample") is None  # nothing materialized in the instance
+    instance = dg.DagsterInstance.get()
+    for n in HARMONY_ASSETS:
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=n))
+    first = harmony_state("harmony", "borg2011-sample")
+    assert first is not None and harmony_state("harmony", "borg2011-sample") == first
+    assert harmony_state("harmony-7d", "borg2011-7d") != first
+    with duckdb.connect(str(wh)) as con:
+        con.execute("INSERT INTO core_jobs VALUES (2)")
+    assert harmony_state("harmony", "borg2011-sample") not in (None, first)

@@ -165,8 +165,9 @@ def first_half_stamp(names: list[str], instance) -> dict | None:
 
     if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
         return None
-    recorded = instance.get_latest_materialization_events([dg.AssetKey(n) for n in names])
-    if any(e is None for e in recorded.values()):
+    asset_keys = [dg.AssetKey(n) for n in names]
+    recorded = instance.get_latest_materialization_events(asset_keys)
+    if any(recorded.get(k) is None for k in asset_keys):
         return None
     samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
     files = [p for d in {sweep.inputs_dir(), paths.spot_dir()} if d.is_dir() for p in d.rglob("*")]

@@ -304,13 +304,14 @@ def materialize_studies(
         return False
     from assets.sim import study_asset_name
 
-    names = ", ".join(study_asset_name(n) for n in study_names)
+    names = ", ".join(study_asset_name(n) for n in by_study)
     if results and len(by_study) > 1 and not _materialize(["out_sim_results"], console):
         return False
-    console.print(
-        f"{names}: {len(scs)} scenarios ({len(todo)} simulated){' and out_sim_results' if results else ''} "
-        f"in {time.time() - t0:.1f} s"
-    )
+    if by_study:
+        console.print(
+            f"{names}: {len(scs)} scenarios ({len(todo)} simulated){' and out_sim_results' if results else ''} "
+            f"in {time.time() - t0:.1f} s"
+        )
     return True
 
 
@@ -623,10 +624,9 @@ def harmony_state(study: str, workload: str) -> dict | None:
     wh = paths.warehouse_path()
     if not wh.is_file():
         return None
-    recorded = dg.DagsterInstance.get().get_latest_materialization_events(
-        [dg.AssetKey(n) for n in HARMONY_ASSETS]
-    )
-    if any(e is None for e in recorded.values()):
+    asset_keys = [dg.AssetKey(n) for n in HARMONY_ASSETS]
+    recorded = dg.DagsterInstance.get().get_latest_materialization_events(asset_keys)
+    if any(recorded.get(k) is None for k in asset_keys):
         return None
     with duckdb.connect(str(wh), read_only=True) as con:
         read = ck.tables_fingerprint(con, list(HARMONY_INPUT_TABLES))
