@@ -208,6 +208,8 @@ def notebooks_dir() -> Path:
 
 class ReportConfig(dg.Config):
     timeout_s: int = 600
+    #: execute the notebook even when its inputs are those of the page on disk (:func:`reusable_render`)
+    rerender: bool = False
 
 
 @dataclass
@@ -427,6 +429,11 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
             prov = chapter_provenance(
                 ch.name, str(params["profile"]), context.run_id, chapter_read_ids(ch, params["profile"]), con
             )
+        key = render_key(ch.name, params, Path(duckdb.database), rows, prov)
+        reused = None if config.rerender else reusable_render(ch.name, key)
+        if reused is not None:
+            context.log.info(f"report_{ch.name}: inputs unchanged since run {reused.run_id}; page kept")
+            return _report_result(reused.executed, params["profile"], reused.run_id)
         try:
             ex = execute_notebook(
                 nb, reports_dir(), Path(duckdb.database), params, config.timeout_s, rows, provenance=prov
@@ -439,26 +446,125 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
             raise dg.Failure(str(e)) from e
         if not ex.figures:
             raise dg.Failure(f"{nb}: executed but drew no figure")
-        return dg.MaterializeResult(
-            metadata={
-                "path": dg.MetadataValue.path(str(ex.html_path)),
-                "profile": params["profile"],
-                "figures": len(ex.figures),
-                "figure_names": ", ".join(p.stem for p in ex.figures),
-                "seconds": round(ex.seconds, 1),
-                **(
-                    {
-                        "preview": dg.MetadataValue.md(
-                            f"![{first.stem}](data:image/png;base64,{base64.b64encode(first.read_bytes()).decode()})"
-                        )
-                    }
-                    if (first := ex.figures[0]).stat().st_size < 400_000
-                    else {}
-                ),
-            }
-        )
+        record_render(ch.name, key, ex, context.run_id)
+        return _report_result(ex, params["profile"])
 
     return _report
+
+
+def _report_result(ex: Executed, profile: object, reused_from: str | None = None) -> dg.MaterializeResult:
+    """A chapter's materialization: its page, profile, figures and render time (``reused_from``: the run
+    that rendered the page kept because its inputs are unchanged)."""
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(ex.html_path)),
+            "profile": profile,
+            "figures": len(ex.figures),
+            "figure_names": ", ".join(p.stem for p in ex.figures),
+            "seconds": round(ex.seconds, 1),
+            **({"reused_from_run": reused_from} if reused_from else {}),
+            **(
+                {
+                    "preview": dg.MetadataValue.md(
+                        f"![{first.stem}](data:image/png;base64,{base64.b64encode(first.read_bytes()).decode()})"
+                    )
+                }
+                if (first := ex.figures[0]).stat().st_size < 400_000
+                else {}
+            ),
+        }
+    )
+
+
+def render_stamp_path(name: str) -> Path:
+    """Where the key of chapter ``name``'s rendered page is kept (:func:`record_render`)."""
+    return reports_dir() / ".keys" / f"{name}.json"
+
+
+def render_key(
+    name: str,
+    params: dict[str, object],
+    warehouse: Path,
+    rows: Path | None,
+    provenance: dict[str, object],
+) -> str:
+    """The content key of chapter ``name``'s page (:mod:`assets.content_keys`): the code and notebooks, the
+    Python environment, the injected ``params``, every table of the warehouse snapshot the notebook reads
+    (what :func:`analysis.warehouse.connect` opens for ``warehouse``), its studies' rows (``rows``, a
+    parquet file) and the provenance the page states but its render time and run."""
+    from analysis.warehouse import snapshot_path
+    from assets import content_keys as ck
+
+    snap = snapshot_path(warehouse)
+    read = snap if snap.exists() else warehouse
+    stated = {k: v for k, v in provenance.items() if k not in ("rendered_utc", "run_id")}
+    return ck.digest(
+        name,
+        ck.code_fingerprint(),
+        ck.environment_fingerprint(),
+        params,
+        ck.database_fingerprint(read),
+        ck.files_fingerprint([rows], rows.parent) if rows is not None else None,
+        stated,
+    )
+
+
+@dataclass
+class Reused:
+    """A chapter's page kept as rendered: what it holds and the run that rendered it."""
+
+    executed: Executed
+    run_id: str
+
+
+def _sha256(p: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def record_render(name: str, key: str, ex: Executed, run_id: str) -> None:
+    """Store ``key`` as the content key of chapter ``name``'s page just rendered (``ex``) by run ``run_id``,
+    with a hash of the page and of each figure so a changed or missing file is rendered again."""
+    from assets.content_keys import write_stamp
+
+    write_stamp(
+        render_stamp_path(name),
+        {
+            "key": key,
+            "run_id": run_id,
+            "seconds": ex.seconds,
+            "html": {"path": ex.html_path.name, "sha256": _sha256(ex.html_path)},
+            "figures": [{"path": p.name, "sha256": _sha256(p)} for p in ex.figures],
+        },
+    )
+
+
+def reusable_render(name: str, key: str) -> Reused | None:
+    """Chapter ``name``'s page on disk if it was rendered from inputs of content key ``key`` and its page,
+    figures, figure manifest and provenance are as that render wrote them; else None (render again)."""
+    from assets.content_keys import read_stamp
+    from assets.provenance import FILE
+
+    stamp = read_stamp(render_stamp_path(name))
+    if not stamp or stamp.get("key") != key:
+        return None
+    out = reports_dir()
+    fig_dir = out / "figures" / name
+    try:
+        html_path = out / stamp["html"]["path"]
+        figures = [fig_dir / f["path"] for f in stamp["figures"]]
+        if _sha256(html_path) != stamp["html"]["sha256"] or not (fig_dir / FILE).is_file():
+            return None
+        if json.loads((fig_dir / "manifest.json").read_text()) != [p.stem for p in figures]:
+            return None
+        if any(_sha256(p) != f["sha256"] for p, f in zip(figures, stamp["figures"], strict=True)):
+            return None
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+    if not figures:
+        return None
+    return Reused(Executed(html_path, figures, [], float(stamp.get("seconds", 0.0))), str(stamp["run_id"]))
 
 
 report_assets = [report_asset(ch) for ch in CHAPTERS]

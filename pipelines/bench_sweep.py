@@ -17,9 +17,11 @@ core from the committed samples), untimed, as are exporting the inputs and loadi
 Timed, each a whole ``varcap sweep`` process (CPU = user + sys of it and the workers it waited for):
 
 * ``varcap sweep bench-defer`` with every scenario to simulate — the target: ≤ 15 CPU minutes on 2 cores;
-* the same again, every scenario cached — its CPU less the fixed cost, per scenario: the orchestration
-  per scenario (target ≤ 0.05 CPU s);
-* ``varcap sweep smoke``, cached, ``--runs`` times (median) — the fixed cost (target ≤ 2 CPU s).
+* the same again with ``--force``, every scenario cached and recorded again — its CPU less the fixed cost
+  of a forced smoke sweep, per scenario: the orchestration per scenario (target ≤ 0.05 CPU s);
+* ``varcap sweep smoke``, cached, ``--runs`` times (median) — the fixed cost (target ≤ 2 CPU s): a sweep
+  whose cached runs and results are as its last sweep left them does nothing more than say so;
+* the same with ``--force`` (every partition recorded again in a Dagster run), ``--runs`` times (median).
 """
 
 from __future__ import annotations
@@ -97,12 +99,14 @@ def bench(tree: Path, seeds: int, workers: int, runs: int) -> dict[str, float]:
         smoke = _cli("sweep", "smoke", "--max-workers", str(workers))
         timed_process(smoke, tree, env)  # simulates smoke (untimed): every later smoke sweep is cached
         out["fixed_cpu_s"] = statistics.median(timed_process(smoke, tree, env)[1] for _ in range(runs))
+        forced = [*smoke, "--force"]
+        out["fixed_force_cpu_s"] = statistics.median(timed_process(forced, tree, env)[1] for _ in range(runs))
         if seeds:
             cmd = _cli("sweep", STUDY, "--max-workers", str(workers))
             out["wall_s"], out["study_cpu_s"] = timed_process(cmd, tree, env)
-            out["cached_cpu_s"] = timed_process(cmd, tree, env)[1]
+            out["cached_cpu_s"] = timed_process([*cmd, "--force"], tree, env)[1]
             out["scenarios"] = float(len(list(Path(d, "data", "sim", "runs").glob("*/run.json"))) - 4)
-            out["per_scenario_s"] = (out["cached_cpu_s"] - out["fixed_cpu_s"]) / out["scenarios"]
+            out["per_scenario_s"] = (out["cached_cpu_s"] - out["fixed_force_cpu_s"]) / out["scenarios"]
     return out
 
 
@@ -125,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{'fixed cost (cached smoke, median of ' + str(args.runs) + ')':44s} {fixed:10.2f}   "
         f"target ≤ {FIXED_TARGET_S:g}: {'met' if fixed <= FIXED_TARGET_S else 'NOT met'}"
     )
+    print(f"{'fixed cost, --force (median of ' + str(args.runs) + ')':44s} {r['fixed_force_cpu_s']:10.2f}")
     if "study_cpu_s" in r:
         n, cpu, per = r["scenarios"], r["study_cpu_s"], r["per_scenario_s"]
         print(f"{STUDY + ': scenarios':44s} {n:10.0f}")
@@ -133,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{'' if n >= 2000 else ' (for 2,000)'}: {'met' if cpu <= STUDY_TARGET_S * n / 2000 else 'NOT met'}"
         )
         print(f"{STUDY + ' simulated, wall s':44s} {r['wall_s']:10.1f}")
-        print(f"{STUDY + ' cached, CPU s':44s} {r['cached_cpu_s']:10.1f}")
+        print(f"{STUDY + ' cached, --force, CPU s':44s} {r['cached_cpu_s']:10.1f}")
         print(
             f"{'orchestration per cached scenario, CPU s':44s} {per:10.4f}   target ≤ {PER_SCENARIO_TARGET_S:g}: "
             f"{'met' if per <= PER_SCENARIO_TARGET_S else 'NOT met'}"

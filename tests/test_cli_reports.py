@@ -40,7 +40,10 @@ def _reproduction_rows(profile: str, value: float) -> pl.DataFrame:
     return pl.DataFrame([row])
 
 
-def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _reproduced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """What `varcap reproduce` leaves (a small warehouse, a cached full-profile run, every full study
+    partition materialized), with the notebook execution replaced by a stub recording each chapter's
+    parameters and studies' rows: (home, warehouse, instance, seen params, rows per chapter)."""
     import assets.reports as rep
     from assets.schema import OUT_REPRODUCTION
     from assets.warehouse import replace_table
@@ -63,7 +66,8 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
         both = pl.concat([_reproduction_rows("quick", 1.0), _reproduction_rows("full", 2.0)])
         replace_table(con, OUT_REPRODUCTION, both)
     sc = repro.profile_scenarios(repro.FULL)[0]
-    monkeypatch.setattr(sweep, "scan_runs", lambda ids=None, out=None: ([_fake_run_row(sc)], []))
+    run = _fake_run_row(sc)
+    monkeypatch.setattr(sweep, "scan_runs", lambda ids=None, out=None: ([run], []))
     seen: dict[str, dict] = {}
 
     rows_of: dict[str, object] = {}
@@ -76,6 +80,7 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
         fig.parent.mkdir(parents=True, exist_ok=True)
         fig.write_bytes(b"\x89PNG\r\n\x1a\n")
         (fig.parent / "manifest.json").write_text(json.dumps(["fig01"]))
+        (fig.parent / "provenance.json").write_text(json.dumps(provenance))
         html = out_dir / f"{nb_path.stem}.html"
         html.write_text("<html></html>")
         return rep.Executed(html, [fig], [], 0.0)
@@ -102,6 +107,17 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
             instance.report_runless_asset_event(
                 dg.AssetMaterialization(asset_key=study_asset_name(name), partition=pk)
             )
+    return home, wh, instance, seen, rows_of
+
+
+def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dagster as dg
+
+    import assets.reports as rep
+    from studies import reproduction as repro
+
+    home, wh, instance, seen, rows_of = _reproduced(tmp_path, monkeypatch)
+    sc = repro.profile_scenarios(repro.FULL)[0]
     assert main(["reports"]) == 0
     # every chapter but Harmony's (its tables come from `varcap sweep harmony`) rendered; the chapters
     # of the reproduction studies at their `full` partition, the others (no profile) as they are
@@ -129,6 +145,40 @@ def test_varcap_reports_renders_after_reproduce(tmp_path: Path, monkeypatch: pyt
             "full",
             "quick",
         ]
+
+
+def test_varcap_reports_again_keeps_the_pages_whose_inputs_are_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dagster as dg
+
+    from assets import snapshot
+
+    home, wh, instance, seen, _ = _reproduced(tmp_path, monkeypatch)
+    assert main(["reports"]) == 0
+    rendered = set(seen)
+    assert "ch5_intervals" in rendered and "ch4_variable_capacity" in rendered
+    first = instance.get_latest_materialization_event(dg.AssetKey("report_ch5_intervals")).run_id
+    seen.clear()
+    # the same code, parameters, tables and studies' rows: every page is kept, none executed again, and
+    # each is still materialized (naming the run that rendered it)
+    assert main(["reports"]) == 0
+    assert seen == {}
+    meta = instance.get_latest_materialization_event(
+        dg.AssetKey("report_ch5_intervals")
+    ).asset_materialization.metadata
+    assert meta["reused_from_run"].value == first and meta["figures"].value == 1
+    # a page changed on disk is rendered again, alone
+    (home / "data" / "reports" / "ch5_intervals.html").write_text("<html>edited</html>")
+    assert main(["reports"]) == 0
+    assert set(seen) == {"ch5_intervals"}
+    seen.clear()
+    # a row more in a table the notebooks can read: every chapter is rendered again
+    with duckdb.connect(str(wh)) as con:
+        con.execute("INSERT INTO core_jobs VALUES ('azure', 7200.0, 1.0, NULL, 2.0)")
+        snapshot.publish(con)
+    assert main(["reports"]) == 0
+    assert set(seen) == rendered
 
 
 def test_progress_prints_line_by_line_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

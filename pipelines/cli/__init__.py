@@ -127,7 +127,9 @@ class _Version(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="varcap", description="variable-capacity scheduling workbench")
     ap.add_argument(
-        "--version", action=_Version, help="print the package version and the code version of cached runs, then exit"
+        "--version",
+        action=_Version,
+        help="print the package version and the code version of cached runs, then exit",
     )
     ap.add_argument("--debug", action="store_true", help="show Python tracebacks (also VARCAP_DEBUG=1)")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -151,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="simulate every quick scenario"
         + (f" (by default {', '.join(SLOW_POLICIES)} are left to varcap reproduce)" if SLOW_POLICIES else ""),
+    )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="materialize the first half (raw → core → capacity → exported inputs) even when its code, "
+        "samples and tables are as the last run left them",
     )
     r.set_defaults(fn=cmd_run, heartbeat="run")  # a line at least every 30 s off a terminal
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")
@@ -238,6 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="multiprocess: warm local processes (default); dask: one step per chunk on a dask cluster",
     )
     w.add_argument("--dask-address", help="scheduler of an existing dask.distributed cluster")
+    w.add_argument(
+        "--force",
+        action="store_true",
+        help="record every partition again even when the study's cached runs and its rows of "
+        "out_sim_results are as the last sweep left them",
+    )
     w.set_defaults(fn=cmd_sweep, heartbeat="sweep")  # a line at least every 30 s off a terminal
     rs = sub.add_parser("results", help="print or export a study's rows of out_sim_results")
     rs.add_argument("study", help="study name (list: `varcap studies`)")
@@ -319,6 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pipelines.cli.common import heartbeat, line_progress, restore_progress
 
     common.DEBUG = debug
+    common.log_horizon_drops()  # a study whose workload outlasts its horizon: a log line, not a warning
 
     # off a terminal: a line at least every 30 s (first, so that progress lines count as output), and
     # progress bars print line by line (make run's log, a pipe)

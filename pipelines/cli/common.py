@@ -274,6 +274,39 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
         watcher.stop()
 
 
+#: the simulator's warning that a workload outlasts the run (:func:`sim.validate.check_jobs`, raised from
+#: :func:`sim.api.simulate`): a study that means it (a week's horizon over a longer trace) records it as a
+#: log line (:func:`log_horizon_drops`), not a warning printed in the middle of the command's output
+HORIZON_DROP_MESSAGE = "jobs submitted at or after the horizon"
+#: the ``-W`` option that keeps that warning out of the simulation workers' output (spawned processes get
+#: the interpreter's warning options; the warning is the only one :mod:`sim.api` is named for)
+HORIZON_DROP_OPTION = "ignore::UserWarning:sim.api"
+
+
+def log_horizon_drops() -> None:
+    """From now on, in this process the simulator's "N jobs submitted at or after the horizon … were
+    dropped" warning becomes an INFO line of logger ``sim.validate`` (other warnings show as before); in
+    the simulation workers it starts (spawned: they get :data:`HORIZON_DROP_OPTION`) it is not printed
+    (the run's result counts its jobs, ``metrics["jobs"]``). Idempotent."""
+    import logging
+    import warnings
+
+    if HORIZON_DROP_OPTION not in sys.warnoptions:
+        sys.warnoptions.append(HORIZON_DROP_OPTION)
+    previous = warnings.showwarning
+    if getattr(previous, "_varcap_horizon", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        if issubclass(category, UserWarning) and HORIZON_DROP_MESSAGE in str(message):
+            logging.getLogger("sim.validate").info("%s", message)
+            return
+        previous(message, category, filename, lineno, file, line)
+
+    show._varcap_horizon = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
 #: ``--debug`` (set by :func:`pipelines.cli.main`; also ``VARCAP_DEBUG=1``)
 DEBUG = False
 

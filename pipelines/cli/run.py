@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from pipelines.cli.common import (
     _has_tables,
@@ -49,6 +50,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     selection = dg.AssetSelection.groups(*args.groups) if args.groups else first_half()
     job = defs.resolve_implicit_global_asset_job_def()
     keys = selection.resolve(defs.resolve_asset_graph())
+    names = sorted(k.to_user_string() for k in keys)
+    # the first half as the last run left it (same code, samples and tables): not materialized again
+    before = None if args.groups or getattr(args, "force", False) else read_first_half_stamp()
+    if before is not None and first_half_stamp(names, instance) == before:
+        console.print(
+            f"varcap run — {len(keys)} assets unchanged (code, samples and their tables as the last run "
+            "left them): not materialized again (`varcap run --force` does)",
+            soft_wrap=True,
+        )
+        return _second_half(args, console)
     # Dagster's console log (tracebacks of failed steps) only with --debug; warnings and failures are
     # printed below, one line each
     run_config = {"loggers": dagster_loggers()}
@@ -101,6 +112,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         for line in guard.failure_lines(result.all_events):
             console.print(line, style="red", markup=False, highlight=False)
         return 1
+    if not args.groups:
+        done = first_half_stamp(names, instance)
+        if done is not None:
+            write_first_half_stamp(done)
+    return _second_half(args, console)
+
+
+def _second_half(args: argparse.Namespace, console) -> int:
+    """``varcap run`` after its first half: the studies and reports (unless ``--groups``), then where
+    things are."""
     if (
         not args.groups
         and run_reports(
@@ -123,6 +144,65 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"reports: [bold]{reports_dir() / 'index.html'}[/]  (figures for the README: varcap figures)"
         )
     return 0
+
+
+def first_half_stamp_path() -> Path:
+    """Where ``varcap run`` keeps the state its first half left (in the Dagster instance's home, beside the
+    materializations it records)."""
+    return paths.dagster_home() / "varcap" / "first_half.json"
+
+
+def first_half_stamp(names: list[str], instance) -> dict | None:
+    """The state the first half's assets ``names`` are in now: a content key of what they read (the code and
+    Python environment, :mod:`assets.content_keys`; the embedded samples; the source; the warehouse's
+    path) and of what they wrote (their tables' rows, the exported simulator inputs). None when they
+    cannot be skipped: a source other than the embedded samples (downloads may change), or an asset of
+    ``names`` with no materialization in ``instance`` (the lineage of the reports needs one)."""
+    import dagster as dg
+
+    from assets import content_keys as ck
+    from studies import sweep
+
+    if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
+        return None
+    asset_keys = [dg.AssetKey(n) for n in names]
+    recorded = instance.get_latest_materialization_events(asset_keys)
+    if any(recorded.get(k) is None for k in asset_keys):
+        return None
+    samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
+    files = [p for d in {sweep.inputs_dir(), paths.spot_dir()} if d.is_dir() for p in d.rglob("*")]
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    import duckdb
+
+    with duckdb.connect(str(wh), read_only=True) as con:
+        tables = ck.tables_fingerprint(con, sorted({*names, "raw_files"}))
+    return {
+        "inputs": ck.digest(
+            ck.code_fingerprint(),
+            ck.environment_fingerprint(),
+            ck.files_fingerprint(samples, paths.samples_dir()),
+            str(wh),
+            names,
+        ),
+        "tables": tables,
+        "files": {str(p): ck.files_fingerprint([p], p.parent) for p in sorted(files) if p.is_file()},
+    }
+
+
+def read_first_half_stamp() -> dict | None:
+    """The state the last complete first half left (:func:`first_half_stamp`), None if none."""
+    from assets.content_keys import read_stamp
+
+    return read_stamp(first_half_stamp_path())
+
+
+def write_first_half_stamp(stamp: dict) -> None:
+    """Record ``stamp`` as the state the first half left."""
+    from assets.content_keys import write_stamp
+
+    write_stamp(first_half_stamp_path(), stamp)
 
 
 def _unpartitioned_half():

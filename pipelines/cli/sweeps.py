@@ -135,15 +135,94 @@ def run_sweep(
     executor: str = "multiprocess",
     dask_address: str | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> bool:
     """Materialize the study's sweep asset over all its partitions and then ``out_sim_results`` (scenarios
-    run in parallel on the executor; ``multiprocess``: :func:`materialize_studies`). Returns success."""
+    run in parallel on the executor; ``multiprocess``: :func:`materialize_studies`). Returns success.
+    Nothing is done (unless ``force``) when every scenario's cached run and the study's rows of
+    ``out_sim_results`` are as the last sweep of the study left them (:func:`sweep_state`)."""
     from rich.console import Console
 
+    from assets.content_keys import read_stamp, write_stamp
+
     console = Console()
+    stamp = sweep_stamp_path(study_name)
+    if not force and (before := read_stamp(stamp)) is not None and sweep_state(study_name) == before:
+        console.print(
+            f"{study_name}: every scenario cached and recorded, its rows of out_sim_results as the last "
+            "sweep left them: nothing to do (`varcap sweep --force` records them again)",
+            soft_wrap=True,
+        )
+        return True
     if executor == "multiprocess":
-        return materialize_studies([study_name], max_workers, console, progress=progress)
-    return _run_dask_sweep(study_name, max_workers, dask_address, progress, console)
+        ok = materialize_studies([study_name], max_workers, console, progress=progress)
+    else:
+        ok = _run_dask_sweep(study_name, max_workers, dask_address, progress, console)
+    if ok and (after := sweep_state(study_name)) is not None:
+        write_stamp(stamp, after)
+    return ok
+
+
+def recorded_stamp_path(study_name: str):
+    """Where the state of ``study_name``'s cached runs its last recording left is kept (:func:`runs_state`;
+    in the Dagster instance's home, beside the partitions it recorded)."""
+    return paths.dagster_home() / "varcap" / "recorded" / f"{study_name}.json"
+
+
+def runs_state(study_name: str) -> dict | None:
+    """The state of study ``study_name``'s cached runs (each ``run.json``, hashed); None when a scenario has
+    no valid cached result (:func:`studies.sweep.is_cached`)."""
+    from assets.content_keys import digest, files_fingerprint
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    if not all(sweep.is_cached(s) for s in scs):
+        return None
+    runs = sweep.runs_dir()
+    return {"runs": digest(files_fingerprint([runs / s.id / "run.json" for s in scs], runs))}
+
+
+def sweep_stamp_path(study_name: str):
+    """Where the state the last sweep of ``study_name`` left is kept (in the Dagster instance's home,
+    beside the partitions it recorded)."""
+    return paths.dagster_home() / "varcap" / "sweeps" / f"{study_name}.json"
+
+
+def sweep_state(study_name: str) -> dict | None:
+    """The state of study ``study_name``'s results: its scenarios' cached runs (each ``run.json``, hashed)
+    and its rows of ``out_sim_results`` in the warehouse (count and an order-insensitive hash). None when
+    a scenario has no valid cached result (:func:`studies.sweep.is_cached`) or there is no such table."""
+    import duckdb
+
+    from assets.content_keys import digest, files_fingerprint
+    from studies import sweep
+    from studies.catalogue import study
+
+    scs = study(study_name)
+    if not all(sweep.is_cached(s) for s in scs):
+        return None
+    runs = sweep.runs_dir()
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    ids = [s.id for s in scs]
+    with duckdb.connect(str(wh), read_only=True) as con:
+        try:
+            n, h = con.execute(
+                "SELECT count(*), sum(hash(t)::HUGEINT)::VARCHAR FROM out_sim_results t "
+                "WHERE scenario_id IN (SELECT unnest(?::VARCHAR[]))",
+                [ids],
+            ).fetchone()
+        except duckdb.CatalogException:
+            return None
+    if n != len(set(ids)):
+        return None
+    return {
+        "warehouse": str(wh),
+        "runs": digest(files_fingerprint([runs / i / "run.json" for i in ids], runs)),
+        "rows": f"{n}:{h}",
+    }
 
 
 def materialize_studies(
@@ -171,6 +250,18 @@ def materialize_studies(
     from studies.catalogue import study
 
     by_study = {name: study(name) for name in study_names}
+    recorded: list[str] = []
+    if not results:  # a study whose cached runs its last run recorded as they are: not recorded again
+        from assets.content_keys import read_stamp
+
+        recorded = [n for n in by_study if (st := read_stamp(recorded_stamp_path(n))) and st == runs_state(n)]
+        by_study = {n: scs for n, scs in by_study.items() if n not in recorded}
+        if recorded:
+            console.print(
+                f"{len(recorded)} of {len(study_names)} studies: every scenario cached and recorded as it is; "
+                "not recorded again",
+                soft_wrap=True,
+            )
     unique = {s.id: s for scs in by_study.values() for s in scs}
     scs = list(unique.values())
     if export_inputs and any(sweep.needs_inputs(s) for s in scs) and not _ensure_sim_inputs(console):
@@ -199,6 +290,10 @@ def materialize_studies(
                 if not res.success:
                     box["success"] = False
                     return
+                if not results and (state := runs_state(name)) is not None:
+                    from assets.content_keys import write_stamp
+
+                    write_stamp(recorded_stamp_path(name), state)
 
     try:
         th = threading.Thread(target=_go)
@@ -211,13 +306,14 @@ def materialize_studies(
         return False
     from assets.sim import study_asset_name
 
-    names = ", ".join(study_asset_name(n) for n in study_names)
+    names = ", ".join(study_asset_name(n) for n in by_study)
     if results and len(by_study) > 1 and not _materialize(["out_sim_results"], console):
         return False
-    console.print(
-        f"{names}: {len(scs)} scenarios ({len(todo)} simulated){' and out_sim_results' if results else ''} "
-        f"in {time.time() - t0:.1f} s"
-    )
+    if by_study:
+        console.print(
+            f"{names}: {len(scs)} scenarios ({len(todo)} simulated){' and out_sim_results' if results else ''} "
+            f"in {time.time() - t0:.1f} s"
+        )
     return True
 
 
@@ -476,7 +572,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.study in HARMONY_STUDIES:  # paper 004: its own asset group (studies/harmony/runner.py)
         return 0 if run_harmony(args.study) else 1
-    if not run_sweep(args.study, args.max_workers, args.executor, args.dask_address):
+    if not run_sweep(
+        args.study, args.max_workers, args.executor, args.dask_address, force=getattr(args, "force", False)
+    ):
         return 1
     df = study_results(args.study)
     note = missing_note(args.study, df)
@@ -501,16 +599,30 @@ def run_harmony(study: str, show: bool = True, chapter: bool = True) -> bool:
         keys = dg.AssetSelection.groups("raw", "core").resolve(defs.resolve_asset_graph())
         if not _materialize([k.to_user_string() for k in keys], console):
             return False
+    from assets.content_keys import read_stamp, write_stamp
+
     keys = list(HARMONY_ASSETS)
     wl = "borg2011-7d" if study == "harmony-7d" else "borg2011-sample"
-    ok = _materialize(
-        keys,
-        console,
-        {
-            "out_harmony_demand": {"config": {"workload": wl}},
-            "out_harmony_results": {"config": {"study": study}},
-        },
-    )
+    stamp = paths.dagster_home() / "varcap" / "harmony" / f"{study}.json"
+    before = read_stamp(stamp)
+    if before is not None and harmony_state(study, wl) == before:
+        console.print(
+            f"Harmony ({study}): code, core tables and its tables as its last materialization left them: "
+            "not materialized again",
+            soft_wrap=True,
+        )
+        ok = True
+    else:
+        ok = _materialize(
+            keys,
+            console,
+            {
+                "out_harmony_demand": {"config": {"workload": wl}},
+                "out_harmony_results": {"config": {"study": study}},
+            },
+        )
+        if ok and (after := harmony_state(study, wl)) is not None:
+            write_stamp(stamp, after)
     if ok and chapter and study not in ("harmony-smoke", "harmony-headline"):  # the chapter and the index
         ok = _materialize(["report_harmony"], console) and _materialize(
             ["report_index"], console, partition_key=materialized_profile()
@@ -531,6 +643,40 @@ def run_harmony(study: str, show: bool = True, chapter: bool = True) -> bool:
             ).pl()
         console.print(df)
     return ok
+
+
+#: the tables Harmony's assets read (their upstream assets outside the group)
+HARMONY_INPUT_TABLES = ("core_jobs", "core_power_price")
+
+
+def harmony_state(study: str, workload: str) -> dict | None:
+    """The state Harmony's assets (:data:`HARMONY_ASSETS`) are in for ``study`` on ``workload``: a content
+    key of what they read (the code and Python environment, :mod:`assets.content_keys`; the study, the
+    workload; the rows of :data:`HARMONY_INPUT_TABLES`) and the rows of their own tables. None when the
+    warehouse lacks one of them or an asset has no materialization in the Dagster instance."""
+    import dagster as dg
+    import duckdb
+
+    from assets import content_keys as ck
+
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    asset_keys = [dg.AssetKey(n) for n in HARMONY_ASSETS]
+    recorded = dg.DagsterInstance.get().get_latest_materialization_events(asset_keys)
+    if any(recorded.get(k) is None for k in asset_keys):
+        return None
+    with duckdb.connect(str(wh), read_only=True) as con:
+        read = ck.tables_fingerprint(con, list(HARMONY_INPUT_TABLES))
+        wrote = ck.tables_fingerprint(con, list(HARMONY_ASSETS))
+    if len(read) < len(HARMONY_INPUT_TABLES) or len(wrote) < len(HARMONY_ASSETS):
+        return None
+    return {
+        "inputs": ck.digest(
+            ck.code_fingerprint(), ck.environment_fingerprint(), study, workload, str(wh), read
+        ),
+        "tables": wrote,
+    }
 
 
 def missing_note(study_name: str, df) -> str | None:
