@@ -205,8 +205,8 @@ def _ff_kernel(
                 qt0 = qt[0]
                 freed = True
             si += 1
-        # ------------------------------------------------------------- 4. the pass (kernel._next_pos,
-        # _find_machine without a predicate, _start_job)
+        # ------------------------------------------------------------- 4. the pass (kernel._kernel's, without
+        # a predicate)
         lo = qhead if freed else new_from
         pos = _qt_first_le(qt0, qsize, lo, mtree[1]) if lo < qtail else -1
         while pos >= 0:

@@ -4,7 +4,7 @@ Each instant ``t``: the completions (jobs ending at t), :func:`_set_machines_ali
 :func:`_machine_events` (the capacity change; killed jobs collected), :func:`_terminate` (killed jobs back
 to the queue, or failed), the submissions (:func:`_append` when the queue compacts),
 :func:`~sim.engine.admission._wakeups` for timed admission rules, then the scheduling pass
-(:func:`_dirty_pass` for old entries when only some machines changed, then the pass over the queue). The
+(the dirty pass for old entries when only some machines changed, then the pass over the queue). The
 per-event work — completions, submissions, the pass's search for the next position and machine, the
 starts — is written out in the loop over arrays unpacked once before it, and what it calls there calls
 nothing itself (:func:`~sim.engine.admission._admit_flat`, the trees' searches, :func:`~sim.engine.queue._q_put`,
@@ -44,7 +44,7 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
-from sim.engine.kit import heap1_pop, heap1_push, heap_push, heap_room
+from sim.engine.kit import heap1_pop, heap1_push, heap_room
 from sim.engine.log import (
     LOG_COLUMNS,
     LOG_END,
@@ -54,7 +54,6 @@ from sim.engine.log import (
     LOG_START,
     LOG_USEFUL,
     _log_close,
-    _log_open,
 )
 from sim.engine.queue import (
     CLS_H2,
@@ -384,40 +383,6 @@ def _terminate(
     return qjob, qt, qsize, qhead, qtail, moved
 
 
-@kernel_fn(inline=True)
-def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-               acc, horizon, qxs):  # fmt: skip
-    """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
-    (possibly grown) heap arrays, heap size, attempt log and its length."""
-    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
-    ht, hx = heap
-    qjob[pos] = -1
-    _q_put(qt, qsize, pos, jcls[j], INF, INF)
-    for x in range(3):
-        if _qx_has(qxs[x], j):  # job j is in this index
-            _qx_set(qxs[x], j, INF, -1)
-    free_c[m] -= cores[j]
-    free_m[m] -= mem[j]
-    _mt_set(mtree, msize, m, free_c[m])
-    start[j] = t
-    if first_start[j] < 0:
-        first_start[j] = t
-    attempts[j] += 1
-    status[j] = RUNNING
-    on_machine[j] = m
-    prv[j] = -1
-    nxt[j] = head[m]
-    if head[m] >= 0:
-        prv[head[m]] = j
-    head[m] = j
-    ht, hx = heap_room(ht, hx, hn)
-    hn = heap_push(ht, hx, hn, t + duration[j], j, 0, 0, 0)
-    alog, an = _log_open(alog, an, cur_att, j, m, t, horizon)
-    acc[A_USED_CORES] += cores[j]
-    return (ht, hx), hn, alog, an
-
-
 @kernel_fn
 def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
                 g4, cu2, cl, gl, lt, t, slack, stk, fv, fb):  # fmt: skip
@@ -474,76 +439,6 @@ def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, c
     return po
 
 
-@kernel_fn
-def _dirty_pass(
-    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach,
-    msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog, an, acc, horizon,
-    fv, fb, qxs,
-):  # fmt: skip
-    """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
-    admissible job on those machines only (lowest index first); nothing when no queued job can pass on
-    any of them (:func:`~sim.engine.admission._dirty_any`)."""
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
-    if not _dirty_any(
-        dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
-    ):
-        return heap, hn, alog, an
-    dm = dirty[:nd]
-    if nd > 1:
-        dm.sort()
-    cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-        dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-    )
-    if not use_bound:
-        g4 = INF
-    pos = _q_first_ias(
-        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
-        DIRTY_BUDGET,
-    )  # fmt: skip
-    if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
-        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
-                          c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
-                          fb)  # fmt: skip
-    while pos >= 0 and pos < new_from:
-        j = qjob[pos]
-        m = -1
-        for x in range(nd):
-            mm = dm[x]
-            # _can_run written out: the predicate's call only for a job that fits (a call passing the
-            # admission tuple costs two atomic reference-count operations for each of its arrays)
-            if (
-                job_lo[j] <= mm < job_hi[j]
-                and not (not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j]))
-                and (pred == PRED_NONE or _admit(pred, j, mm, t, duration, adm))
-            ):
-                m = mm
-                break
-        if m >= 0:
-            heap, hn, alog, an = _start_job(
-                j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-                acc, horizon, qxs,
-            )  # fmt: skip
-            cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-            )
-            if not use_bound:
-                g4 = INF
-            if not _dirty_any(
-                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
-            ):
-                break  # no queued job can pass on a dirty machine now
-        lo = pos + 1
-        pos = _q_first_ias(
-            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
-            DIRTY_BUDGET,
-        )  # fmt: skip
-        if pos == -2:
-            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound,
-                              cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
-                              fb)  # fmt: skip
-    return heap, hn, alog, an
-
-
 @kernel_fn(inline=True)
 def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach, msize,
                   pred, adm, stk):  # fmt: skip
@@ -573,7 +468,7 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
     while m >= 0:
         if m >= job_hi[j]:
             return -1
-        # _can_run written out (see _dirty_pass)
+        # _can_run written out (see the dirty pass)
         if not (not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j])) and (
             pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
         ):
@@ -859,14 +754,115 @@ def _kernel(
         phase = t - _period_index(t, period) * period
         r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
         if pred != PRED_NONE and not full_rescan and not global_wake:
-            # old queue entries: only the dirty machines can take them now
-            if nd > 0 and new_from > qhead:  # dirty machines and old entries to offer them
-                heap, hn, alog, an = _dirty_pass(
-                    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
-                    mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, (ht, hx), hn, alog,
-                    an, acc, horizon, fv, fb, qxs,
+            # old queue entries: only the dirty machines can take them now. Each possibly admissible job is
+            # tried on those machines only (lowest index first); nothing when no queued job can pass on any
+            # of them (_dirty_any)
+            if (
+                nd > 0
+                and new_from > qhead
+                and _dirty_any(
+                    dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
+                )
+            ):
+                dm = dirty[:nd]
+                if nd > 1:
+                    dm.sort()
+                cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                    dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                )
+                if not use_bound:
+                    g4 = INF
+                pos = _q_first_ias(
+                    qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                    t, DIRTY_BUDGET,
                 )  # fmt: skip
-                ht, hx = heap
+                if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
+                    pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                      use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t,
+                                      slack, stk, fv, fb)  # fmt: skip
+                while pos >= 0 and pos < new_from:
+                    j = qjob[pos]
+                    m = -1
+                    for x in range(nd):
+                        mm = dm[x]
+                        # _can_run written out: the predicate's call only for a job that fits
+                        if job_lo[j] <= mm < job_hi[j] and not (
+                            not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
+                        ):
+                            ok = _admit_flat(pred, j, mm, t, duration[j], jflag, period, a_thresh, p90, up_since, mt,
+                                             ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band)  # fmt: skip
+                            if ok:
+                                m = mm
+                                break
+                    if m >= 0:
+                        # ---- start job j on machine m (as in the pass below)
+                        qjob[pos] = -1
+                        _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                        _qx_put(x2t, x2r, x2p, j, INF, -1)
+                        _qx_put(x4t, x4r, x4p, j, INF, -1)
+                        _qx_put(xlt, xlr, xlp, j, INF, -1)
+                        free_c[m] -= cores[j]
+                        free_m[m] -= mem[j]
+                        _mt_set(mtree, msize, m, free_c[m])
+                        start[j] = t
+                        if first_start[j] < 0:
+                            first_start[j] = t
+                        attempts[j] += 1
+                        status[j] = RUNNING
+                        on_machine[j] = m
+                        prv[j] = -1
+                        nxt[j] = head[m]
+                        if head[m] >= 0:
+                            prv[head[m]] = j
+                        head[m] = j
+                        if hn >= ht.shape[0]:
+                            ht, hx = heap_room(ht, hx, hn)
+                        hn = heap1_push(ht, hx, hn, t + duration[j], j)
+                        if an >= alog.shape[0]:  # log._log_open's growth
+                            grown = np.empty((2 * alog.shape[0] + 16, LOG_COLUMNS))
+                            grown[:an] = alog[:an]
+                            alog = grown
+                        alog[an, LOG_JOB] = j
+                        alog[an, LOG_START] = t
+                        alog[an, LOG_END] = horizon
+                        alog[an, LOG_OUTCOME] = ATT_RUNNING
+                        alog[an, LOG_MACHINE] = m
+                        alog[an, LOG_USEFUL] = 0.0
+                        cur_att[j] = an
+                        an += 1
+                        acc[A_USED_CORES] += cores[j]
+                        cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                            dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                        )
+                        if not use_bound:
+                            g4 = INF
+                        if not _dirty_any(
+                            dm,
+                            nd,
+                            alive,
+                            free_c,
+                            ma4,
+                            msize,
+                            cls_lo,
+                            cls_hi,
+                            use_bound,
+                            qt,
+                            qxs,
+                            r2,
+                            t,
+                            slack,
+                            lt,
+                        ):
+                            break  # no queued job can pass on a dirty machine now
+                    lo = pos + 1
+                    pos = _q_first_ias(
+                        qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                        t, DIRTY_BUDGET,
+                    )  # fmt: skip
+                    if pos == -2:
+                        pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                          use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt,
+                                          t, slack, stk, fv, fb)  # fmt: skip
             lo = new_from
         # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
         # it (jobs that do not fit keep their place)
@@ -876,10 +872,9 @@ def _kernel(
         fn = -1
         misses = 0
         cb[7] = 0.0
-        # _next_pos, _find_machine and _start_job written out over the loop's own arrays
         pos = lo
         while True:
-            # ---- the next position >= pos the pass should look at (_next_pos)
+            # ---- the next position >= pos the pass should look at
             if full_rescan:
                 while pos < qtail and qjob[pos] < 0:
                     pos += 1
@@ -904,7 +899,7 @@ def _kernel(
                 if pos < 0:
                     break
             j = qjob[pos]
-            # ---- the lowest-index machine in job j's range that can run it now (_find_machine)
+            # ---- the lowest-index machine in job j's range that can run it now
             if full_rescan:
                 m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
                                   mach, msize, pred, adm, stk)  # fmt: skip
@@ -927,7 +922,7 @@ def _kernel(
                     if m >= hi_j:
                         m = -1
                         break
-                    # _can_run written out (see _dirty_pass)
+                    # _can_run written out (see the dirty pass)
                     if not (not alive[m] or free_c[m] < cj or (use_mem and free_m[m] < mem[j])):
                         if pred == PRED_NONE:
                             break
@@ -945,7 +940,7 @@ def _kernel(
                     else:
                         m = _mt_first_ge(mtree, msize, m + 1, cj)
             if m >= 0:
-                # ---- start job j on machine m (_start_job)
+                # ---- start job j on machine m
                 qjob[pos] = -1
                 _q_put(qt, qsize, pos, jcls[j], INF, INF)
                 _qx_put(x2t, x2r, x2p, j, INF, -1)
