@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, CLS_U2, N_CLASSES, _qx_any, _qxl_any, _qxl_longest
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, CLS_U2, N_CLASSES, _qx_pmin, _qxl_longest
 from sim.engine.trees import _mt_range_max, _mt_set, _qt_set
 
 INF = np.inf
@@ -413,7 +413,11 @@ def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt,
     so the dirty pass would start nothing). Each machine is paired with its own free cores and time bound;
     H2-, H4- and L-class jobs are asked by cores and duration together (``qxs``: their
     :func:`~sim.engine.queue._qx_new`; H4 and L with twice the pass's rounding slack), classes U and U2 by
-    their trees' roots as the pass tests them."""
+    their trees' roots as the pass tests them. The indexes are unpacked once and asked by
+    :func:`~sim.engine.queue._qx_pmin`, which calls nothing."""
+    x2t, x2r, x2s, x2p = qxs[0]
+    x4t, x4r, x4s, x4p = qxs[1]
+    xlt, xlr, xls, xlp = qxs[2]
     for x in range(nd):
         m = dm[x]
         if not alive[m]:
@@ -421,15 +425,20 @@ def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt,
         f = free_c[m]
         if cls_lo[0] <= m < cls_hi[0] and qt[0, 1] <= f:
             return True
-        if cls_lo[1] <= m < cls_hi[1] and qt[1, 1] <= f and qt[2, 1] < r2 and _qx_any(qxs[0], f, r2):
+        if (
+            cls_lo[1] <= m < cls_hi[1]
+            and qt[1, 1] <= f
+            and qt[2, 1] < r2
+            and _qx_pmin(x2t, x2s, f) * (1.0 - 2e-9) < r2
+        ):
             return True
         if cls_lo[3] <= m < cls_hi[3] and qt[5, 1] <= f:
             return True
         if cls_lo[2] <= m < cls_hi[2]:
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
-            if _qx_any(qxs[1], f, g):
+            if _qx_pmin(x4t, x4s, f) * (1.0 - 2e-9) < g:
                 return True
-        if cls_lo[CLS_L] <= m < cls_hi[CLS_L] and _qxl_any(qxs[2], f, lt[0, msize + m] + t + 2.0 * slack):
+        if cls_lo[CLS_L] <= m < cls_hi[CLS_L] and _qx_pmin(xlt, xls, f) <= lt[0, msize + m] + t + 2.0 * slack:
             return True
     return False
 

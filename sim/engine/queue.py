@@ -186,19 +186,48 @@ def _qx_moved(qx, qjob, n):
 
 
 @kernel_fn
+def _qx_pmin(tree, sc, c):
+    """The least key among the queued jobs with cores ≤ c of a cores-ordered index (its ``tree`` and sorted
+    cores ``sc``, :func:`_qx_new`): ``np.searchsorted(sc, c, side="right")`` and the tree's prefix minimum
+    written out, no call inside (:func:`~sim.engine.admission._dirty_any` asks it for each dirty machine)."""
+    a = 0
+    b = sc.shape[0]
+    while a < b:
+        mid = (a + b) >> 1
+        if sc[mid] <= c:
+            a = mid + 1
+        else:
+            b = mid
+    res = INF  # trees._qt_prefix_min(tree, size, a)
+    size = tree.shape[0] >> 1
+    lft = size
+    r = a + size
+    while lft < r:
+        if lft & 1:
+            if tree[lft] < res:
+                res = tree[lft]
+            lft += 1
+        if r & 1:
+            r -= 1
+            if tree[r] < res:
+                res = tree[r]
+        lft >>= 1
+        r >>= 1
+    return res
+
+
+@kernel_fn
 def _qx_any(qx, c, g):
     """Whether some queued job of ``qx``'s class has cores ≤ c and duration·(1 − 2e-9) < g."""
     tree, rank, sc, ptree = qx
-    k = np.searchsorted(sc, c, side="right")
-    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) * (1.0 - 2e-9) < g
+    return _qx_pmin(tree, sc, c) * (1.0 - 2e-9) < g
 
 
 @kernel_fn
 def _qxl_any(qx, c, g):
     """Class L (keys = negated durations): whether some queued job has cores ≤ c and −duration ≤ g."""
     tree, rank, sc, ptree = qx
-    k = np.searchsorted(sc, c, side="right")
-    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) <= g
+    return _qx_pmin(tree, sc, c) <= g
 
 
 @kernel_fn
@@ -416,20 +445,27 @@ def _front_drop(front, m, v, ma4, msize):
         fb[k] = nb
 
 
-@kernel_fn(inline=True)
+@kernel_fn
 def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
-    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test)."""
-    return (
-        qt[0, k] <= cu
-        or (qt[1, k] <= c2 and qt[2, k] < r2)
-        or (
-            qt[3, k] <= c4
-            and qt[4, k] < g4
-            and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
-        )
-        or qt[5, k] <= cu2
-        or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
-    )
+    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test), with
+    :func:`_front_best` written out: it calls nothing (an inlined test copied its arrays at every node)."""
+    if qt[0, k] <= cu or (qt[1, k] <= c2 and qt[2, k] < r2):
+        return True
+    if qt[3, k] <= c4 and qt[4, k] < g4:
+        if fn < 0:
+            return True
+        c = qt[3, k]
+        lo = 0
+        hi = fn
+        while lo < hi:  # _front_best(fv, fb, fn, c)
+            mid = (lo + hi) >> 1
+            if fv[mid] >= c:
+                lo = mid + 1
+            else:
+                hi = mid
+        if qt[4, k] * (1.0 - 2e-9) < (fb[lo - 1] if lo > 0 else -INF) - toff:
+            return True
+    return qt[5, k] <= cu2 or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
 
 
 @kernel_fn
