@@ -6,11 +6,11 @@ to the queue, or failed), the submissions (:func:`_append` when the queue compac
 :func:`~sim.engine.admission._wakeups` for timed admission rules, then the scheduling pass
 (the dirty pass for old entries when only some machines changed, then the pass over the queue). The
 per-event work — completions, submissions, the pass's search for the next position and machine, the
-starts — is written out in the loop over arrays unpacked once before it, and what it calls there calls
-nothing itself (:func:`~sim.engine.admission._admit_flat`, the trees' searches, :func:`~sim.engine.queue._q_put`,
-:func:`~sim.engine.queue._qx_put`): numba counts references to arrays with atomic operations, an inlined
-helper copies each array it takes and a call that unpacks a bundle or takes a view counts each one
-(:mod:`sim.engine.ff`). The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
+starts — is written out in the loop over arrays unpacked once before it, and its per-job calls go to
+functions that call nothing and take no views (:func:`~sim.engine.admission._admit_flat`, the trees' searches,
+:func:`~sim.engine.queue._q_put`, :func:`~sim.engine.queue._qx_put`): numba counts references to arrays with
+atomic operations, an inlined helper copies each array it takes and a call that unpacks a bundle or takes a
+view counts each one (:mod:`sim.engine.ff`). The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
 (per-machine arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names),
 ``cnt`` (int counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
 """
