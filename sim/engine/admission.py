@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, CLS_U2, N_CLASSES, _qx_any, _qxl_any, _qxl_longest
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, CLS_U, CLS_U2, N_CLASSES, _qx_pmin, _qxl_longest
 from sim.engine.trees import _mt_range_max, _mt_set, _qt_set
 
 INF = np.inf
@@ -95,27 +95,53 @@ def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
 def _admit(pred, j, m, t, duration, adm):
     """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
     (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band);
-    survival models are indexed [epoch, band of machine m]."""
+    survival models are indexed [epoch, band of machine m]. See :func:`_admit_flat`."""
     jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
         adm
     )
+    return _admit_flat(
+        pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s,
+        iv_ptr, iv_end, band,
+    )  # fmt: skip
+
+
+@kernel_fn
+def _admit_flat(
+    pred, j, m, t, d, jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr,
+    iv_end, band,
+):  # fmt: skip
+    """:func:`_admit` for job j of duration d, on the admission inputs one by one: it calls nothing and takes
+    no view (the kernel's pass calls it for each machine it offers a job; a call that unpacks the bundle or
+    slices the survival curves counts references to every array it touches, see :mod:`sim.engine.ff`).
+    S(x) is :func:`_surv` and the mean remaining :func:`_mean_remaining`, their searches written out (the
+    index of ``np.searchsorted(..., side="right")``)."""
     if pred == PRED_ORACLE:
         # the machine's current interval must outlast the job (future capacity is known)
         lo = iv_ptr[m]
         hi = iv_ptr[m + 1]
-        k = lo + np.searchsorted(iv_end[lo:hi], t, side="right")
-        if k >= hi:
+        a = lo
+        b = hi
+        while a < b:
+            mid = (a + b) >> 1
+            if iv_end[mid] <= t:
+                a = mid + 1
+            else:
+                b = mid
+        if a >= hi:
             return False
-        return t + duration[j] <= iv_end[k]
+        return t + d <= iv_end[a]
     f = jflag[j]
     if f == 0:
         return True
-    d = duration[j]
-    if (f & H2_FLAG) != 0 and d <= period:
-        phase = t - _period_index(t, period) * period
-        return (period - phase) > d or phase == 0.0
-    if (f & H2_BANDED_FLAG) != 0 and d <= period and band[m] != 0:
-        phase = t - _period_index(t, period) * period
+    if ((f & H2_FLAG) != 0 or ((f & H2_BANDED_FLAG) != 0 and band[m] != 0)) and d <= period:
+        pk = np.floor(t / period)  # _period_index written out
+        if (pk + 1.0) * period <= t:
+            pk += 1.0
+        elif pk * period > t:
+            pk -= 1.0
+        phase = t - pk * period
+        if (f & H2_FLAG) != 0:
+            return (period - phase) > d or phase == 0.0
         if not ((period - phase) > d or phase == 0.0):
             return False
     e = 0
@@ -124,22 +150,65 @@ def _admit(pred, j, m, t, duration, adm):
         if e >= mn.shape[0]:
             e = mn.shape[0] - 1
     u = t - up_since[m]
-    b = band[m]
-    if (
-        (f & H3_FLAG) != 0
-        and d > p90
-        and _mean_remaining(mt[e, b], ms[e, b], mn[e, b], mk[e, b], mtl[e, b], mkn[e, b], mmax[e, b], u) < d
-    ):
-        return False
-    if (f & H4_FLAG) != 0:
-        su = _surv(mt[e, b], ms[e, b], mn[e, b], u)
-        if su <= 0.0:
+    bm = band[m]
+    n = mn[e, bm]
+    if (f & H3_FLAG) != 0 and d > p90:
+        mr = 0.0
+        if u < mmax[e, bm]:
+            su = 1.0  # S(u)
+            a = 0
+            b = n
+            while a < b:
+                mid = (a + b) >> 1
+                if mt[e, bm, mid] <= u:
+                    a = mid + 1
+                else:
+                    b = mid
+            if a > 0:
+                su = ms[e, bm, a - 1]
+            if su > 0.0:
+                nk = mkn[e, bm]
+                a = 0
+                b = nk
+                while a < b:
+                    mid = (a + b) >> 1
+                    if mk[e, bm, mid] <= u:
+                        a = mid + 1
+                    else:
+                        b = mid
+                k = a - 1
+                if k < 0:
+                    k = 0
+                if k > nk - 2:
+                    k = nk - 2
+                mr = (mtl[e, bm, k + 1] + su * (mk[e, bm, k + 1] - u)) / su
+        if mr < d:
             return False
-        if _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su < a_thresh:
-            return False
-    if (f & H4_LITERAL_FLAG) != 0:
-        su = _surv(mt[e, b], ms[e, b], mn[e, b], u)
-        if su <= 0.0 or _surv(mt[e, b], ms[e, b], mn[e, b], u + d) / su >= a_thresh:
+    if (f & (H4_FLAG | H4_LITERAL_FLAG)) != 0:
+        su = 1.0  # S(u)
+        sd = 1.0  # S(u + d)
+        x = u
+        for w in range(2):
+            a = 0
+            b = n
+            while a < b:
+                mid = (a + b) >> 1
+                if mt[e, bm, mid] <= x:
+                    a = mid + 1
+                else:
+                    b = mid
+            s = ms[e, bm, a - 1] if a > 0 else 1.0
+            if w == 0:
+                su = s
+                x = u + d
+            else:
+                sd = s
+        if (f & H4_FLAG) != 0:
+            if su <= 0.0:
+                return False
+            if sd / su < a_thresh:
+                return False
+        if (f & H4_LITERAL_FLAG) != 0 and (su <= 0.0 or sd / su >= a_thresh):
             return False
     return True
 
@@ -344,7 +413,11 @@ def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt,
     so the dirty pass would start nothing). Each machine is paired with its own free cores and time bound;
     H2-, H4- and L-class jobs are asked by cores and duration together (``qxs``: their
     :func:`~sim.engine.queue._qx_new`; H4 and L with twice the pass's rounding slack), classes U and U2 by
-    their trees' roots as the pass tests them."""
+    their trees' roots as the pass tests them. The indexes are unpacked once and asked by
+    :func:`~sim.engine.queue._qx_pmin`, which calls nothing."""
+    x2t, x2r, x2s, x2p = qxs[0]
+    x4t, x4r, x4s, x4p = qxs[1]
+    xlt, xlr, xls, xlp = qxs[2]
     for x in range(nd):
         m = dm[x]
         if not alive[m]:
@@ -352,15 +425,20 @@ def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt,
         f = free_c[m]
         if cls_lo[0] <= m < cls_hi[0] and qt[0, 1] <= f:
             return True
-        if cls_lo[1] <= m < cls_hi[1] and qt[1, 1] <= f and qt[2, 1] < r2 and _qx_any(qxs[0], f, r2):
+        if (
+            cls_lo[1] <= m < cls_hi[1]
+            and qt[1, 1] <= f
+            and qt[2, 1] < r2
+            and _qx_pmin(x2t, x2s, f) * (1.0 - 2e-9) < r2
+        ):
             return True
         if cls_lo[3] <= m < cls_hi[3] and qt[5, 1] <= f:
             return True
         if cls_lo[2] <= m < cls_hi[2]:
             g = ma4[msize + m] - t + 2.0 * slack if use_bound else INF
-            if _qx_any(qxs[1], f, g):
+            if _qx_pmin(x4t, x4s, f) * (1.0 - 2e-9) < g:
                 return True
-        if cls_lo[CLS_L] <= m < cls_hi[CLS_L] and _qxl_any(qxs[2], f, lt[0, msize + m] + t + 2.0 * slack):
+        if cls_lo[CLS_L] <= m < cls_hi[CLS_L] and _qx_pmin(xlt, xls, f) <= lt[0, msize + m] + t + 2.0 * slack:
             return True
     return False
 

@@ -5,7 +5,7 @@ checkpointing (First-Fit and its termination variants) takes the same decisions 
 the same instants, the same starts in the same order, the same float sums added in the same order — from
 one flat loop: the per-event work (completions, submissions, the pass, the starts) is written out in the
 loop over the kernel's own arrays, and what it calls takes no state bundle and calls nothing itself
-(:func:`heap1_push`, :func:`heap1_pop`, the trees' set and search). numba counts references to arrays
+(:func:`~sim.engine.kit.heap1_push`, :func:`~sim.engine.kit.heap1_pop`, the trees' set and search). numba counts references to arrays
 with atomic operations: an inlined helper copies each array it takes (two atomic operations per array per
 call), and a function that calls another keeps the count of each array argument, so the general kernel's
 phases spent about half of First-Fit's time counting references. The rare phases (capacity changes,
@@ -36,60 +36,13 @@ from sim.engine.kernel import (
     _terminate,
     _violations,
 )
-from sim.engine.kit import heap_room
+from sim.engine.kit import heap1_pop, heap1_push, heap_room
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START, LOG_USEFUL
 from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, _qx_new
 from sim.engine.trees import _mt_first_ge, _mt_set, _qt_first_le, _qt_set
 from sim.metrics import ATT_COMPLETED, ATT_RUNNING, COMPLETED, RUNNING
 
 INF = np.inf
-
-
-@kernel_fn
-def heap1_push(ht, hx, hn, t, j):
-    """:func:`~sim.engine.kit.heap_push` of ``(t, j)`` on a heap of one key column (the same order), with
-    no call inside; room checked by the caller. Returns the new size."""
-    ht[hn] = t
-    hx[hn, 0] = j
-    i = hn
-    while i > 0:
-        par = (i - 1) >> 1
-        less = ht[i] < ht[par] if ht[i] != ht[par] else hx[i, 0] < hx[par, 0]
-        if not less:
-            break
-        ht[i], ht[par] = ht[par], ht[i]
-        hx[i, 0], hx[par, 0] = hx[par, 0], hx[i, 0]
-        i = par
-    return hn + 1
-
-
-@kernel_fn
-def heap1_pop(ht, hx, hn):
-    """:func:`~sim.engine.kit.heap_pop` on a heap of one key column (the same order), with no call
-    inside. Returns the new size."""
-    last = hn - 1
-    ht[0] = ht[last]
-    hx[0, 0] = hx[last, 0]
-    i = 0
-    while True:
-        lft = 2 * i + 1
-        if lft >= last:
-            break
-        k = lft
-        r = lft + 1
-        if r < last:
-            if ht[r] != ht[lft]:
-                if ht[r] < ht[lft]:
-                    k = r
-            elif hx[r, 0] < hx[lft, 0]:
-                k = r
-        less = ht[k] < ht[i] if ht[k] != ht[i] else hx[k, 0] < hx[i, 0]
-        if not less:
-            break
-        ht[i], ht[k] = ht[k], ht[i]
-        hx[i, 0], hx[k, 0] = hx[k, 0], hx[i, 0]
-        i = k
-    return last
 
 
 @kernel_fn
@@ -253,8 +206,8 @@ def _ff_kernel(
                 qt0 = qt[0]
                 freed = True
             si += 1
-        # ------------------------------------------------------------- 4. the pass (kernel._next_pos,
-        # _find_machine without a predicate, _start_job)
+        # ------------------------------------------------------------- 4. the pass (kernel._kernel's, without
+        # a predicate)
         lo = qhead if freed else new_from
         pos = _qt_first_le(qt0, qsize, lo, mtree[1]) if lo < qtail else -1
         while pos >= 0:

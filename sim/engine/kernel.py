@@ -1,13 +1,18 @@
 """The kernel: one instant at a time, in phases (see :mod:`sim.engine` for the semantics).
 
-Each instant ``t``: :func:`_complete` (jobs ending at t), :func:`_set_machines_alive` or
+Each instant ``t``: the completions (jobs ending at t), :func:`_set_machines_alive` or
 :func:`_machine_events` (the capacity change; killed jobs collected), :func:`_terminate` (killed jobs back
-to the queue, or failed), :func:`_append` of submissions, :func:`~sim.engine.admission._wakeups` for timed
-admission rules, then the scheduling pass (:func:`_dirty_pass` for old entries when only some machines
-changed, then the pass over the queue: :func:`_next_pos`, :func:`_find_machine`, :func:`_start_job`, which
-numba inlines). State travels in a few bundles: ``jobs`` (per-job arrays), ``mach`` (per-machine
-arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names), ``cnt`` (int
-counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
+to the queue, or failed), the submissions (:func:`_append` when the queue compacts),
+:func:`~sim.engine.admission._wakeups` for timed admission rules, then the scheduling pass
+(the dirty pass for old entries when only some machines changed, then the pass over the queue). The
+per-event work — completions, submissions, the pass's search for the next position and machine, the
+starts — is written out in the loop over arrays unpacked once before it, and its per-job calls go to
+functions that call nothing and take no views (:func:`~sim.engine.admission._admit_flat`, the trees' searches,
+:func:`~sim.engine.queue._q_put`, :func:`~sim.engine.queue._qx_put`): numba counts references to arrays with
+atomic operations, an inlined helper copies each array it takes and a call that unpacks a bundle or takes a
+view counts each one (:mod:`sim.engine.ff`). The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
+(per-machine arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names),
+``cnt`` (int counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from sim.engine.admission import (
     W_NEED_EVAL,
     W_NEXT_WAKE,
     _admit,
+    _admit_flat,
     _bound_at_up,
     _can_run,
     _class_bounds,
@@ -38,8 +44,17 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
-from sim.engine.kit import heap_pop, heap_push, heap_room
-from sim.engine.log import LOG_COLUMNS, LOG_USEFUL, _log_close, _log_open
+from sim.engine.kit import heap1_pop, heap1_push, heap_room
+from sim.engine.log import (
+    LOG_COLUMNS,
+    LOG_END,
+    LOG_JOB,
+    LOG_MACHINE,
+    LOG_OUTCOME,
+    LOG_START,
+    LOG_USEFUL,
+    _log_close,
+)
 from sim.engine.queue import (
     CLS_H2,
     CLS_H4,
@@ -54,10 +69,11 @@ from sim.engine.queue import (
     _qx_lowest_by,
     _qx_moved,
     _qx_new,
+    _qx_put,
     _qx_set,
 )
 from sim.engine.trees import _mt2_first, _mt_first_ge, _mt_fix, _mt_set, _qt_first_le, _qt_set
-from sim.metrics import ATT_COMPLETED, ATT_KILLED, COMPLETED, FAILED, QUEUED, RUNNING
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, ATT_RUNNING, COMPLETED, FAILED, QUEUED, RUNNING
 
 INF = np.inf
 
@@ -84,45 +100,6 @@ def _unlink(j, m, head, nxt, prv):
         head[m] = nxt[j]
     if nxt[j] >= 0:
         prv[nxt[j]] = prv[j]
-
-
-@kernel_fn(inline=True)
-def _complete(
-    t, ht, hx, hn, jobs, mach, cores, mem, duration, machine_mem, msize, alog, acc, dirty, is_dirty, nd, work, ckd,
-    ck, use_ck,
-):  # fmt: skip
-    """Phase 1: jobs ending at t complete and free their cores. ``duration``: the attempts' wall lengths
-    (``work``, the jobs' own durations, unless checkpointing is on: ``ckd`` checkpoints committed, ``ck`` =
-    τ, δ, R). Returns (heap size, freed, dirty count)."""
-    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
-    freed = False
-    while hn > 0 and ht[0] == t:
-        tt, j = ht[0], hx[0, 0]
-        hn = heap_pop(ht, hx, hn)
-        if status[j] != RUNNING or start[j] + duration[j] != tt:
-            continue  # stale entry of a terminated attempt
-        m = on_machine[j]
-        status[j] = COMPLETED
-        end[j] = t
-        _log_close(alog, cur_att, j, t, ATT_COMPLETED)
-        acc[A_COMPLETED_CS] += cores[j] * work[j]
-        if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
-            rest = work[j] - ckd[j] * ck[j, 0]
-            alog[cur_att[j], LOG_USEFUL] = rest
-            acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
-        free_c[m] += cores[j]
-        free_m[m] += mem[j]
-        acc[A_USED_CORES] -= cores[j]
-        _unlink(j, m, head, nxt, prv)
-        on_machine[j] = -1
-        if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
-            free_c[m] = mcap[m]
-            free_m[m] = machine_mem
-        _mt_set(mtree, msize, m, free_c[m])
-        freed = True
-        nd = _mark_dirty(m, dirty, is_dirty, nd)
-    return hn, freed, nd
 
 
 @kernel_fn
@@ -406,40 +383,6 @@ def _terminate(
     return qjob, qt, qsize, qhead, qtail, moved
 
 
-@kernel_fn(inline=True)
-def _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-               acc, horizon, qxs):  # fmt: skip
-    """Start queued job j (queue position pos) on machine m at t and open its attempt-log row; returns the
-    (possibly grown) heap arrays, heap size, attempt log and its length."""
-    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
-    ht, hx = heap
-    qjob[pos] = -1
-    _q_put(qt, qsize, pos, jcls[j], INF, INF)
-    for x in range(3):
-        if _qx_has(qxs[x], j):  # job j is in this index
-            _qx_set(qxs[x], j, INF, -1)
-    free_c[m] -= cores[j]
-    free_m[m] -= mem[j]
-    _mt_set(mtree, msize, m, free_c[m])
-    start[j] = t
-    if first_start[j] < 0:
-        first_start[j] = t
-    attempts[j] += 1
-    status[j] = RUNNING
-    on_machine[j] = m
-    prv[j] = -1
-    nxt[j] = head[m]
-    if head[m] >= 0:
-        prv[head[m]] = j
-    head[m] = j
-    ht, hx = heap_room(ht, hx, hn)
-    hn = heap_push(ht, hx, hn, t + duration[j], j, 0, 0, 0)
-    alog, an = _log_open(alog, an, cur_att, j, m, t, horizon)
-    acc[A_USED_CORES] += cores[j]
-    return (ht, hx), hn, alog, an
-
-
 @kernel_fn
 def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
                 g4, cu2, cl, gl, lt, t, slack, stk, fv, fb):  # fmt: skip
@@ -496,103 +439,6 @@ def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, c
     return po
 
 
-@kernel_fn
-def _dirty_pass(
-    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs, mach,
-    msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog, an, acc, horizon,
-    fv, fb, qxs,
-):  # fmt: skip
-    """Old queue entries (before ``new_from``) when only the dirty machines changed: try each possibly
-    admissible job on those machines only (lowest index first); nothing when no queued job can pass on
-    any of them (:func:`~sim.engine.admission._dirty_any`)."""
-    alive, free_c, free_m, head, mtree, mcap, up_since, ma4, lt = mach
-    if not _dirty_any(
-        dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
-    ):
-        return heap, hn, alog, an
-    dm = dirty[:nd]
-    if nd > 1:
-        dm.sort()
-    cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-        dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-    )
-    if not use_bound:
-        g4 = INF
-    pos = _q_first_ias(
-        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
-        DIRTY_BUDGET,
-    )  # fmt: skip
-    if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
-        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu,
-                          c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
-                          fb)  # fmt: skip
-    while pos >= 0 and pos < new_from:
-        j = qjob[pos]
-        m = -1
-        for x in range(nd):
-            mm = dm[x]
-            # _can_run written out: the predicate's call only for a job that fits (a call passing the
-            # admission tuple costs two atomic reference-count operations for each of its arrays)
-            if (
-                job_lo[j] <= mm < job_hi[j]
-                and not (not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j]))
-                and (pred == PRED_NONE or _admit(pred, j, mm, t, duration, adm))
-            ):
-                m = mm
-                break
-        if m >= 0:
-            heap, hn, alog, an = _start_job(
-                j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs, mach, msize, heap, hn, alog, an,
-                acc, horizon, qxs,
-            )  # fmt: skip
-            cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-            )
-            if not use_bound:
-                g4 = INF
-            if not _dirty_any(
-                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
-            ):
-                break  # no queued job can pass on a dirty machine now
-        lo = pos + 1
-        pos = _q_first_ias(
-            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1, t,
-            DIRTY_BUDGET,
-        )  # fmt: skip
-        if pos == -2:
-            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound,
-                              cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t, slack, stk, fv,
-                              fb)  # fmt: skip
-    return heap, hn, alog, an
-
-
-@kernel_fn(inline=True)
-def _next_pos(pos, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi, r2, slack,
-              t, stk, fv, fb, fn, cb):  # fmt: skip
-    """The next queue position >= pos the pass should look at, or -1 (``fv, fb, fn``: the H4-class frontier
-    of :func:`~sim.engine.queue._front_build`; ``fn`` < 0: none). ``cb``: the class bounds of
-    :func:`~sim.engine.admission._class_bounds` in ``cb[:7]``, computed when ``cb[7]`` is 0 (the pass clears
-    it whenever a start changes the machine trees), the machines in ``cb[8]``."""
-    if full_rescan:
-        while pos < qtail and qjob[pos] < 0:
-            pos += 1
-        return pos if pos < qtail else -1
-    if pos >= qtail:  # past the last queued job (a pass that just started the newest one)
-        return -1
-    if use_bound:
-        if cb[7] == 0.0:
-            cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
-                mtree, ma4, msize, cls_lo, cls_hi, lt, int(cb[8])
-            )
-            cb[7] = 1.0
-        cu, c2, c4, g4, cu2, cl, gl = cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6]
-        return _q_first_ias(
-            qt, qsize, pos, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, fn,
-            t - 2.0 * slack, 0,
-        )  # fmt: skip
-    return _qt_first_le(qt[0], qsize, pos, mtree[1])
-
-
 @kernel_fn(inline=True)
 def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration, mach, msize,
                   pred, adm, stk):  # fmt: skip
@@ -622,7 +468,7 @@ def _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem
     while m >= 0:
         if m >= job_hi[j]:
             return -1
-        # _can_run written out (see _dirty_pass)
+        # _can_run written out (see the dirty pass)
         if not (not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j])) and (
             pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
         ):
@@ -686,11 +532,12 @@ def _kernel(
     npm = pm_t.shape[0]
     use_bound = bound != BOUND_NONE  # a per-machine time bound prunes the pass
     stk = np.empty((3, 128), np.int64)  # DFS stacks for the pruned searches (depth <= 2 log2 size)
-    cb = np.zeros(9)  # the pass's class bounds (see _next_pos)
+    cb = np.zeros(9)  # the pass's class bounds (_class_bounds in cb[:7], cb[7] = 1 while valid; machines)
     cb[8] = n_machines
-    jflag = adm[0]
-    period = adm[1]
-    up_since = adm[4]
+    # the admission inputs one by one (the pass calls _admit_flat with them: see the loop's names below)
+    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
+        adm
+    )
     any_h2 = False
     for jj in range(n):
         if (jflag[jj] & (H2_FLAG | H2_BANDED_FLAG)) != 0:  # both wake at period boundaries
@@ -744,9 +591,13 @@ def _kernel(
         # min-tree of each machine's wake-up time (admission._lit_wake; +inf: none)
         np.vstack((np.full((1, 2 * msize), -INF), np.full((1, 2 * msize), INF))),
     )
-    lt = mach[8]
-    start = jobs[1]
-    status = jobs[5]
+    # the loop reads the bundles' arrays through these names: unpacking a bundle (or passing it to an inlined
+    # helper) inside the loop costs two atomic reference-count operations per array each time (see
+    # sim.engine.ff); the rare phases still take the bundles
+    first_start, start, end, attempts, terms, status, on_machine, nxt, prv, cur_att = jobs
+    alive, free_c, free_m, head, mtree, mcap, _up, ma4, lt = mach
+    lt0 = lt[0]
+    fv, fb = front[0], front[1]
     # queue (positions are append order; trees over positions hold demand or +inf)
     qsize = qsize0
     qjob = np.full(qsize, -1, np.int64)
@@ -762,8 +613,12 @@ def _kernel(
         _qx_new(jcls, cores, qx_on, CLS_H4),
         _qx_new(jcls, cores, use_lit, CLS_L),
     )
+    x2t, x2r, _x2s, x2p = qxs[0]
+    x4t, x4r, _x4s, x4p = qxs[1]
+    xlt, xlr, _xls, xlp = qxs[2]
     # completion heap (one live entry per running job, stale entries skipped)
-    heap = (np.empty(n + 16), np.empty((n + 16, 1), np.int64))
+    ht = np.empty(n + 16)
+    hx = np.empty((n + 16, 1), np.int64)
     hn = 0
     acc = np.zeros(N_ACC)
     cnt = np.zeros(2, np.int64)
@@ -784,7 +639,7 @@ def _kernel(
         # ------------------------------------------------------------- next instant
         t = INF
         if hn > 0:
-            t = heap[0][0]
+            t = ht[0]
         if ci < nc and cap_t[ci] < t:
             t = cap_t[ci]
         if pi < npm and pm_t[pi] < t:
@@ -803,9 +658,45 @@ def _kernel(
         t_prev = t
         global_wake = False
         new_from = qtail
-        # ------------------------------------------------------------- 1. completions
-        hn, freed, nd = _complete(t, heap[0], heap[1], hn, jobs, mach, cores, mem, duration, machine_mem, msize,
-                                  alog, acc, dirty, is_dirty, 0, work, ckd, ck, use_ck)  # fmt: skip
+        # ------------------------------------------------------------- 1. completions (_complete written out)
+        freed = False
+        nd = 0
+        while hn > 0 and ht[0] == t:
+            tt = ht[0]
+            j = hx[0, 0]
+            hn = heap1_pop(ht, hx, hn)
+            if status[j] != RUNNING or start[j] + duration[j] != tt:
+                continue  # stale entry of a terminated attempt
+            m = on_machine[j]
+            status[j] = COMPLETED
+            end[j] = t
+            k = cur_att[j]
+            alog[k, LOG_END] = t
+            alog[k, LOG_OUTCOME] = ATT_COMPLETED
+            acc[A_COMPLETED_CS] += cores[j] * work[j]
+            if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
+                rest = work[j] - ckd[j] * ck[j, 0]
+                alog[k, LOG_USEFUL] = rest
+                acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
+            free_c[m] += cores[j]
+            free_m[m] += mem[j]
+            acc[A_USED_CORES] -= cores[j]
+            if prv[j] >= 0:
+                nxt[prv[j]] = nxt[j]
+            else:
+                head[m] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = prv[j]
+            on_machine[j] = -1
+            if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
+                free_c[m] = mcap[m]
+                free_m[m] = machine_mem
+            _mt_set(mtree, msize, m, free_c[m])
+            freed = True
+            if not is_dirty[m]:
+                is_dirty[m] = True
+                dirty[nd] = m
+                nd += 1
         # ------------------------------------------------------------- 2. capacity change
         cnt[C_NK] = 0
         if ci < nc and cap_t[ci] == t:
@@ -829,12 +720,20 @@ def _kernel(
             if moved:  # positions moved: rescan everything
                 freed = True
                 global_wake = True
-        # ------------------------------------------------------------- 3. submissions
+        # ------------------------------------------------------------- 3. submissions (_append written out
+        # while the tail has room)
         while si < n and submit[si] == t:
-            qjob, qt, qsize, qhead, qtail, moved = _append(
-                si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
-            )
-            if moved:
+            if qtail < qsize:
+                qjob[qtail] = si
+                _q_put(qt, qsize, qtail, jcls[si], cores[si], duration[si])
+                _qx_put(x2t, x2r, x2p, si, duration[si], qtail)
+                _qx_put(x4t, x4r, x4p, si, duration[si], qtail)
+                _qx_put(xlt, xlr, xlp, si, -duration[si], qtail)
+                qtail += 1
+            else:  # compaction first: positions moved, rescan everything
+                qjob, qt, qsize, qhead, qtail, moved = _append(
+                    si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
+                )
                 freed = True
                 global_wake = True
             si += 1
@@ -843,8 +742,8 @@ def _kernel(
         # time (less a margin for rounding) and with no machine to look at, _wakeups would change nothing
         nw = wake[W_NEXT_WAKE]
         if timed and (wake[W_NEED_EVAL] != 0.0 or t >= nw - (abs(nw) * 1e-9 + 1e-6)):
-            f, g, nd = _wakeups(t, adm, any_h2, mach[0], wake, next_cross, knot_idx, mach[7], msize, dirty,
-                                is_dirty, nd, lt, use_lit)  # fmt: skip
+            f, g, nd = _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty,
+                                nd, lt, use_lit)  # fmt: skip
             freed = freed or f
             global_wake = global_wake or g
         if use_lit and lt[1, 1] <= t:  # queued class-L jobs reach some machines' bounds now
@@ -855,42 +754,237 @@ def _kernel(
         phase = t - _period_index(t, period) * period
         r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
         if pred != PRED_NONE and not full_rescan and not global_wake:
-            # old queue entries: only the dirty machines can take them now
-            if nd > 0 and new_from > qhead:  # dirty machines and old entries to offer them
-                heap, hn, alog, an = _dirty_pass(
-                    t, new_from, qjob, qt, qsize, qhead, jcls, job_lo, job_hi, cores, mem, use_mem, duration, jobs,
-                    mach, msize, pred, use_bound, adm, cls_lo, cls_hi, r2, slack, dirty, nd, stk, heap, hn, alog,
-                    an, acc, horizon, front[0], front[1], qxs,
+            # old queue entries: only the dirty machines can take them now. Each possibly admissible job is
+            # tried on those machines only (lowest index first); nothing when no queued job can pass on any
+            # of them (_dirty_any)
+            if (
+                nd > 0
+                and new_from > qhead
+                and _dirty_any(
+                    dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
+                )
+            ):
+                dm = dirty[:nd]
+                if nd > 1:
+                    dm.sort()
+                cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                    dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                )
+                if not use_bound:
+                    g4 = INF
+                pos = _q_first_ias(
+                    qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                    t, DIRTY_BUDGET,
                 )  # fmt: skip
+                if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
+                    pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                      use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t,
+                                      slack, stk, fv, fb)  # fmt: skip
+                while pos >= 0 and pos < new_from:
+                    j = qjob[pos]
+                    m = -1
+                    for x in range(nd):
+                        mm = dm[x]
+                        # _can_run written out: the predicate's call only for a job that fits
+                        if job_lo[j] <= mm < job_hi[j] and not (
+                            not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
+                        ):
+                            ok = _admit_flat(pred, j, mm, t, duration[j], jflag, period, a_thresh, p90, up_since, mt,
+                                             ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band)  # fmt: skip
+                            if ok:
+                                m = mm
+                                break
+                    if m >= 0:
+                        # ---- start job j on machine m (as in the pass below)
+                        qjob[pos] = -1
+                        _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                        _qx_put(x2t, x2r, x2p, j, INF, -1)
+                        _qx_put(x4t, x4r, x4p, j, INF, -1)
+                        _qx_put(xlt, xlr, xlp, j, INF, -1)
+                        free_c[m] -= cores[j]
+                        free_m[m] -= mem[j]
+                        _mt_set(mtree, msize, m, free_c[m])
+                        start[j] = t
+                        if first_start[j] < 0:
+                            first_start[j] = t
+                        attempts[j] += 1
+                        status[j] = RUNNING
+                        on_machine[j] = m
+                        prv[j] = -1
+                        nxt[j] = head[m]
+                        if head[m] >= 0:
+                            prv[head[m]] = j
+                        head[m] = j
+                        if hn >= ht.shape[0]:
+                            ht, hx = heap_room(ht, hx, hn)
+                        hn = heap1_push(ht, hx, hn, t + duration[j], j)
+                        if an >= alog.shape[0]:  # log._log_open's growth
+                            grown = np.empty((2 * alog.shape[0] + 16, LOG_COLUMNS))
+                            grown[:an] = alog[:an]
+                            alog = grown
+                        alog[an, LOG_JOB] = j
+                        alog[an, LOG_START] = t
+                        alog[an, LOG_END] = horizon
+                        alog[an, LOG_OUTCOME] = ATT_RUNNING
+                        alog[an, LOG_MACHINE] = m
+                        alog[an, LOG_USEFUL] = 0.0
+                        cur_att[j] = an
+                        an += 1
+                        acc[A_USED_CORES] += cores[j]
+                        cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                            dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                        )
+                        if not use_bound:
+                            g4 = INF
+                        if not _dirty_any(
+                            dm,
+                            nd,
+                            alive,
+                            free_c,
+                            ma4,
+                            msize,
+                            cls_lo,
+                            cls_hi,
+                            use_bound,
+                            qt,
+                            qxs,
+                            r2,
+                            t,
+                            slack,
+                            lt,
+                        ):
+                            break  # no queued job can pass on a dirty machine now
+                    lo = pos + 1
+                    pos = _q_first_ias(
+                        qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                        t, DIRTY_BUDGET,
+                    )  # fmt: skip
+                    if pos == -2:
+                        pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                          use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt,
+                                          t, slack, stk, fv, fb)  # fmt: skip
             lo = new_from
         # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
         # it (jobs that do not fit keep their place)
-        mtree, ma4 = mach[4], mach[7]
         # the frontier is built lazily: only once this pass has tried FRONT_AFTER_MISSES H4-class jobs that no
         # machine took (a pass that starts what it visits, e.g. a short queue, never pays its O(M log M) build)
         use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
         fn = -1
         misses = 0
         cb[7] = 0.0
-        pos = _next_pos(lo, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize, cls_lo, cls_hi,
-                        r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
-        while pos >= 0:
+        pos = lo
+        while True:
+            # ---- the next position >= pos the pass should look at
+            if full_rescan:
+                while pos < qtail and qjob[pos] < 0:
+                    pos += 1
+                if pos >= qtail:
+                    break
+            elif pos >= qtail:  # past the last queued job (a pass that just started the newest one)
+                break
+            elif use_bound:
+                if cb[7] == 0.0:
+                    cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
+                        mtree, ma4, msize, cls_lo, cls_hi, lt, n_machines
+                    )
+                    cb[7] = 1.0
+                pos = _q_first_ias(
+                    qt, qsize, pos, cb[0], cb[1], r2, cb[2], cb[3] - t + slack, cb[4], cb[5],
+                    cb[6] + t + 2.0 * slack, stk, fv, fb, fn, t - 2.0 * slack, 0,
+                )  # fmt: skip
+                if pos < 0:
+                    break
+            else:
+                pos = _qt_first_le(qt[0], qsize, pos, mtree[1])
+                if pos < 0:
+                    break
             j = qjob[pos]
-            m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
-                              mach, msize, pred, adm, stk)  # fmt: skip
+            # ---- the lowest-index machine in job j's range that can run it now
+            if full_rescan:
+                m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
+                                  mach, msize, pred, adm, stk)  # fmt: skip
+            else:
+                cj = cores[j]
+                hi_j = job_hi[j]
+                tg = 0.0
+                by = 0  # 1: H4, t + d < the machine's bound; 2: literal H4, t + d >= its bound L (lt[0]: -L)
+                if use_bound and jcls[j] == CLS_H4:
+                    by = 1
+                    tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+                    m = _mt2_first(mtree, ma4, msize, job_lo[j], cj, tg, stk)
+                elif use_bound and jcls[j] == CLS_L:
+                    by = 2
+                    tg = -(t + duration[j]) - 2e-9 * (abs(t) + duration[j] + 1.0)
+                    m = _mt2_first(mtree, lt0, msize, job_lo[j], cj, tg, stk)
+                else:
+                    m = _mt_first_ge(mtree, msize, job_lo[j], cj)
+                while m >= 0:
+                    if m >= hi_j:
+                        m = -1
+                        break
+                    # _can_run written out (see the dirty pass)
+                    if not (not alive[m] or free_c[m] < cj or (use_mem and free_m[m] < mem[j])):
+                        if pred == PRED_NONE:
+                            break
+                        ok = _admit_flat(pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms,
+                                         mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band)  # fmt: skip
+                        if ok:
+                            break
+                    if m + 1 >= msize:
+                        m = -1
+                        break
+                    if by == 1:
+                        m = _mt2_first(mtree, ma4, msize, m + 1, cj, tg, stk)
+                    elif by == 2:
+                        m = _mt2_first(mtree, lt0, msize, m + 1, cj, tg, stk)
+                    else:
+                        m = _mt_first_ge(mtree, msize, m + 1, cj)
             if m >= 0:
-                heap, hn, alog, an = _start_job(j, m, t, pos, qjob, qt, qsize, jcls, cores, mem, duration, jobs,
-                                                mach, msize, heap, hn, alog, an, acc, horizon, qxs)  # fmt: skip
+                # ---- start job j on machine m
+                qjob[pos] = -1
+                _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                _qx_put(x2t, x2r, x2p, j, INF, -1)
+                _qx_put(x4t, x4r, x4p, j, INF, -1)
+                _qx_put(xlt, xlr, xlp, j, INF, -1)
+                free_c[m] -= cores[j]
+                free_m[m] -= mem[j]
+                _mt_set(mtree, msize, m, free_c[m])
+                start[j] = t
+                if first_start[j] < 0:
+                    first_start[j] = t
+                attempts[j] += 1
+                status[j] = RUNNING
+                on_machine[j] = m
+                prv[j] = -1
+                nxt[j] = head[m]
+                if head[m] >= 0:
+                    prv[head[m]] = j
+                head[m] = j
+                if hn >= ht.shape[0]:
+                    ht, hx = heap_room(ht, hx, hn)
+                hn = heap1_push(ht, hx, hn, t + duration[j], j)
+                if an >= alog.shape[0]:  # log._log_open's growth
+                    grown = np.empty((2 * alog.shape[0] + 16, LOG_COLUMNS))
+                    grown[:an] = alog[:an]
+                    alog = grown
+                alog[an, LOG_JOB] = j
+                alog[an, LOG_START] = t
+                alog[an, LOG_END] = horizon
+                alog[an, LOG_OUTCOME] = ATT_RUNNING
+                alog[an, LOG_MACHINE] = m
+                alog[an, LOG_USEFUL] = 0.0
+                cur_att[j] = an
+                an += 1
+                acc[A_USED_CORES] += cores[j]
                 cb[7] = 0.0  # the machine trees changed
                 if fn >= 0:
-                    _front_drop(front, m, mach[1][m], ma4, msize)
+                    _front_drop(front, m, free_c[m], ma4, msize)
             elif use_front and fn < 0 and jcls[j] == CLS_H4:
                 misses += 1
                 if misses >= FRONT_AFTER_MISSES:
-                    _front_build(front, mach[0], mach[1], ma4, msize, cls_lo[2], cls_hi[2])
+                    _front_build(front, alive, free_c, ma4, msize, cls_lo[2], cls_hi[2])
                     fn = front[4][0]
-            pos = _next_pos(pos + 1, qjob, qtail, qt, qsize, full_rescan, use_bound, mtree, ma4, lt, msize,
-                            cls_lo, cls_hi, r2, slack, t, stk, front[0], front[1], fn, cb)  # fmt: skip
+            pos += 1
         if use_lit:
             # literal H4's wake-up times after this instant: anew on every machine after a global wake (or a
             # compaction, which moved the positions), else on the dirty machines (their bound, free cores or

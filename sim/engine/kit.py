@@ -116,6 +116,53 @@ def heap_pop(ht, hx, hn):
 
 
 @kernel_fn
+def heap1_push(ht, hx, hn, t, j):
+    """:func:`~sim.engine.kit.heap_push` of ``(t, j)`` on a heap of one key column (the same order), with
+    no call inside; room checked by the caller. Returns the new size."""
+    ht[hn] = t
+    hx[hn, 0] = j
+    i = hn
+    while i > 0:
+        par = (i - 1) >> 1
+        less = ht[i] < ht[par] if ht[i] != ht[par] else hx[i, 0] < hx[par, 0]
+        if not less:
+            break
+        ht[i], ht[par] = ht[par], ht[i]
+        hx[i, 0], hx[par, 0] = hx[par, 0], hx[i, 0]
+        i = par
+    return hn + 1
+
+
+@kernel_fn
+def heap1_pop(ht, hx, hn):
+    """:func:`~sim.engine.kit.heap_pop` on a heap of one key column (the same order), with no call
+    inside. Returns the new size."""
+    last = hn - 1
+    ht[0] = ht[last]
+    hx[0, 0] = hx[last, 0]
+    i = 0
+    while True:
+        lft = 2 * i + 1
+        if lft >= last:
+            break
+        k = lft
+        r = lft + 1
+        if r < last:
+            if ht[r] != ht[lft]:
+                if ht[r] < ht[lft]:
+                    k = r
+            elif hx[r, 0] < hx[lft, 0]:
+                k = r
+        less = ht[k] < ht[i] if ht[k] != ht[i] else hx[k, 0] < hx[i, 0]
+        if not less:
+            break
+        ht[i], ht[k] = ht[k], ht[i]
+        hx[i, 0], hx[k, 0] = hx[k, 0], hx[i, 0]
+        i = k
+    return last
+
+
+@kernel_fn
 def heap_make(ht, hx, n):
     """Order the first ``n`` entries as a heap (after entries were dropped in place)."""
     for i in range(n // 2 - 1, -1, -1):

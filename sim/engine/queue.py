@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.engine._jit import kernel_fn
-from sim.engine.trees import _qt_prefix_min, _qt_set
+from sim.engine.trees import _qt_prefix_min
 
 INF = np.inf
 CLS_U, CLS_H2, CLS_H4, CLS_U2, CLS_L = 0, 1, 2, 3, 4
@@ -27,20 +27,37 @@ NOT_QUEUED = 2**31 - 1  # the (cores, duration) index's position of a job not in
 
 @kernel_fn
 def _q_put(qt, size, pos, cls, c, d):
-    """Set position pos of the class-``cls`` trees to cores c and duration d (inf, inf: empty)."""
+    """Set position pos of the class-``cls`` trees to cores c and duration d (inf, inf: empty). Calls
+    nothing and takes no row view (the kernel's pass calls it at every start: see :mod:`sim.engine.ff`)."""
+    rc = 3
+    rd = 4
+    dv = d
     if cls == CLS_U:
-        _qt_set(qt[0], size, pos, c)
+        rc = 0
+        rd = -1
     elif cls == CLS_H2:
-        _qt_set(qt[1], size, pos, c)
-        _qt_set(qt[2], size, pos, d)
+        rc = 1
+        rd = 2
     elif cls == CLS_U2:
-        _qt_set(qt[5], size, pos, c)
+        rc = 5
+        rd = -1
     elif cls == CLS_L:
-        _qt_set(qt[6], size, pos, c)
-        _qt_set(qt[7], size, pos, -d)
-    else:
-        _qt_set(qt[3], size, pos, c)
-        _qt_set(qt[4], size, pos, d)
+        rc = 6
+        rd = 7
+        dv = -d
+    for x in range(2):
+        r = rc if x == 0 else rd
+        if r < 0:
+            break
+        v = c if x == 0 else dv
+        k = size + pos  # trees._qt_set on row r
+        qt[r, k] = v
+        k >>= 1
+        while k >= 1:
+            a = qt[r, 2 * k]
+            b = qt[r, 2 * k + 1]
+            qt[r, k] = a if a < b else b
+            k >>= 1
 
 
 @kernel_fn
@@ -98,6 +115,39 @@ def _qx_set(qx, j, d, p):
 
 
 @kernel_fn
+def _qx_put(tree, rank, ptree, j, d, p):
+    """:func:`_qx_set` on the index's arrays (``tree, rank, ptree`` of :func:`_qx_new`), with no call inside
+    (the kernel's pass calls it at every submission and start: see :mod:`sim.engine.ff`)."""
+    if rank.shape[0] == 0 or rank[j] < 0:
+        return
+    size = tree.shape[0] >> 1
+    pv = p if p >= 0 else NOT_QUEUED
+    for x in range(2):  # _qx_tree_set on the duration tree, then on the position tree
+        k = size + rank[j]
+        if x == 0:
+            tree[k] = d
+        else:
+            ptree[k] = pv
+        k >>= 1
+        while k >= 1:
+            if x == 0:
+                a = tree[2 * k]
+                b = tree[2 * k + 1]
+                mn = a if a < b else b
+                if tree[k] == mn:
+                    break
+                tree[k] = mn
+            else:
+                pa = ptree[2 * k]
+                pb = ptree[2 * k + 1]
+                pm = pa if pa < pb else pb
+                if ptree[k] == pm:
+                    break
+                ptree[k] = pm
+            k >>= 1
+
+
+@kernel_fn
 def _qx_tree_set(tree, size, i, v):
     """Set leaf i of a min-tree to v, mending its ancestors only as far as their minimum changes."""
     k = size + i
@@ -136,19 +186,48 @@ def _qx_moved(qx, qjob, n):
 
 
 @kernel_fn
+def _qx_pmin(tree, sc, c):
+    """The least key among the queued jobs with cores ≤ c of a cores-ordered index (its ``tree`` and sorted
+    cores ``sc``, :func:`_qx_new`): ``np.searchsorted(sc, c, side="right")`` and the tree's prefix minimum
+    written out, no call inside (:func:`~sim.engine.admission._dirty_any` asks it for each dirty machine)."""
+    a = 0
+    b = sc.shape[0]
+    while a < b:
+        mid = (a + b) >> 1
+        if sc[mid] <= c:
+            a = mid + 1
+        else:
+            b = mid
+    res = INF  # trees._qt_prefix_min(tree, size, a)
+    size = tree.shape[0] >> 1
+    lft = size
+    r = a + size
+    while lft < r:
+        if lft & 1:
+            if tree[lft] < res:
+                res = tree[lft]
+            lft += 1
+        if r & 1:
+            r -= 1
+            if tree[r] < res:
+                res = tree[r]
+        lft >>= 1
+        r >>= 1
+    return res
+
+
+@kernel_fn
 def _qx_any(qx, c, g):
     """Whether some queued job of ``qx``'s class has cores ≤ c and duration·(1 − 2e-9) < g."""
     tree, rank, sc, ptree = qx
-    k = np.searchsorted(sc, c, side="right")
-    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) * (1.0 - 2e-9) < g
+    return _qx_pmin(tree, sc, c) * (1.0 - 2e-9) < g
 
 
 @kernel_fn
 def _qxl_any(qx, c, g):
     """Class L (keys = negated durations): whether some queued job has cores ≤ c and −duration ≤ g."""
     tree, rank, sc, ptree = qx
-    k = np.searchsorted(sc, c, side="right")
-    return _qt_prefix_min(tree, tree.shape[0] >> 1, k) <= g
+    return _qx_pmin(tree, sc, c) <= g
 
 
 @kernel_fn
@@ -366,20 +445,27 @@ def _front_drop(front, m, v, ma4, msize):
         fb[k] = nb
 
 
-@kernel_fn(inline=True)
+@kernel_fn
 def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
-    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test)."""
-    return (
-        qt[0, k] <= cu
-        or (qt[1, k] <= c2 and qt[2, k] < r2)
-        or (
-            qt[3, k] <= c4
-            and qt[4, k] < g4
-            and (fn < 0 or qt[4, k] * (1.0 - 2e-9) < _front_best(fv, fb, fn, qt[3, k]) - toff)
-        )
-        or qt[5, k] <= cu2
-        or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
-    )
+    """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test), with
+    :func:`_front_best` written out: it calls nothing (an inlined test copied its arrays at every node)."""
+    if qt[0, k] <= cu or (qt[1, k] <= c2 and qt[2, k] < r2):
+        return True
+    if qt[3, k] <= c4 and qt[4, k] < g4:
+        if fn < 0:
+            return True
+        c = qt[3, k]
+        lo = 0
+        hi = fn
+        while lo < hi:  # _front_best(fv, fb, fn, c)
+            mid = (lo + hi) >> 1
+            if fv[mid] >= c:
+                lo = mid + 1
+            else:
+                hi = mid
+        if qt[4, k] * (1.0 - 2e-9) < (fb[lo - 1] if lo > 0 else -INF) - toff:
+            return True
+    return qt[5, k] <= cu2 or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
 
 
 @kernel_fn
@@ -398,19 +484,16 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn,
         # lo itself may hold one (the pass's usual case: the job just queued), so every subtree on its path
         # does (a node's least cores and duration are at most its leaves'): the search would return lo
         return lo
-    stack_n = stk[0]
-    stack_l = stk[1]
-    stack_r = stk[2]
-    stack_n[0] = 1
-    stack_l[0] = 0
-    stack_r[0] = size
+    stk[0, 0] = 1  # the DFS stack's rows (node, left, right) by 2-D index: no row views
+    stk[1, 0] = 0
+    stk[2, 0] = size
     sp = 1
     visits = 0
     while sp > 0:
         sp -= 1
-        k = stack_n[sp]
-        lft = stack_l[sp]
-        r = stack_r[sp]
+        k = stk[0, sp]
+        lft = stk[1, sp]
+        r = stk[2, sp]
         if r <= lo:
             continue
         visits += 1
@@ -421,12 +504,12 @@ def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn,
         if k >= size:
             return k - size
         mid = (lft + r) >> 1
-        stack_n[sp] = 2 * k + 1
-        stack_l[sp] = mid
-        stack_r[sp] = r
+        stk[0, sp] = 2 * k + 1
+        stk[1, sp] = mid
+        stk[2, sp] = r
         sp += 1
-        stack_n[sp] = 2 * k
-        stack_l[sp] = lft
-        stack_r[sp] = mid
+        stk[0, sp] = 2 * k
+        stk[1, sp] = lft
+        stk[2, sp] = mid
         sp += 1
     return -1

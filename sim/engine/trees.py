@@ -98,31 +98,29 @@ def _mt_range_max(tree, size, lft, r):
 
 @kernel_fn
 def _mt2_first(tf, ta, size, lo, c, tg, stk):
-    """Lowest machine >= lo with free >= c and bound > tg (DFS with pruning on both maxima), or -1."""
-    stack_n = stk[0]
-    stack_l = stk[1]
-    stack_r = stk[2]
-    stack_n[0] = 1
-    stack_l[0] = 0
-    stack_r[0] = size
+    """Lowest machine >= lo with free >= c and bound > tg (DFS with pruning on both maxima), or -1. The
+    stack's rows by 2-D index (no row views: a view costs reference counting at every call)."""
+    stk[0, 0] = 1
+    stk[1, 0] = 0
+    stk[2, 0] = size
     sp = 1
     while sp > 0:
         sp -= 1
-        k = stack_n[sp]
-        lft = stack_l[sp]
-        r = stack_r[sp]
+        k = stk[0, sp]
+        lft = stk[1, sp]
+        r = stk[2, sp]
         if r <= lo or tf[k] < c or ta[k] <= tg:
             continue
         if k >= size:
             return k - size
         mid = (lft + r) >> 1
-        stack_n[sp] = 2 * k + 1
-        stack_l[sp] = mid
-        stack_r[sp] = r
+        stk[0, sp] = 2 * k + 1
+        stk[1, sp] = mid
+        stk[2, sp] = r
         sp += 1
-        stack_n[sp] = 2 * k
-        stack_l[sp] = lft
-        stack_r[sp] = mid
+        stk[0, sp] = 2 * k
+        stk[1, sp] = lft
+        stk[2, sp] = mid
         sp += 1
     return -1
 
