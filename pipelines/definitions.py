@@ -75,14 +75,16 @@ capacity_job = dg.define_asset_job(
 )
 
 
-def _sweep_job(study: str, executor: dg.ExecutorDefinition) -> dg.UnresolvedAssetJobDefinition:
-    """The study's partitions, then ``out_sim_results`` in the same run."""
+def _sweep_job(
+    study: str, executor: dg.ExecutorDefinition, results: bool = True
+) -> dg.UnresolvedAssetJobDefinition:
+    """The study's partitions, then (``results``) ``out_sim_results`` in the same run."""
+    then = " then rebuild out_sim_results in the same run" if results else ""
     return dg.define_asset_job(
         f"sweep__{study.replace('-', '_')}",
-        selection=[study_asset_name(study), "out_sim_results"],
+        selection=[study_asset_name(study), *(["out_sim_results"] if results else [])],
         executor_def=executor,
-        description=f"simulate the scenarios of study {study} (launch over a partition range) then rebuild "
-        "out_sim_results in the same run",
+        description=f"simulate the scenarios of study {study} (launch over a partition range){then}",
     )
 
 
@@ -122,15 +124,19 @@ def with_current_resources(job: dg.UnresolvedAssetJobDefinition) -> dg.JobDefini
 
 def sweep_job(study: str, executor: str = "multiprocess") -> dg.JobDefinition:
     """The sweep job of ``study`` on the ``multiprocess`` or ``dask`` executor (a reconstructable target:
-    ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``). The dask
-    job is :func:`pipelines.dask_sweep.dask_sweep_job`'s; ``varcap sweep`` targets that module, so its
-    workers do not import this one."""
+    ``dg.build_reconstructable_job("pipelines.definitions", "sweep_job", (study, executor))``).
+    ``varcap sweep`` targets :func:`pipelines.dask_sweep.dask_sweep_job` instead, the same job built from
+    the study's definitions alone, so its workers do not import this module."""
     if executor == "multiprocess":
         return defs.resolve_job_def(SWEEP_JOBS[study].name)
     if executor == "dask":
-        from pipelines.dask_sweep import dask_sweep_job
+        from dagster_dask import dask_executor
 
-        return dask_sweep_job(study)
+        import pipelines.dask_worker  # noqa: F401 — dask sizes Dagster events quietly
+
+        # without out_sim_results: dagster-dask cannot submit a step that belongs to a pool (its task
+        # spec iterates the step's RunOpConcurrency record); `varcap sweep` materializes it afterwards
+        return with_current_resources(_sweep_job(study, dask_executor, results=False))
     raise ValueError(f"executor must be multiprocess or dask, got {executor!r}")
 
 

@@ -242,11 +242,11 @@ def test_results_table_rebuilds_after_a_study_materializes_from_the_ui() -> None
 
 def test_dask_sizes_step_results_without_a_warning(caplog) -> None:
     """dask walks a task's result as a tuple; a Dagster event holds records that refuse iteration, and each
-    step result printed a "Sizeof calculation ... failed" warning line until pipelines.dask_sweep sized
+    step result printed a "Sizeof calculation ... failed" warning line until pipelines.dask_worker sized
     events by themselves."""
     from distributed.sizeof import safe_sizeof
 
-    import pipelines.dask_sweep  # noqa: F401 — registers the event size (what the workers import)
+    import pipelines.dask_worker  # noqa: F401 — registers the event size (the workers' preload)
 
     @dg.asset
     def one() -> int:

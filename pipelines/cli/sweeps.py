@@ -440,7 +440,7 @@ def _run_dask_sweep(
 @contextmanager
 def _dask_cluster(workers: int, address: str | None) -> Iterator[str]:
     """The scheduler address of ``address``'s cluster, or of a local cluster of ``workers`` one-thread
-    worker processes started here (each importing :mod:`pipelines.dask_sweep` first, so it sizes step
+    worker processes started here (each importing :mod:`pipelines.dask_worker` first, so it sizes step
     results quietly) and closed here when the sweep ends. dagster-dask left its own local cluster to the
     interpreter's exit, and a worker that has loaded Dagster and the simulator takes seconds to tear its
     interpreter down: past ``distributed``'s 4 s it was killed, with a warning line for each worker.
@@ -455,7 +455,7 @@ def _dask_cluster(workers: int, address: str | None) -> Iterator[str]:
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
-        preload=["pipelines.dask_sweep"],
+        preload=["pipelines.dask_worker"],
     ) as cluster:
         yield cluster.scheduler_address
         cluster.sync(_close_workers, list(cluster.workers.values()), DASK_WORKER_CLOSE_S)
