@@ -321,7 +321,7 @@ def run_reports(
         # Harmony's chapter and paper 004's row (its headline runs are the ω = 1.2 runs of this study)
         if not run_harmony(RUN_HARMONY_STUDY, show=False, chapter=False):
             return 1
-        console.print(f"Harmony ({RUN_HARMONY_STUDY}) materialized in {time.perf_counter() - t0:.0f} s")
+        console.print(f"Harmony ({RUN_HARMONY_STUDY}) done in {time.perf_counter() - t0:.0f} s")
     keys = [
         *(profiled_first_half() if with_profiled_first_half else []),
         "out_sim_results",
