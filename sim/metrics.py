@@ -295,17 +295,14 @@ def compute_metrics(
         sub, dur = submit_s[sel], duration_s[sel]
         fs, end, st = out.first_start_s[sel], out.end_s[sel], out.status[sel]
     n_started, n_done, n_miss, stretch_sum, stretch_max = 0, 0, 0, 0.0, -np.inf
-    lat = np.empty(0)
+    # every started job's latency is kept (its percentiles): one array, filled block by block
+    lat = np.empty(int(np.count_nonzero((fs >= 0) & (fs < b))))
     for lo, hi in _blocks(sub.size):  # a block of jobs at a time: the temporaries' memory is a block's
         fs_, sub_, dur_ = fs[lo:hi], sub[lo:hi], dur[lo:hi]
         i_started = np.flatnonzero((fs_ >= 0) & (fs_ < b))
-        lat_ = _minus(fs_, sub_, i_started)
-        if lo == 0:  # every job's latency is kept (its percentiles): one array, filled block by block
-            lat = lat_ if hi == sub.size else np.empty(int(np.count_nonzero((fs >= 0) & (fs < b))))
-        if lat is not lat_:
-            lat[n_started : n_started + lat_.size] = lat_
-        n_started += lat_.size
-        del lat_, i_started
+        lat[n_started : n_started + i_started.size] = _minus(fs_, sub_, i_started)
+        n_started += i_started.size
+        del i_started
         jdone = (st[lo:hi] == COMPLETED) & (end[lo:hi] <= b)
         i_jdone = np.flatnonzero(jdone)
         stretch = _minus(end[lo:hi], sub_, i_jdone)
