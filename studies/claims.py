@@ -56,6 +56,10 @@ class Profile:
     gen_master_seed: int = 0
     gen_instances: int = 24
     gen_days: float = 7.0
+    #: Algorithm 3's thresholds swept in paper 002's study (``slacksched-heartbeat``, beside its default 0.7);
+    #: None = :data:`studies.slacksched.scenarios.HB_THRESHOLDS`. A reading, not a headline: the quick
+    #: profile (a smoke test) leaves the sweep to the full profile
+    ss_hb_thresholds: tuple[float, ...] | None = None
 
 
 FULL = Profile(
@@ -102,6 +106,9 @@ QUICK = Profile(
     # with the horizon (measured 2026-12-02: 1,541 and 448 s of `make run`'s 3,389 s of scenario time at
     # 2 days; 21 and 5 CPU s at half a day); the full profile keeps 7 days
     gen_days=0.5,
+    # the threshold sweep is a reading of the full profile: at 0.8-0.9 Algorithm 3 queues most tasks and
+    # its six quick scenarios took 158 of the 456 s of `make run`'s scenario time (measured 2026-12-02)
+    ss_hb_thresholds=(),
 )
 PROFILES = {"full": FULL, "quick": QUICK}
 

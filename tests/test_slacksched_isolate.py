@@ -49,6 +49,13 @@ def test_the_study_runs_the_calibrated_trace_by_default_and_the_former_as_a_read
         assert sc[(p, "former-trace", 0)].capacity == {**hvm_capacity(0, "former-trace")}
         assert sc[(p, "former-trace", 0)].capacity["kind"] == "harvest"
     assert sc[("slacksched-heartbeat", "event-first", 0)].settings == {"heartbeat": "event", "apps": "first"}
+    # Algorithm 3's threshold sweep is a reading of the full profile, not of the quick smoke test
+    assert not [k for k in sc if str(k[1]).startswith("threshold-")]
+    from studies.claims import FULL
+    from studies.slacksched.scenarios import HB_THRESHOLDS
+
+    full = ss_scenarios(FULL)
+    assert {k[1] for k in full if str(k[1]).startswith("threshold-")} == {f"threshold-{t:g}" for t in HB_THRESHOLDS}
     with pytest.raises(ValueError, match="calibrated"):
         hvm_capacity(0, "azure")
     # §4.2's waste: work lost over work done (completed + lost), not over the available core-seconds

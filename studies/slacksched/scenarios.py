@@ -97,7 +97,7 @@ def ss_scenarios(pr: Profile) -> dict[tuple, Scenario]:
         for p in POLS_SS:
             out[(p, r)] = sc(jobs, p)
             out[(p, "former-trace", r)] = sc(jobs, p, _cap=hvm_capacity(r, "former-trace"))
-        for thr in HB_THRESHOLDS:
+        for thr in HB_THRESHOLDS if pr.ss_hb_thresholds is None else pr.ss_hb_thresholds:
             out[("slacksched-heartbeat", f"threshold-{thr:g}", r)] = sc(
                 jobs, "slacksched-heartbeat", {"threshold": f"{thr:g}"}
             )
