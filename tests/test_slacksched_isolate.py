@@ -55,7 +55,9 @@ def test_the_study_runs_the_calibrated_trace_by_default_and_the_former_as_a_read
     from studies.slacksched.scenarios import HB_THRESHOLDS
 
     full = ss_scenarios(FULL)
-    assert {k[1] for k in full if str(k[1]).startswith("threshold-")} == {f"threshold-{t:g}" for t in HB_THRESHOLDS}
+    assert {k[1] for k in full if str(k[1]).startswith("threshold-")} == {
+        f"threshold-{t:g}" for t in HB_THRESHOLDS
+    }
     with pytest.raises(ValueError, match="calibrated"):
         hvm_capacity(0, "azure")
     # §4.2's waste: work lost over work done (completed + lost), not over the available core-seconds
