@@ -202,6 +202,23 @@ class PlanConfig(dg.Config):
     local_workers: int = 0  # > 0: simulate them inside the plan step on this many warm processes instead
 
 
+#: run tag asking a plan step whose ``local_workers`` is 0 for that many local workers (the UI's
+#: ``study__<study>`` jobs carry it: a partitioned job's run config is per partition, its tags per run)
+LOCAL_WORKERS_TAG = "varcap/local_workers"
+
+
+def local_workers(config: PlanConfig, tags: dict[str, str]) -> int:
+    """The plan step's local workers: its config's, else the run's :data:`LOCAL_WORKERS_TAG` (0 when
+    neither asks; ValueError naming the tag for one that is not a whole number)."""
+    if config.local_workers > 0:
+        return config.local_workers
+    raw = tags.get(LOCAL_WORKERS_TAG, "0")
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ValueError(f"run tag {LOCAL_WORKERS_TAG}={raw!r}: give a whole number of processes") from None
+
+
 def _chunks(todo: list[Scenario], n: int) -> list[list[Scenario]]:
     """Deal ``todo`` round-robin into at most ``n`` non-empty chunks (catalogue order inside a chunk)."""
     n = max(1, min(n, len(todo), MAX_CHUNKS))
@@ -315,6 +332,13 @@ class _Parts(dict[str, StudyPart]):
 STUDY_PARTS: dict[str, StudyPart] = _Parts()
 
 
+def plan_config(study_name: str, config: dict) -> dict:
+    """The ``ops`` run config giving the plan step of study ``study_name``'s asset ``config``
+    (:class:`SweepConfig`'s fields)."""
+    part = STUDY_PARTS[study_name]
+    return {part.asset: {"ops": {part.plan: {"config": config}}}}
+
+
 def study_asset_name(name: str) -> str:
     """The asset of catalogue study ``name`` (a profiled study's base asset for either profile)."""
     return catalogue.asset_name(name)
@@ -387,7 +411,8 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
                 f"again (a larger VARCAP_SCENARIO_TIMEOUT_S tries them): {', '.join(s.id for s in skipped[:10])}"
             )
             todo = [sc for sc in todo if sc not in skipped]
-        if config.local_workers > 0 and todo:
+        workers = local_workers(config, context.run.tags)
+        if workers > 0 and todo:
             over: list[str] = []
             done: list[str] = []
             step = max(1, len(todo) // 20)
@@ -411,12 +436,8 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
                     elif len(done) % step == 0 or len(done) == len(todo):
                         context.log.info(f"{name}: {len(done)} of {len(todo)} simulated (last: {line})")
 
-            context.log.info(f"{name}: simulating {len(todo)} scenarios on {config.local_workers} processes")
-            failed = [
-                e
-                for e in sweep.run_many(todo, config.local_workers, log, budget_s)
-                if not budget.is_timeout(e)
-            ]
+            context.log.info(f"{name}: simulating {len(todo)} scenarios on {workers} processes")
+            failed = [e for e in sweep.run_many(todo, workers, log, budget_s) if not budget.is_timeout(e)]
             if failed:
                 raise dg.Failure(
                     f"{len(failed)} of {len(todo)} scenarios failed (the others are cached):\n"

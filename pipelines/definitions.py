@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import dagster as dg
 
 from assets.capacity import capacity_assets, capacity_checks
@@ -13,7 +15,7 @@ from assets.reports import reports_assets, reports_checks
 from assets.reproduction import reproduction_assets, reproduction_checks
 from assets.schema import ALL_TABLES
 from assets.sgip import backtest_assets, backtest_checks, sgip_assets, sgip_checks
-from assets.sim import run_resources, sim_assets, sim_checks, study_asset_name
+from assets.sim import LOCAL_WORKERS_TAG, STUDY_PARTS, run_resources, sim_assets, sim_checks, study_asset_name
 from assets.spot import spot_assets, spot_checks
 from assets.swf import swf_assets, swf_checks
 from assets.thesis import thesis_assets, thesis_checks
@@ -91,6 +93,32 @@ def _sweep_job(
 SWEEP_JOBS = {name: _sweep_job(name, dg.multiprocess_executor) for name in STUDIES}
 
 
+def _study_job(study: str) -> dg.UnresolvedAssetJobDefinition:
+    """``study__<study>``: the whole study in one run, launched from the UI's launchpad as ``varcap sweep``
+    runs it (no backfill, so no wait for the backfill daemon's 30-s tick). The run's tags cover every
+    partition of the study and ask for this machine's cores as local workers
+    (:data:`assets.sim.LOCAL_WORKERS_TAG`): the plan step simulates the uncached scenarios on warm
+    processes in the run's own process, then the run rebuilds ``out_sim_results``. A job of its own: its
+    range tags would clash with the partition a backfill of ``sweep__<study>`` gives each run."""
+    keys = STUDY_PARTS[study].partition_keys
+    return dg.define_asset_job(
+        f"study__{study.replace('-', '_')}",
+        selection=[study_asset_name(study), "out_sim_results"],
+        executor_def=dg.in_process_executor,
+        tags={
+            "dagster/asset_partition_range_start": keys[0],
+            "dagster/asset_partition_range_end": keys[-1],
+            "varcap/study": study,
+            LOCAL_WORKERS_TAG: str(os.cpu_count() or 1),
+        },
+        description=f"simulate every scenario of study {study} in one run (as `varcap sweep {study}`), "
+        "then rebuild out_sim_results",
+    )
+
+
+STUDY_JOBS = {name: _study_job(name) for name in STUDIES}
+
+
 def resources() -> dict[str, object]:
     """Every resource, built now (:func:`assets.sim.run_resources`)."""
     return run_resources()
@@ -108,7 +136,7 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
-    jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values()],
+    jobs=[ingest_job, capacity_job, *SWEEP_JOBS.values(), *STUDY_JOBS.values()],
     sensors=[automation_sensor, dead_runs_sensor()],
     resources=resources(),
 )

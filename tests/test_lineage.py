@@ -306,3 +306,19 @@ def test_profile_partitioned_assets_share_one_partitions_definition() -> None:
     keys = [*run_cli.profiled_first_half(), "out_sim_results", *run_cli.report_keys()]
     job = defs.resolve_implicit_global_asset_job_def()
     job.get_subset(asset_selection={dg.AssetKey(k) for k in keys})  # resolves as one job
+
+
+def test_a_study_job_runs_the_whole_study_in_one_run_as_the_cli_does(home: Path) -> None:
+    """``study__<study>`` needs no partition, range or config from the launchpad: its own tags cover every
+    partition, its plan step simulates them (no chunk steps), and the same run rebuilds the results."""
+    from pipelines.definitions import STUDY_JOBS, with_current_resources
+
+    job = with_current_resources(STUDY_JOBS["smoke"])
+    keys = catalogue.partition_keys("smoke")
+    with dg.instance_for_test() as instance:
+        res = job.execute_in_process(instance=instance)
+        assert res.success
+        assert instance.get_materialized_partitions(dg.AssetKey("out_sim__smoke")) == set(keys.values())
+        assert not {k for k in _started(res) if "sim_chunk" in k}
+        assert "out_sim_results" in _started(res)
+        assert all(sweep.is_cached(sc) for sc in study("smoke"))

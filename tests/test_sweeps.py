@@ -257,3 +257,28 @@ def test_dask_sizes_step_results_without_a_warning(caplog) -> None:
     with caplog.at_level("WARNING"):
         assert safe_sizeof(events) > 0 and safe_sizeof({"step": events}) > 0
     assert not [r for r in caplog.records if "Sizeof" in r.getMessage()]
+
+
+def test_plan_local_workers_come_from_config_then_the_run_tag() -> None:
+    """The UI's study jobs ask for local workers by run tag (a partitioned job's config is per partition)."""
+    from assets.sim import LOCAL_WORKERS_TAG, PlanConfig, local_workers
+
+    assert local_workers(PlanConfig(), {}) == 0
+    assert local_workers(PlanConfig(), {LOCAL_WORKERS_TAG: "3"}) == 3
+    assert local_workers(PlanConfig(local_workers=2), {LOCAL_WORKERS_TAG: "3"}) == 2
+    with pytest.raises(ValueError, match=LOCAL_WORKERS_TAG):
+        local_workers(PlanConfig(), {LOCAL_WORKERS_TAG: "all"})
+
+
+def test_every_study_has_a_one_run_job_whose_tags_cover_its_partitions() -> None:
+    from pipelines.definitions import STUDY_JOBS, defs
+    from studies.catalogue import STUDIES, partition_keys
+
+    assert set(STUDY_JOBS) == set(STUDIES)
+    for name in ("smoke", "repro-riskaware-quick"):
+        keys = list(partition_keys(name).values())
+        tags = defs.resolve_job_def(STUDY_JOBS[name].name).run_tags
+        assert (tags["dagster/asset_partition_range_start"], tags["dagster/asset_partition_range_end"]) == (
+            keys[0],
+            keys[-1],
+        )

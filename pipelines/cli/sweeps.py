@@ -50,16 +50,10 @@ def sweep_run_config(
         )
         cfg = {"execution": {"config": {"cluster": cluster}}}
     if study_name:
+        from assets.sim import plan_config
+
         cfg["ops"] = plan_config(study_name, {"chunks": max_workers})
     return cfg
-
-
-def plan_config(study_name: str, config: dict) -> dict:
-    """The ``ops`` run config giving the plan step of study ``study_name``'s asset ``config``."""
-    from assets.sim import STUDY_PARTS
-
-    part = STUDY_PARTS[study_name]
-    return {part.asset: {"ops": {part.plan: {"config": config}}}}
 
 
 def sweep_definitions(study_name: str):
@@ -117,6 +111,7 @@ def local_sweep_run_config(study_name: str, workers: int) -> dict:
     """Run config for :func:`local_sweep_job`: the plan step simulates on ``workers`` warm processes; the
     results go to the current ``VARCAP_HOME``'s warehouse."""
     from assets.resources import warehouse_run_config
+    from assets.sim import plan_config
 
     return {
         # the results table rebuilds this study's rows (its other rows are kept as they are)
