@@ -210,7 +210,7 @@ EXPLANATIONS: dict[str, str] = {
         "to §4.5 as printed, made binding by §4.4's S⁺ test. §4.5 rounds the target to the nearest multiple "
         "of 5 and fills the pack's 5 machines from there, so pack k·5 (machines k·5 … k·5+4) serves the "
         "targets k·5−2 … k·5+2: the safest pack gets targets 0-2 only, and each pack sits up to two machines "
-        "above the targets it serves (the top one above M_use). S⁺, the running maximum stretch, is "
+        "above the targets it serves (the top one at times at or above M_use). S⁺, the running maximum stretch, is "
         "2,800-5,900 when the window starts (under 0.12 % of completed jobs ever exceed it), so the test "
         "always passes and a job no near machine starts now waits in its pack's queue. The packs' waits "
         "climb with their index: jobs first started on machines 0-4 waited 22 h, 15-19 79 h, 25-29 107 h "
