@@ -98,7 +98,8 @@ class _Sim:
         cat = self._category(j, t)
         m = int(np.floor(cat * self.m_use)) if cat < 1 else self.m_use - 1
         if self.variant == "packed-target-asap":
-            m = int(round(m / self.p.pack) * self.p.pack)
+            q = m / self.p.pack
+            m = int((np.floor(q) if self.p.pack_floor else round(q)) * self.p.pack)
         return min(max(m, 0), max(self.alive - 1, 0))
 
     def _near(self, tgt: int) -> list[int]:
@@ -122,7 +123,7 @@ class _Sim:
         if self.variant == "packed-target-asap":
             pack = [m for m in range(tgt, min(tgt + self.p.pack, self.alive))]
             home = min(pack, key=lambda x: (starts[x], x))
-        stretch_ok = (starts[home] + self.w[j] - self.r[j]) / self.w[j] <= self.s_plus
+        stretch_ok = self.p.stretch_test and (starts[home] + self.w[j] - self.r[j]) / self.w[j] <= self.s_plus
         if self.variant == "target-stretch":
             m = (
                 tgt

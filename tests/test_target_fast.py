@@ -164,9 +164,13 @@ def _run(problem: Problem, params: TargetParams, policy: str, fast: bool) -> Eng
     ref=st.sampled_from([30.0, 150.0, 1e7]),
     d=st.integers(0, 4),
     pack=st.integers(1, 3),
+    floor=st.booleans(),
+    test=st.booleans(),
 )
-def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack) -> None:
-    params = TargetParams(search_distance=d, reference_days=ref / 86400, pack=pack)
+def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack, floor, test) -> None:
+    params = TargetParams(
+        search_distance=d, reference_days=ref / 86400, pack=pack, pack_floor=floor, stretch_test=test
+    )
     fast = _run(problem, params, policy, fast=True)
     plain = _run(problem, params, policy, fast=False)
     slow = run_reference(problem, params, policy)
@@ -178,9 +182,18 @@ def test_fast_target_equals_the_plain_versions(problem, policy, ref, d, pack) ->
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problem=loaded(), policy=st.sampled_from(VARIANTS), d=st.integers(0, 2), pack=st.integers(1, 3))
-def test_fast_target_equals_the_plain_one_under_overload(problem, policy, d, pack) -> None:
-    params = TargetParams(search_distance=d, reference_days=1e7 / 86400, pack=pack)
+@given(
+    problem=loaded(),
+    policy=st.sampled_from(VARIANTS),
+    d=st.integers(0, 2),
+    pack=st.integers(1, 3),
+    floor=st.booleans(),
+    test=st.booleans(),
+)
+def test_fast_target_equals_the_plain_one_under_overload(problem, policy, d, pack, floor, test) -> None:
+    params = TargetParams(
+        search_distance=d, reference_days=1e7 / 86400, pack=pack, pack_floor=floor, stretch_test=test
+    )
     fast = _run(problem, params, policy, fast=True)
     plain = _run(problem, params, policy, fast=False)
     for f in FIELDS:
@@ -225,8 +238,15 @@ def _packed_choice(fast: bool | None, s_plus: float) -> int:
     ns = _near_size(h.ist)
     return int(
         _assign(
-            0, 0.0, *h.state, np.zeros((10, HINTS, 3)), np.zeros(10, np.int64), np.full(10, -2, np.int64),
-            False, np.empty(ns, np.int64), np.empty(ns),
+            0,
+            0.0,
+            *h.state,
+            np.zeros((10, HINTS, 3)),
+            np.zeros(10, np.int64),
+            np.full(10, -2, np.int64),
+            False,
+            np.empty(ns, np.int64),
+            np.empty(ns),
         )  # fmt: skip
     )
 
@@ -239,3 +259,64 @@ def test_packed_plans_a_waiting_job_at_the_packs_earliest_start() -> None:
     for fast in (True, False, None):
         assert _packed_choice(fast, 1e9) == 7, fast
         assert _packed_choice(fast, 1.0) == 7, fast
+
+
+def _choice(policy: str, params: TargetParams, cat: float, ends: list[float], fast: bool | None) -> int:
+    """Machine chosen for one 100-s one-core job of category ``cat`` at t = 0 on 10 one-core machines
+    (M_use = alive = 10, S⁺ = 10⁹: a planned stretch always passes the test unless it is off), machine m
+    busy until ``ends[m]`` (0: free). ``fast`` None: the Python reference."""
+    trace = CapacityTrace(np.array([0.0]), np.array([10]), 10, 1e5)
+    jobs = pl.DataFrame({"job_id": [0], "submit_s": [0.0], "duration_s": [100.0], "cores": [1.0]})
+    problem = Problem.build(jobs, Platform(10, 1.0), trace, 1e5)
+    if fast is None:
+        from tests.reference_target import _Sim
+
+        sim = _Sim(problem, params, policy)
+        sim.alive, sim.m_use, sim.s_plus = 10, 10, 1e9
+        sim.plan = [[(0.0, e, 1.0)] if e > 0 else [] for e in ends]
+        sim._category = lambda j, t: cat  # noqa: ARG005
+        sim._assign(0, 0.0)
+        return int(sim.mach[0])
+    from sim.policies.target import HINTS, _assign, _near_size
+
+    h = _TargetHooks(problem, params, policy, fast=fast)
+    h.ist[3] = h.ist[4] = 10  # M_use, alive
+    h.fst[0] = 1e9
+    for m, e in enumerate(ends):
+        if e > 0:
+            _profile_add(h.profiles.P, m, 0.0, e, 1.0)
+    h.catk[0], h.catv[0] = 0, cat
+    ns = _near_size(h.ist)
+    return int(
+        _assign(
+            0,
+            0.0,
+            *h.state,
+            np.zeros((10, HINTS, 3)),
+            np.zeros(10, np.int64),
+            np.full(10, -2, np.int64),
+            False,
+            np.empty(ns, np.int64),
+            np.empty(ns),
+        )  # fmt: skip
+    )
+
+
+def test_pack_floor_rounds_the_target_down_to_its_pack() -> None:
+    """§4.5 rounds the target to the nearest multiple of 5 (the default): target 3 (category 0.35 × M_use
+    10) goes to the pack 5–9 and starts on its first machine. The isolating reading ``pack_floor`` rounds
+    down: the pack 0–4 that holds machine 3."""
+    for fast in (True, False, None):
+        free = [0.0] * 10
+        assert _choice("packed-target-asap", TargetParams(), 0.35, free, fast) == 5, fast
+        assert _choice("packed-target-asap", TargetParams(pack_floor=True), 0.35, free, fast) == 0, fast
+
+
+def test_stretch_test_off_plans_at_the_earliest_start_within_d_plus() -> None:
+    """No machine can start the job now. With S⁺ large the test passes and TargetASAP plans it on its
+    target 5 (free at 900 s); with the isolating reading ``stretch_test`` off, on machine 7 (free at 300
+    s), the earliest start within D⁺."""
+    ends = [1000.0] * 5 + [900.0, 800.0, 300.0, 500.0, 400.0]
+    for fast in (True, False, None):
+        assert _choice("target-asap", TargetParams(), 0.5, ends, fast) == 5, fast
+        assert _choice("target-asap", TargetParams(stretch_test=False), 0.5, ends, fast) == 7, fast

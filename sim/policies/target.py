@@ -27,7 +27,10 @@ First-Fit there is one planned queue per machine: a job assigned to a machine ge
   not started job are re-allocated in ascending release order.
 
 Choices the paper leaves open (parameters here): ``D⁺`` (``search_distance``, 4), the reference window
-(``reference_days``, 7), the ``M_use`` floor (``M⁻``). A job that fits on no machine within ``D⁺`` (e.g.
+(``reference_days``, 7), the ``M_use`` floor (``M⁻``). Isolating readings, each switching one of the paper's
+rules (the defaults) off: ``stretch_test`` false (no planned stretch passes the S⁺ test) and ``pack_floor``
+(the packed target rounded down to a multiple of ``pack``; §4.5 rounds to the nearest, so each pack sits up
+to two machines above the targets it serves and pack 0 serves targets 0–2 only). A job that fits on no machine within ``D⁺`` (e.g.
 no machine alive) waits in a global list that is retried on every machine event.
 
 Runs in the shared event loop (:mod:`sim.engine.loop`), on the fast path (below) without checkpointing as one
@@ -102,6 +105,11 @@ class TargetParams:
     grow_above: float = 0.95
     shrink_below: float = 0.8
     pack: int = 5
+    #: isolating readings (defaults: the paper's rules). ``stretch_test`` off: the S⁺ test never passes, so a
+    #: job that starts nowhere now is planned at the earliest start within D⁺, never on the target by S⁺;
+    #: ``pack_floor``: packed-target-asap rounds the target down to a multiple of ``pack``, not to the nearest
+    stretch_test: bool = True
+    pack_floor: bool = False
 
 
 # ----------------------------------------------------------------------------- compiled plan operations
@@ -487,7 +495,8 @@ def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
 
 
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
-# ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
+# ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines), S⁺ test (1: on),
+# pack rounding (1: down)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
 @cached_njit
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
@@ -499,6 +508,8 @@ def _assign(
     breakpoint ≤ t (−2: not known) until its plan changes. ``near``/``starts``: scratch of ``_near_size``."""
     variant, d, pack, m_use, alive = ist[0], ist[1], ist[2], ist[3], ist[4]
     s_plus, cap, ref_s = fst[0], fst[1], fst[2]
+    if not ist[7]:  # the S⁺ test off (an isolating reading): no planned stretch passes it
+        s_plus = -np.inf
     k = int(t // ref_s)
     if catk[j] == k:  # the category of j in reference window k, computed once
         cat = catv[j]
@@ -508,7 +519,7 @@ def _assign(
         catv[j] = cat
     tgt = int(np.floor(cat * m_use)) if cat < 1 else m_use - 1
     if variant == 2:
-        tgt = int(np.rint(tgt / pack) * pack)
+        tgt = int(np.floor(tgt / pack) * pack) if ist[8] else int(np.rint(tgt / pack) * pack)
     tgt = min(max(tgt, 0), max(alive - 1, 0))
     nn = 0
     plo, phi = 0, 0
@@ -1199,6 +1210,8 @@ class _TargetHooks:
                 0,
                 m_minus,
                 int(fast),
+                int(p.stretch_test),
+                int(p.pack_floor),
             ],
             np.int64,
         )
