@@ -97,3 +97,65 @@ def test_varcap_run_skips_the_first_half_only_when_its_state_is_unchanged(
     assert ran[3:] == ["first", "second"]
     state["inputs"] = "b"
     assert run.cmd_run(args) == 0 and ran[5:] == ["first", "second"]
+
+
+def test_the_tables_state_follows_runs_tables_and_the_profiles_materializations(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second half's tables (results, reproduction, backtest) are kept only as the last run left them."""
+    from pipelines.cli.run import tables_stamp
+
+    names = ["out_sim_results", "out_backtest"]  # unpartitioned, partitioned by profile
+    run_json = home / "data" / "sim" / "runs" / "abc" / "run.json"
+    run_json.parent.mkdir(parents=True)
+    run_json.write_text('{"metrics": {"goodput": 0.5}}')
+    wh = home / "data" / "warehouse.duckdb"
+    with dg.instance_for_test() as instance:
+        assert tables_stamp(names, "quick", instance) is None  # nothing materialized yet
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key="out_sim_results"))
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(asset_key="out_backtest", partition="full")
+        )
+        assert tables_stamp(names, "quick", instance) is None  # the backtest's quick partition is missing
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(asset_key="out_backtest", partition="quick")
+        )
+        first = tables_stamp(names, "quick", instance)
+        assert first is not None and tables_stamp(names, "quick", instance) == first
+        assert tables_stamp(names, "full", instance) not in (None, first)  # another profile's key
+        run_json.write_text('{"metrics": {"goodput": 0.6}}')  # a cached run changed
+        assert tables_stamp(names, "quick", instance) not in (None, first)
+        run_json.write_text('{"metrics": {"goodput": 0.5}}')
+        assert tables_stamp(names, "quick", instance) == first
+        with duckdb.connect(str(wh)) as con:  # any table of the warehouse (read or written) changed
+            con.execute("INSERT INTO out_sim__other VALUES (2)")
+        assert tables_stamp(names, "quick", instance) not in (None, first)
+        monkeypatch.setenv("VARCAP_SOURCE", "remote")
+        assert tables_stamp(names, "quick", instance) is None
+
+
+def test_the_reports_phase_rebuilds_its_tables_only_when_their_state_changed(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    from pipelines.cli import run
+    from pipelines.cli.common import prepare_dagster_home
+
+    prepare_dagster_home()
+    state = {"inputs": "a"}
+    asked: list[list[str]] = []
+    monkeypatch.setattr(run, "tables_stamp", lambda names, profile, instance: dict(state))
+    monkeypatch.setattr(run, "_materialize", lambda keys, console, **kw: asked.append(list(keys)) or True)
+
+    def go(force: bool = False) -> list[str]:
+        assert run.run_reports(Console(quiet=True), 1, simulate=False, reproduction=False, force=force) == 0
+        return asked[-1]
+
+    first = go()
+    assert "out_sim_results" in first and any(k.startswith("report_") for k in first)
+    again = go()  # unchanged: only the chapters (which keep their pages by their own keys)
+    assert again == [k for k in first if k.startswith("report_")]
+    assert go(force=True) == first
+    state["inputs"] = "b"
+    assert go() == first

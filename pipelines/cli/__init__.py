@@ -157,8 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--force",
         action="store_true",
-        help="materialize the first half (raw → core → capacity → exported inputs) even when its code, "
-        "samples and tables are as the last run left them",
+        help="materialize the first half (raw → core → capacity → exported inputs) and rebuild the result, "
+        "reproduction and backtest tables even when their code, samples, runs and tables are as the last run "
+        "left them",
     )
     r.set_defaults(fn=cmd_run, heartbeat="run")  # a line at least every 30 s off a terminal
     rr = sub.add_parser("reports", help="re-render the chapter reports from the results in the warehouse")

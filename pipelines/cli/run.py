@@ -130,6 +130,7 @@ def _second_half(args: argparse.Namespace, console) -> int:
             simulate=not args.no_sim,
             everything=args.quick_all,
             with_profiled_first_half=True,
+            force=getattr(args, "force", False),
         )
         != 0
     ):
@@ -298,6 +299,7 @@ def run_reports(
     everything: bool = False,
     profile: str = "quick",
     with_profiled_first_half: bool = False,
+    force: bool = False,
 ) -> int:
     """``varcap run``'s second half: materialize the quick reproduction studies (:func:`simulate_quick`;
     cached scenarios are recorded, not simulated) and Harmony's study, then ``out_sim_results``, and at
@@ -333,16 +335,81 @@ def run_reports(
     if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
         keys.remove("report_harmony")
         console.print("Harmony's chapter: `varcap sweep harmony` renders it")
+    from assets.content_keys import read_stamp, write_stamp
+
+    # the tables before the chapters, as the last run left them (same code, runs and warehouse): kept
+    tables = [k for k in keys if not k.startswith("report_")]
+    import dagster as dg
+
+    instance = dg.DagsterInstance.get()
+    before = None if force else read_stamp(tables_stamp_path(profile))
+    if before is not None and tables_stamp(tables, profile, instance) == before:
+        keys = [k for k in keys if k not in tables]
+        console.print(
+            f"{len(tables)} result and reproduction tables unchanged (code, runs and warehouse as the last run "
+            "left them): not rebuilt (`varcap run --force` does)",
+            soft_wrap=True,
+        )
     t1 = time.perf_counter()
     with status(console, f"results, reproduction table and reports ({profile} profile) …"):
         ok = _materialize(keys, console, partition_key=profile)
     if not ok:
         return 1
+    if tables and tables[0] in keys and (now := tables_stamp(tables, profile, instance)) is not None:
+        write_stamp(tables_stamp_path(profile), now)
     index = reports_dir() / "index.html"
     console.print(
         f"reports ({profile} profile) rendered in {time.perf_counter() - t1:.0f} s: [bold]{index}[/]"
     )
     return 0
+
+
+def tables_stamp_path(profile: str) -> Path:
+    """Where ``varcap run`` keeps the state its result and reproduction tables of ``profile`` were left in."""
+    return paths.dagster_home() / "varcap" / f"tables_{profile}.json"
+
+
+def tables_stamp(names: list[str], profile: str, instance) -> dict | None:
+    """The state the second half's tables ``names`` (results, reproduction, the SGIP backtest, the
+    reports' own tables) are in at ``profile``: a content key of the code and Python environment, the
+    embedded samples, the cached runs' ``run.json`` files and every warehouse table (what they read and
+    what they wrote). None when they cannot be kept: a source other than the embedded samples, no
+    warehouse, or an asset of ``names`` without a materialization in ``instance`` (at ``profile`` for a
+    partitioned one)."""
+    import dagster as dg
+
+    from assets import content_keys as ck
+    from studies import sweep
+
+    if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
+        return None
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    from pipelines.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    for n in names:
+        key = dg.AssetKey(n)
+        if graph.get(key).partitions_def is not None:
+            if profile not in instance.get_materialized_partitions(key):
+                return None
+        elif instance.get_latest_materialization_event(key) is None:
+            return None
+    runs = sorted(sweep.runs_dir().glob("*/run.json")) if sweep.runs_dir().is_dir() else []
+    samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
+    return {
+        "inputs": ck.digest(
+            ck.code_fingerprint(),
+            ck.environment_fingerprint(),
+            ck.files_fingerprint(samples, paths.samples_dir()),
+            ck.files_fingerprint(runs, sweep.runs_dir()) if runs else "",
+            str(wh),
+            sorted(names),
+            profile,
+        ),
+        "tables": ck.database_fingerprint(wh),
+    }
 
 
 #: what Harmony's chapter (report_harmony) reads; `varcap sweep harmony` writes them
