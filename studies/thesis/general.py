@@ -48,6 +48,7 @@ VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "ias-general": ("ias-general", {}),
     "ias-general:placement=h1": ("ias-general", {"placement": "h1"}),
     "ias-general:risk=median": ("ias-general", {"risk": "median"}),
+    "ias-general:risk=own": ("ias-general", {"risk": "own"}),
     "ias-general:risk=fixed(A=0.6)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.6"}),
     "ias-general:risk=fixed(A=0.1)": ("ias-general", {"risk": "fixed", "aggressiveness": "0.1"}),
     "ias-general:survival=pooled": ("ias-general", {"survival": "pooled"}),
