@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sim.metrics import ATT_KILLED, EngineOutput
+from sim.metrics import ATT_COMPLETED, ATT_KILLED, EngineOutput
 from studies.claims import Profile
 from studies.generalization import Instance, ias_decisive, ias_facts, instances
 from studies.scenarios import Scenario, build_capacity, sized_jobs
@@ -76,13 +76,20 @@ def holds(cut: float, goodput_pt: float) -> bool:
 
 
 def run_pair(
-    sc: Scenario, keys: Sequence[str], label: str, inputs: Path = _NO_INPUTS
+    sc: Scenario,
+    keys: Sequence[str],
+    label: str,
+    inputs: Path = _NO_INPUTS,
+    decisive_only: bool = False,
+    isolate: bool = False,
 ) -> list[dict[str, Any]]:
     """One row per policy key of ``keys`` on ``sc``'s instance (``sc.policy`` is ignored), simulated in
     process (ad-hoc runs: the catalogue studies read their cached runs instead,
     :mod:`studies.thesis.ias_table`): kills, cut, goodput difference (pt), holds, CPU seconds, the
     instance's decisive flag and reason, and the kills' decomposition (:func:`variable_starts`) for
-    First-Fit (``ff_var_*``) and the policy (``var_*``)."""
+    First-Fit (``ff_var_*``) and the policy (``var_*``). ``decisive_only``: no row (and no policy run) for a
+    degenerate instance. ``isolate``: also a row for First-Fit (policy ``ff``) and every run's
+    :func:`mechanism` columns."""
     from sim.api import simulate
 
     machines, jobs = sized_jobs(sc, inputs)
@@ -90,19 +97,26 @@ def run_pair(
     jobs = jobs.filter(pl.col("cores") <= sc.cores)
     always_on = int(cap.machines_alive.min())
 
-    def one(policy: str, settings: dict[str, str]) -> tuple[dict[str, float], float, tuple[int, float]]:
+    def one(
+        policy: str, settings: dict[str, str]
+    ) -> tuple[dict[str, float], float, tuple[int, float], dict[str, float]]:
         t0 = time.process_time()
         r = simulate(jobs, cap, machines, sc.cores, sc.horizon_s, policy, settings, seed=sc.seed)
         cpu = time.process_time() - t0
-        return r.metrics, cpu, variable_starts(r.tables.output, always_on)
+        out = r.tables.output
+        period = float(getattr(cap, "period_s", None) or 3600.0)
+        mech = mechanism(out, jobs, cap, always_on, sc.cores, sc.horizon_s, period) if isolate else {}
+        return r.metrics, cpu, variable_starts(out, always_on), mech
 
-    ff, ff_cpu, ff_var = one("ff", {})
+    ff, ff_cpu, ff_var, ff_mech = one("ff", {})
     facts = ias_facts(jobs, cap, machines, sc.cores, sc.horizon_s, int(ff["terminations"]))
     decisive, reason = ias_decisive(facts)
+    if decisive_only and not decisive:
+        return []
     rows = []
-    for key in keys:
-        pol, st = VARIANTS[key]
-        m, cpu, var = one(pol, st)
+    for key in ("ff", *keys) if isolate else keys:
+        pol, st = arms(key)
+        m, cpu, var, mech = (ff, ff_cpu, ff_var, ff_mech) if key == "ff" else one(pol, st)
         c = cut_pct(ff["terminations"], m["terminations"])
         gp = 100.0 * (m["goodput"] - ff["goodput"])
         rows.append(
@@ -113,7 +127,7 @@ def run_pair(
                 "decisive": decisive, "degenerate_reason": reason, "small_jobs": facts.small_jobs,
                 "outliving_jobs": facts.outliving_jobs, "ff_var_starts": ff_var[0],
                 "var_starts": var[0], "ff_var_kill_pct": ff_var[1], "var_kill_pct": var[1],
-                "ff_cpu_s": ff_cpu, "cpu_s": cpu,
+                "ff_cpu_s": ff_cpu, "cpu_s": cpu, **mech,
             }
         )  # fmt: skip
     return rows
@@ -129,6 +143,120 @@ def variable_starts(out: EngineOutput, always_on: int) -> tuple[int, float]:
     n = int(on_var.sum())
     killed = int((np.asarray(out.att_outcome)[on_var] == ATT_KILLED).sum())
     return n, 100.0 * killed / n if n else 0.0
+
+
+#: the job classes of :func:`mechanism` by duration: up to the change period (H2 protects them on the
+#: variable machines), up to a day, up to a week, longer
+CLASSES = ("period", "day", "week", "longer")
+
+
+def _waiting(t: np.ndarray, step: np.ndarray, horizon_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """A step function given by changes ``step`` at times ``t``: the distinct times (ascending, below the
+    horizon) and the function's value from each to the next (the changes at one time all applied)."""
+    o = np.argsort(t, kind="stable")
+    ts, vals = t[o], np.cumsum(step[o])
+    last = np.r_[ts[1:] != ts[:-1], True]
+    ts, vals = ts[last], vals[last]
+    keep = ts < horizon_s
+    return ts[keep], vals[keep]
+
+
+def _integral(ts: np.ndarray, vals: np.ndarray, horizon_s: float) -> float:
+    """∫₀^horizon of the step function valued ``vals`` from each of ``ts`` (0 before the first)."""
+    if ts.size == 0:
+        return 0.0
+    return float(np.sum(vals * np.diff(np.r_[ts, horizon_s])))
+
+
+def mechanism(
+    out: EngineOutput,
+    jobs: pl.DataFrame,
+    cap: Any,
+    always_on: int,
+    cores: float,
+    horizon_s: float,
+    period_s: float,
+) -> dict[str, float]:
+    """What a run did with the variable machines (index ≥ ``always_on``, the trace's minimum alive under
+    LIFO) and how long its jobs waited, the measures of the isolating runs (``*_kch``: thousand
+    core-hours; ``*_kjh``: thousand job-hours), per duration class of :data:`CLASSES` (``period_s``: the
+    change period) where so named:
+
+    * ``var_starts_<class>``: attempts started on the variable machines;
+    * ``done_kch_<class>``: work of the attempts that completed (goodput's numerator by class);
+    * ``wait_kjh_<class>``: time from submission to the first start (to the horizon for a job never
+      started);
+    * ``done_var_kch``, ``lost_kch``: completed work on the variable machines, work of killed attempts;
+    * ``idle_var_queue_kch``: the variable machines' free cores while some job waits (submitted, not
+      running, not done), and ``idle_var_long_kch`` while some job longer than ``period_s`` waits: an upper
+      bound on what the variable capacity could have run (a waiting job may fit nowhere, or pass nowhere);
+    * ``mean_wait_h`` and ``never_started``.
+
+    ``jobs`` are the simulated rows (``submit_s``, ``duration_s``, ``cores``) and ``cap`` the
+    machines-alive trace (``time_s``, ``machines_alive``)."""
+    sub = jobs["submit_s"].to_numpy()
+    dur = jobs["duration_s"].to_numpy()
+    c = jobs["cores"].to_numpy()
+    aj = np.asarray(out.att_job, np.int64)
+    s = np.asarray(out.att_start_s, np.float64)
+    e = np.minimum(np.asarray(out.att_end_s, np.float64), horizon_s)
+    oc = np.asarray(out.att_outcome)
+    var = np.asarray(out.att_machine) >= always_on
+    ca, da = c[aj], dur[aj]
+    work = ca * (e - s)
+    done, killed = oc == ATT_COMPLETED, oc == ATT_KILLED
+    edges = (0.0, period_s, 86_400.0, 7 * 86_400.0, np.inf)
+    r: dict[str, float] = {}
+    fs = np.asarray(out.first_start_s, np.float64)
+    wait = np.where(fs >= 0, np.minimum(fs, horizon_s), horizon_s) - sub
+    for name, lo, hi in zip(CLASSES, edges[:-1], edges[1:], strict=True):
+        in_a, in_j = (da > lo) & (da <= hi), (dur > lo) & (dur <= hi)
+        r[f"var_starts_{name}"] = float(np.sum(var & in_a))
+        r[f"done_kch_{name}"] = float(np.sum(work[done & in_a])) / 3.6e6
+        r[f"wait_kjh_{name}"] = float(np.sum(wait[in_j])) / 3.6e6
+    r["done_var_kch"] = float(np.sum(work[done & var])) / 3.6e6
+    r["lost_kch"] = float(np.sum(work[killed])) / 3.6e6
+    # queue: +1 at submission, −1 at each start, +1 at each kill (the job waits again)
+    long_a = da > period_s
+    tq = np.r_[sub, s, e[killed]]
+    dq = np.r_[np.ones(sub.size), -np.ones(s.size), np.ones(int(killed.sum()))]
+    lq = np.r_[dur > period_s, long_a, long_a[killed]].astype(np.float64)
+    # the variable machines' free cores: alive variable cores (LIFO: machines ≥ always_on alive last)
+    # minus the cores running there
+    alive_var = np.maximum(np.asarray(cap.machines_alive, np.int64) - always_on, 0) * float(cores)
+    ct = np.asarray(cap.time_s, np.float64)
+    tf = np.r_[ct, s[var], e[var]]
+    df = np.r_[np.diff(np.r_[0.0, alive_var]), -ca[var], ca[var]]
+    t_all = np.r_[tq, tf]
+    # one sweep over every change: queue length, long jobs queued, free variable cores
+    z_q, z_f = np.zeros(tf.size), np.zeros(tq.size)
+    ts, q = _waiting(t_all, np.r_[dq, z_q], horizon_s)
+    _, ql = _waiting(t_all, np.r_[dq * lq, z_q], horizon_s)
+    _, free = _waiting(t_all, np.r_[z_f, df], horizon_s)
+    free = np.maximum(free, 0.0)
+    r["idle_var_queue_kch"] = _integral(ts, free * (q > 0.5), horizon_s) / 3.6e6
+    r["idle_var_long_kch"] = _integral(ts, free * (ql > 0.5), horizon_s) / 3.6e6
+    r["mean_wait_h"] = float(np.mean(wait)) / 3600.0 if wait.size else 0.0
+    r["never_started"] = float(np.sum(fs < 0))
+    return r
+
+
+_MECHANISM_COLUMNS = frozenset(
+    [f"{m}_{c}" for m in ("var_starts", "done_kch", "wait_kjh") for c in CLASSES]
+    + ["done_var_kch", "lost_kch", "idle_var_queue_kch", "idle_var_long_kch", "mean_wait_h", "never_started"]
+)
+
+
+def isolation_table(t: pl.DataFrame) -> pl.DataFrame:
+    """The isolating runs of an ``isolate`` table (:func:`run_pair`), one row per (instance, policy key,
+    First-Fit's first): kills, cut, goodput against First-Fit and against ``ias`` (pt; null without an
+    ``ias`` row), then the :func:`mechanism` measures."""
+    ias = t.filter(pl.col("policy") == "ias").select("instance", pl.col("goodput_pt").alias("_ias_gp"))
+    out = t.join(ias, on="instance", how="left").with_columns(
+        (pl.col("goodput_pt") - pl.col("_ias_gp")).alias("vs_ias_pt")
+    )
+    cols = ["instance", "policy", "kills", "cut_pct", "goodput_pt", "vs_ias_pt"]
+    return out.select(cols + sorted(c for c in t.columns if c in _MECHANISM_COLUMNS))
 
 
 def arms(key: str) -> tuple[str, dict[str, str]]:
@@ -158,9 +286,12 @@ def generalization_table(
     horizon_days: float,
     keys: Sequence[str] = tuple(VARIANTS),
     only: Sequence[int] | None = None,
+    decisive_only: bool = False,
+    isolate: bool = False,
 ) -> pl.DataFrame:
     """Per instance of :func:`studies.generalization.instances` (``only``: just those indices, each below
-    ``n``, else ValueError) and policy key: the rows of :func:`run_pair`, with the instance's drawn values."""
+    ``n``, else ValueError) and policy key: the rows of :func:`run_pair` (``decisive_only``, ``isolate``
+    as there), with the instance's drawn values."""
     if only is not None and any(not 0 <= i < n for i in only):
         raise ValueError(f"instance indices must lie in [0, {n}) (got {list(only)})")
     rows: list[dict[str, Any]] = []
@@ -168,7 +299,8 @@ def generalization_table(
         if only is not None and inst.index not in only:
             continue
         extra = _instance_columns(inst)
-        rows += [{**r, **extra} for r in run_pair(inst.scenario("ff"), keys, inst.id)]
+        pair = run_pair(inst.scenario("ff"), keys, inst.id, decisive_only=decisive_only, isolate=isolate)
+        rows += [{**r, **extra} for r in pair]
     return pl.DataFrame(rows)
 
 
@@ -177,14 +309,23 @@ def _instance_columns(inst: Instance) -> dict[str, Any]:
     return {k: r[k] for k in ("changes_per_hour", "step", "alpha", "min_duration_s", "mix", "load")}
 
 
-def table62(machines: int, horizon_days: float, seed: int = 0, keys: Sequence[str] = MAIN) -> pl.DataFrame:
-    """The thesis' Table 6.2 set-up at a small scale: Zipf 1.1–1.8 (§4.3.1), the random walk of 1
-    change/h, step 0.15, dynamic range 60 %, on ``machines`` × 24 cores for ``horizon_days``."""
+def table62(
+    machines: int,
+    horizon_days: float,
+    seed: int = 0,
+    keys: Sequence[str] = MAIN,
+    workloads: Sequence[str] = ZIPF,
+    decisive_only: bool = False,
+    isolate: bool = False,
+) -> pl.DataFrame:
+    """The thesis' Table 6.2 set-up at a small scale: Zipf 1.1–1.8 (§4.3.1; ``workloads``: those of them),
+    the random walk of 1 change/h, step 0.15, dynamic range 60 %, on ``machines`` × 24 cores for
+    ``horizon_days``; rows as :func:`run_pair`'s."""
     walk = {"kind": "random_walk", "changes_per_hour": 1.0, "step": 0.15, "dynamic_range": 0.6, "seed": seed}
     rows: list[dict[str, Any]] = []
-    for wl in ZIPF:
+    for wl in workloads:
         sc = Scenario(wl, walk, machines=machines, horizon_days=horizon_days, seed=seed)
-        rows += run_pair(sc, keys, wl)
+        rows += run_pair(sc, keys, wl, decisive_only=decisive_only, isolate=isolate)
     return pl.DataFrame(rows)
 
 
@@ -221,6 +362,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     ap.add_argument("--main-only", action="store_true", help="ias and ias-general only (no isolating runs)")
     ap.add_argument("--table62", type=int, default=0, metavar="MACHINES", help="Table 6.2 set-up instead")
+    ap.add_argument("--zipf", type=str, help="with --table62: only these workloads, e.g. zipf-1.5,zipf-1.6")
+    ap.add_argument(
+        "--keys", type=str, help=f"these policy keys only (comma-separated of {', '.join(VARIANTS)})"
+    )
+    ap.add_argument("--decisive-only", action="store_true", help="skip degenerate instances (First-Fit only)")
+    ap.add_argument(
+        "--isolate",
+        action="store_true",
+        help="also First-Fit's row and every run's mechanism measures (variable starts, waits, work by class)",
+    )
     ap.add_argument("--out", type=Path, help="write the per-instance table here (parquet)")
     ap.add_argument(
         "--profile",
@@ -231,16 +382,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     if a.profile:  # read by studies.thesis.ias_table, which imports this module
         raise SystemExit(f"python -m studies.thesis.ias_table {STUDY} --profile {a.profile}")
     keys = MAIN if (a.quick or a.main_only) else tuple(VARIANTS)
+    if a.keys:
+        keys = tuple(a.keys.split(","))
+        unknown = [k for k in keys if k not in VARIANTS]
+        if unknown:
+            raise SystemExit(f"unknown policy keys {unknown}; known: {', '.join(VARIANTS)}")
     if a.table62:
-        t = table62(a.table62, a.days, keys=keys)
+        wls = tuple(a.zipf.split(",")) if a.zipf else ZIPF
+        t = table62(
+            a.table62, a.days, keys=keys, workloads=wls, decisive_only=a.decisive_only, isolate=a.isolate
+        )
     else:
         n, days = (3, 0.25) if a.quick else (a.n, a.days)
         only = [int(x) for x in a.index.split(",")] if a.index else None
-        t = generalization_table(a.seed, n, days, keys, only)
+        t = generalization_table(a.seed, n, days, keys, only, a.decisive_only, a.isolate)
+    if t.is_empty():
+        raise SystemExit("no decisive instance")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=70, float_precision=2):
-        print(t.drop("degenerate_reason", "ff_cpu_s", "small_jobs", "outliving_jobs"))
+        main_cols = [c for c in t.columns if c not in _MECHANISM_COLUMNS]
+        print(t.select(main_cols).drop("degenerate_reason", "ff_cpu_s", "small_jobs", "outliving_jobs"))
         print(t.filter(pl.col("policy") == keys[0]).select("instance", "decisive", "degenerate_reason"))
-        print(shares(t))
+        print(shares(t.filter(pl.col("policy") != "ff")))
+        if a.isolate:
+            print(isolation_table(t))
     if a.out:
         t.write_parquet(a.out)
 
