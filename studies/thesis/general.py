@@ -38,7 +38,7 @@ import polars as pl
 from sim.metrics import ATT_COMPLETED, ATT_KILLED, EngineOutput
 from studies.claims import Profile
 from studies.generalization import Instance, ias_decisive, ias_facts, instances
-from studies.scenarios import Scenario, build_capacity, sized_jobs
+from studies.scenarios import Scenario, build_capacity, sized_jobs, walk
 from studies.thesis.scenarios import ZIPFS as ZIPF
 
 #: the policies compared with First-Fit: key → (policy, settings). The ``ias-general:*`` keys are the
@@ -329,6 +329,16 @@ def table62(
     return pl.DataFrame(rows)
 
 
+def azure(seed: int = 0, keys: Sequence[str] = MAIN, isolate: bool = False) -> pl.DataFrame:
+    """The thesis ch. 6 Azure study scenario (:func:`studies.thesis.scenarios.ch6_scenarios`): the exported
+    azure workload as it is, 30 days, the random walk of 1 change/h, step 0.15, replicate ``seed``, on the
+    platform the study sizes; rows as :func:`run_pair`'s. FileNotFoundError without the exported workload."""
+    from studies.sweep import inputs_dir
+
+    sc = Scenario("azure", walk(1.0, 0.15, seed), "ff", seed=seed, horizon_days=30.0)
+    return pl.DataFrame(run_pair(sc, keys, f"azure s{seed}", inputs_dir(), isolate=isolate))
+
+
 def shares(table: pl.DataFrame) -> pl.DataFrame:
     """Per policy key: decisive and degenerate instances and the share (%) of decisive ones that hold; and
     the share of the instances where First-Fit terminates something (``ias-general`` faces its decision
@@ -362,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     ap.add_argument("--main-only", action="store_true", help="ias and ias-general only (no isolating runs)")
     ap.add_argument("--table62", type=int, default=0, metavar="MACHINES", help="Table 6.2 set-up instead")
+    ap.add_argument("--azure", action="store_true", help="the thesis ch. 6 Azure study scenario instead")
     ap.add_argument("--zipf", type=str, help="with --table62: only these workloads, e.g. zipf-1.5,zipf-1.6")
     ap.add_argument(
         "--keys", type=str, help=f"these policy keys only (comma-separated of {', '.join(VARIANTS)})"
@@ -387,7 +398,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         unknown = [k for k in keys if k not in VARIANTS]
         if unknown:
             raise SystemExit(f"unknown policy keys {unknown}; known: {', '.join(VARIANTS)}")
-    if a.table62:
+    if a.azure:
+        t = azure(0, keys, a.isolate)
+    elif a.table62:
         wls = tuple(a.zipf.split(",")) if a.zipf else ZIPF
         t = table62(
             a.table62, a.days, keys=keys, workloads=wls, decisive_only=a.decisive_only, isolate=a.isolate
