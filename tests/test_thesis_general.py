@@ -75,7 +75,7 @@ def test_mechanism_measures_a_hand_made_run() -> None:
 
 
 def test_isolate_adds_first_fit_and_the_mechanism_on_decisive_instances_only() -> None:
-    from studies.thesis.general import CLASSES, isolation_table
+    from studies.thesis.general import CLASSES, isolation_table, markdown
 
     # half a day of instances 1 (degenerate: every job big under H1) and 3 (decisive) of master seed 0
     full = generalization_table(0, 4, 0.5, MAIN, only=[1, 3])
@@ -91,3 +91,25 @@ def test_isolate_adds_first_fit_and_the_mechanism_on_decisive_instances_only() -
     assert same.equals(full.filter(pl.col("decisive")).drop("cpu_s", "ff_cpu_s"))
     iso = isolation_table(t)
     assert iso.filter(pl.col("policy") == "ias")["vs_ias_pt"].to_list() == [0.0] * len(decisive)
+    md = markdown(iso)
+    assert md.count("\n") == iso.height + 1 and "| gen0-003 | `ias` |" in md
+
+
+def test_open_share_is_the_on_time_a_job_passes_the_survival_test() -> None:
+    """Machine 1's intervals last exactly an hour: a 30-minute job passes S(u + d)/S(u) ≥ ½ in the first
+    half of each (its own and the workload's blind start both complete with ½); a 90-minute job never."""
+    import numpy as np
+
+    from studies.thesis.general import open_share
+    from tests.test_ias_general import alternating
+
+    share = open_share(alternating(48), np.array([1800.0]), hours=(0.5, 1.5))
+    assert share == {"blind": [50.0, 0.0], "own": [50.0, 0.0], "median": [50.0, 0.0]}
+    # intervals of 1, 10, 1, 10 and 10 h (32 h, 384 five-minute samples): a 90-minute job outlives the
+    # interval with 0.6 at uptime < 1 h, 1 up to 8.5 h, 0 after. The median passes 2·12 + 3·102 samples;
+    # its own blind start (0.797) only the 3·90 between 1 and 8.5 h of the long intervals
+    from tests.test_ias_general import H, mostly_long
+
+    graded = open_share(mostly_long(), np.array([1.5 * H]), hours=(1.5,))
+    assert graded["median"] == [pytest.approx(100.0 * 330 / 384)]
+    assert graded["own"] == graded["blind"] == [pytest.approx(100.0 * 270 / 384)]

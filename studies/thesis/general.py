@@ -259,6 +259,73 @@ def isolation_table(t: pl.DataFrame) -> pl.DataFrame:
     return out.select(cols + sorted(c for c in t.columns if c in _MECHANISM_COLUMNS))
 
 
+#: the risk readings :func:`open_share` compares, and the job lengths (h) it asks about
+RISKS = ("blind", "own", "median")
+OPEN_HOURS = (1.5, 3.0, 6.0, 12.0, 24.0)
+
+
+def open_share(
+    cap: Any, durations_s: np.ndarray, hours: Sequence[float] = OPEN_HOURS
+) -> dict[str, list[float]]:
+    """Per risk reading of ``ias-general`` (:data:`RISKS`, on its default survival curves): the share (%)
+    of the variable machines' on-time at which a job of each of ``hours`` passes the survival test, its
+    machine's uptime sampled every 5 minutes of each interval of ``cap`` (``durations_s``: the workload's,
+    which set ``blind``'s bar). The admission rule alone, before any queue: what the bar leaves open."""
+    from sim.capacity.intervals import extract_intervals
+    from sim.policies.ias_general import MEDIAN, blind_survival, machine_models, own_blind_survival
+
+    stable = int(np.asarray(cap.machines_alive).min())
+    iv = extract_intervals(cap)
+    models, band = machine_models(iv, int(cap.machines), stable, True, float(cap.horizon_s))
+    d = np.asarray(hours, np.float64) * 3600.0
+    bars = {
+        "blind": np.full(d.size, max(MEDIAN, blind_survival(models[1], durations_s))),
+        "own": np.maximum(MEDIAN, own_blind_survival(models[1], d)),
+        "median": np.full(d.size, MEDIAN),
+    }
+    var = iv.filter(pl.col("machine") >= stable)
+    total, passed = 0, {k: np.zeros(d.size) for k in RISKS}
+    for m, length in zip(var["machine"].to_list(), var["length_s"].to_list(), strict=True):
+        u = np.arange(0.0, float(length), 300.0)
+        total += u.size
+        for i, di in enumerate(d):
+            p = models[band[m]].p_survive(u, di)
+            for k in RISKS:
+                passed[k][i] += float(np.sum(p >= bars[k][i]))
+    return {k: [100.0 * x / total if total else 0.0 for x in passed[k]] for k in RISKS}
+
+
+#: the columns of :func:`markdown` (header, column, decimals)
+_MARKDOWN = (
+    ("kills", "kills", 0), ("cut %", "cut_pct", 1), ("goodput pt", "goodput_pt", 2),
+    ("vs ias pt", "vs_ias_pt", 2), ("var. starts P–1 d", "var_starts_day", 0),
+    ("wait P–1 d (k job-h)", "wait_kjh_day", 1), ("done P–1 d (k core-h)", "done_kch_day", 1),
+    ("done 1–7 d (k core-h)", "done_kch_week", 1), ("lost (k core-h)", "lost_kch", 1),
+    ("mean wait h", "mean_wait_h", 2), ("never started", "never_started", 0),
+)  # fmt: skip
+
+
+def markdown(iso: pl.DataFrame) -> str:
+    """:func:`isolation_table`'s rows as a Markdown table (the docs' isolating-run tables): per run its kills,
+    cut, goodput against First-Fit and ``ias``, and for the jobs longer than the change period P but at most a
+    day (``P–1 d``) their starts on the variable machines, their wait and their completed work, then the
+    completed work of the jobs of one to seven days, the work lost to kills, the mean wait and the jobs never
+    started."""
+    head = "| instance | policy | " + " | ".join(h for h, _, _ in _MARKDOWN) + " |"
+    lines = [head, "|" + "---|" * (2 + len(_MARKDOWN))]
+    for r in iso.iter_rows(named=True):
+        cells = [
+            "–"
+            if r[c] is None
+            else f"{r[c]:+.{d}f}"
+            if c in ("goodput_pt", "vs_ias_pt")
+            else f"{r[c]:,.{d}f}"
+            for _, c, d in _MARKDOWN
+        ]
+        lines.append(f"| {r['instance']} | `{r['policy']}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def arms(key: str) -> tuple[str, dict[str, str]]:
     """Policy and settings of a policy key: ``ff`` (First-Fit) or a key of :data:`VARIANTS`."""
     return ("ff", {}) if key == "ff" else VARIANTS[key]
@@ -329,6 +396,23 @@ def table62(
     return pl.DataFrame(rows)
 
 
+def _open_scenarios(a: argparse.Namespace) -> list[tuple[str, Scenario, Path]]:
+    """The (label, scenario, inputs) of ``--open``: the Azure scenario or ``--table62``'s rows."""
+    if a.azure:
+        from studies.sweep import inputs_dir
+
+        return [
+            ("azure s0", Scenario("azure", walk(1.0, 0.15, 0), "ff", seed=0, horizon_days=30.0), inputs_dir())
+        ]
+    if not a.table62:
+        raise SystemExit("--open needs --table62 or --azure")
+    wls = tuple(a.zipf.split(",")) if a.zipf else ZIPF
+    return [
+        (wl, Scenario(wl, walk(1.0, 0.15, 0), machines=a.table62, horizon_days=a.days, seed=0), _NO_INPUTS)
+        for wl in wls
+    ]
+
+
 def azure(seed: int = 0, keys: Sequence[str] = MAIN, isolate: bool = False) -> pl.DataFrame:
     """The thesis ch. 6 Azure study scenario (:func:`studies.thesis.scenarios.ch6_scenarios`): the exported
     azure workload as it is, 30 days, the random walk of 1 change/h, step 0.15, replicate ``seed``, on the
@@ -377,6 +461,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument(
         "--keys", type=str, help=f"these policy keys only (comma-separated of {', '.join(VARIANTS)})"
     )
+    ap.add_argument(
+        "--markdown", action="store_true", help="with --isolate: print its table as Markdown only"
+    )
+    ap.add_argument(
+        "--open",
+        action="store_true",
+        help="with --table62 or --azure: per instance, the share of variable on-time each risk reading opens to "
+        "jobs of 1.5-24 h (no simulation)",
+    )
     ap.add_argument("--decisive-only", action="store_true", help="skip degenerate instances (First-Fit only)")
     ap.add_argument(
         "--isolate",
@@ -398,6 +491,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         unknown = [k for k in keys if k not in VARIANTS]
         if unknown:
             raise SystemExit(f"unknown policy keys {unknown}; known: {', '.join(VARIANTS)}")
+    if a.open:
+        for label, sc, inputs in _open_scenarios(a):
+            machines, jobs = sized_jobs(sc, inputs)
+            cap = build_capacity(sc, inputs, machines)
+            share = open_share(cap, jobs.filter(pl.col("cores") <= sc.cores)["duration_s"].to_numpy())
+            cells = "; ".join(
+                f"{k} " + ", ".join(f"{h:g} h {v:.1f} %" for h, v in zip(OPEN_HOURS, share[k], strict=True))
+                for k in RISKS
+            )
+            print(f"{label}: {cells}")
+        return
     if a.azure:
         t = azure(0, keys, a.isolate)
     elif a.table62:
@@ -411,6 +515,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         t = generalization_table(a.seed, n, days, keys, only, a.decisive_only, a.isolate)
     if t.is_empty():
         raise SystemExit("no decisive instance")
+    if a.out:
+        t.write_parquet(a.out)
+    if a.isolate and a.markdown:
+        print(markdown(isolation_table(t)))
+        return
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=250, fmt_str_lengths=70, float_precision=2):
         main_cols = [c for c in t.columns if c not in _MECHANISM_COLUMNS]
         print(t.select(main_cols).drop("degenerate_reason", "ff_cpu_s", "small_jobs", "outliving_jobs"))
@@ -418,8 +527,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(shares(t.filter(pl.col("policy") != "ff")))
         if a.isolate:
             print(isolation_table(t))
-    if a.out:
-        t.write_parquet(a.out)
 
 
 if __name__ == "__main__":
