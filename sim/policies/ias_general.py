@@ -23,7 +23,10 @@ runs of :mod:`studies.thesis.general`):
   instances where the median alone cut no kills: it admitted starts killed with probability up to ½, two
   to three times a blind start's); where they are short, ``b`` is below ½ and the median decides. ``median`` is the bar ½ alone;
   ``fixed`` is H4's ``p_survive ≥ 1 − A`` with ``aggressiveness``. An always-on machine's interval never
-  ends, so it admits every job.
+  ends, so it admits every job. ``own`` (a reading) bars each job at its own blind start's odds,
+  ``max(½, A(d) / A(0))`` (:func:`own_blind_survival`): ``b`` is their average over the workload, set by its
+  many short jobs, which on the thesis' Zipf and Azure set-ups closes the variable machines to jobs of a few
+  hours (docs/ias-general.md); ``own`` costs CPU, as the machines' pruning bounds then use ½.
 * ``survival=machine`` (default; ``pooled`` reverts to one curve over the variable machines, as IAS's
   ``survival_pool=variable``): each machine's survival curve comes from its own intervals where they are
   informative — at least :data:`MIN_EVENTS` observed interval ends, so the Kaplan–Meier estimate near ½

@@ -21,7 +21,12 @@ table from its cached runs (or the ``varcap sweep`` that simulates them). Ad hoc
 ``python -m studies.thesis.general [--quick] [--seed S] [--n N] [--days D] [--index I,J]`` prints the
 per-instance table and the shares (with the isolating runs unless ``--main-only``; ``--index``: those
 instances only) and each run's kills as starts on the variable machines × the share of them killed; ``--table62`` runs the thesis' Table 6.2
-set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on a small platform instead.
+set-up (Zipf 1.1–1.8, 1 change/h, step 0.15) on a small platform instead (``--zipf``: some rows), ``--azure``
+the thesis ch. 6 Azure study scenario. ``--keys`` picks policy keys, ``--decisive-only`` skips degenerate
+instances, ``--isolate`` adds First-Fit's row and each run's :func:`mechanism` (variable starts, waits and
+completed work by job length: what a design choice changed), ``--markdown`` prints that as a Markdown table,
+``--open`` the share of variable on-time each risk reading opens to jobs of 1.5–24 h (:func:`open_share`).
+docs/ias-general.md reports them.
 """
 
 from __future__ import annotations
