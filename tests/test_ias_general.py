@@ -137,7 +137,9 @@ def test_a_job_bar_below_the_pruning_bar_is_refused() -> None:
         Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.6, 0.4])).thresholds(2)
     with pytest.raises(ValueError, match="needs 3 values"):
         Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.6, 0.7])).thresholds(3)
-    assert Admission(PRED_IAS, a_thresh=0.3).thresholds(2).tolist() == [0.3, 0.3]
+    assert Admission(PRED_IAS, a_thresh=0.3).thresholds(2).size == 0  # every job at a_thresh
+    own = Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.5, 0.7]))
+    assert own.thresholds(2).tolist() == [0.5, 0.7]
 
 
 def test_h2_holds_short_jobs_on_variable_machines_only() -> None:

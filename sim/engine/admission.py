@@ -114,7 +114,7 @@ def _admit_flat(
     slices the survival curves counts references to every array it touches, see :mod:`sim.engine.ff`).
     S(x) is :func:`_surv` and the mean remaining :func:`_mean_remaining`, their searches written out (the
     index of ``np.searchsorted(..., side="right")``). H4 admits where S(u+d)/S(u) ≥ ``jthresh[j]``, the job's
-    own bar (``a_thresh``, the machines' pruning bound's, where no job has one of its own)."""
+    own bar (``a_thresh``, the machines' pruning bound's, where no job has one of its own: ``jthresh`` empty)."""
     if pred == PRED_ORACLE:
         # the machine's current interval must outlast the job (future capacity is known)
         lo = iv_ptr[m]
@@ -206,7 +206,7 @@ def _admit_flat(
         if (f & H4_FLAG) != 0:
             if su <= 0.0:
                 return False
-            if sd / su < jthresh[j]:
+            if sd / su < (a_thresh if jthresh.shape[0] == 0 else jthresh[j]):
                 return False
         if (f & H4_LITERAL_FLAG) != 0 and (su <= 0.0 or sd / su >= a_thresh):
             return False
@@ -634,11 +634,11 @@ class Admission:
         )
 
     def thresholds(self, n: int) -> np.ndarray:
-        """H4's bar per job: ``job_thresh``, or ``a_thresh`` for every job. Raises ValueError for a
-        ``job_thresh`` of another length or with a bar below ``a_thresh`` (the pruning bound would cut
-        admissible starts)."""
+        """H4's bar per job: ``job_thresh``, or an empty array when every job's bar is ``a_thresh`` (no
+        8 bytes a job for the runs without per-job bars). Raises ValueError for a ``job_thresh`` of another
+        length or with a bar below ``a_thresh`` (the pruning bound would cut admissible starts)."""
         if self.job_thresh is None:
-            return np.full(n, float(self.a_thresh))
+            return np.zeros(0)
         th = _arr(self.job_thresh, np.float64)
         if th.shape != (n,):
             raise ValueError(f"job_thresh needs {n} values (got shape {th.shape})")
