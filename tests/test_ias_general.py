@@ -11,7 +11,7 @@ from sim.api import simulate
 from sim.capacity.intervals import extract_intervals
 from sim.capacity.trace import CapacityTrace
 from sim.policies import get_policy, parse_params
-from sim.policies.ias_general import MIN_EVENTS, blind_survival, machine_models
+from sim.policies.ias_general import MIN_EVENTS, blind_survival, machine_models, own_blind_survival
 from sim.problem import Platform, Problem
 from tests.test_ias_index import _runs, _same
 from tests.test_ias_index import instances as index_instances
@@ -109,6 +109,39 @@ def test_a_start_must_beat_a_blind_start_not_only_the_median() -> None:
     assert same[0].equals(same[1])
 
 
+def test_risk_own_judges_each_job_against_its_own_blind_start() -> None:
+    # machine 0 is busy until 30 h; a 9.5-hour job B comes when machine 1 turns on for 10 hours (16 h), nine
+    # 30-minute jobs later. At uptime 0, B outlives the interval with probability S(9.5 h) = 0.6, far above
+    # its own blind start's 0.6 · 0.5 / 6.4 (and ½); but the workload's blind start (the short jobs' 0.92)
+    # makes risk=blind's bar 0.76, so blind holds B until machine 0 is free
+    cap = mostly_long()
+    jobs = frame([(0, 30 * H, 1), (16 * H, 9.5 * H, 1)] + [(30 * H, 1800, 1)] * 9)
+    models, _ = machine_models(extract_intervals(cap), 2, 1, True, cap.horizon_s)
+    own = own_blind_survival(models[1], jobs["duration_s"].to_numpy())
+    assert own[1] == pytest.approx(0.6 * 0.5 / 6.4) and own[2] == pytest.approx(5.9 / 6.4)
+    assert float(np.mean(own)) == pytest.approx(blind_survival(models[1], jobs["duration_s"].to_numpy()))
+    assert blind_survival(models[1], jobs["duration_s"].to_numpy()) > 0.6
+    assert starts(simulate(jobs, cap, 2, 1, 38 * H, "ias-general"))[1] == 30 * H
+    r = simulate(jobs, cap, 2, 1, 38 * H, "ias-general", {"risk": "own"})
+    assert starts(r)[1] == 16 * H and r.metrics["terminations"] == 0
+    # a 90-minute job's own blind start completes with 0.797: own holds it past uptime 0 (S = 0.6) as blind
+    # does for a workload of such jobs alone, where the median starts it at once
+    two = frame([(16 * H, 1.5 * H, 1), (16 * H, 1.5 * H, 1)])
+    assert starts(simulate(two, cap, 2, 1, 38 * H, "ias-general", {"risk": "own"})) == [16 * H, 17 * H]
+
+
+def test_a_job_bar_below_the_pruning_bar_is_refused() -> None:
+    from sim.engine import PRED_IAS, Admission
+
+    with pytest.raises(ValueError, match="at least a_thresh"):
+        Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.6, 0.4])).thresholds(2)
+    with pytest.raises(ValueError, match="needs 3 values"):
+        Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.6, 0.7])).thresholds(3)
+    assert Admission(PRED_IAS, a_thresh=0.3).thresholds(2).size == 0  # every job at a_thresh
+    own = Admission(PRED_IAS, a_thresh=0.5, job_thresh=np.array([0.5, 0.7]))
+    assert own.thresholds(2).tolist() == [0.5, 0.7]
+
+
 def test_h2_holds_short_jobs_on_variable_machines_only() -> None:
     # machine 1 is on for three hours, off for one: a 20-minute job at 50 minutes crosses the 1-hour change,
     # which machine 1 survives for sure (the survival test admits it), but H2 holds it to the change
@@ -142,6 +175,7 @@ def test_survival_bands_per_machine_where_informative() -> None:
             {},
             {"placement": "h1"},
             {"risk": "median"},
+            {"risk": "own"},
             {"risk": "fixed"},
             {"survival": "pooled"},
             {"h2": "on"},

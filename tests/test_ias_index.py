@@ -111,7 +111,7 @@ def _same(runs) -> None:
 #: machines only, every job on every machine) and its isolating readings, the Oracle's interval ends
 INDEXED = [
     "ias", "ias-h4", "ias-h1+h4", "ias-general", "ias-general:h2=on", "ias-general:placement=h1",
-    "ias-general:risk=fixed", "ias-general:survival=pooled", "oracle",
+    "ias-general:risk=fixed", "ias-general:risk=own", "ias-general:survival=pooled", "oracle",
 ]  # fmt: skip
 LITERAL = "ias:h4_reading=literal"
 

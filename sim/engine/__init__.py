@@ -276,7 +276,7 @@ def run_kernel(
     else:
         job_lo, job_hi = adm.job_ranges(n, int(n_machines))
     inputs = adm.inputs(int(n_machines))
-    adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:])
+    adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:], adm.thresholds(n))
     args = (
         _arr(row if row is not None else np.arange(n), np.int64),
         _arr(submit, np.float64),

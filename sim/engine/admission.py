@@ -94,27 +94,27 @@ def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
 @kernel_fn
 def _admit(pred, j, m, t, duration, adm):
     """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
-    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band);
-    survival models are indexed [epoch, band of machine m]. See :func:`_admit_flat`."""
-    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
-        adm
-    )
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band,
+    jthresh); survival models are indexed [epoch, band of machine m]. See :func:`_admit_flat`."""
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band,
+     jthresh) = adm  # fmt: skip
     return _admit_flat(
         pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s,
-        iv_ptr, iv_end, band,
+        iv_ptr, iv_end, band, jthresh,
     )  # fmt: skip
 
 
 @kernel_fn
 def _admit_flat(
     pred, j, m, t, d, jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr,
-    iv_end, band,
+    iv_end, band, jthresh,
 ):  # fmt: skip
     """:func:`_admit` for job j of duration d, on the admission inputs one by one: it calls nothing and takes
     no view (the kernel's pass calls it for each machine it offers a job; a call that unpacks the bundle or
     slices the survival curves counts references to every array it touches, see :mod:`sim.engine.ff`).
     S(x) is :func:`_surv` and the mean remaining :func:`_mean_remaining`, their searches written out (the
-    index of ``np.searchsorted(..., side="right")``)."""
+    index of ``np.searchsorted(..., side="right")``). H4 admits where S(u+d)/S(u) ≥ ``jthresh[j]``, the job's
+    own bar (``a_thresh``, the machines' pruning bound's, where no job has one of its own: ``jthresh`` empty)."""
     if pred == PRED_ORACLE:
         # the machine's current interval must outlast the job (future capacity is known)
         lo = iv_ptr[m]
@@ -206,7 +206,7 @@ def _admit_flat(
         if (f & H4_FLAG) != 0:
             if su <= 0.0:
                 return False
-            if sd / su < a_thresh:
+            if sd / su < (a_thresh if jthresh.shape[0] == 0 else jthresh[j]):
                 return False
         if (f & H4_LITERAL_FLAG) != 0 and (su <= 0.0 or sd / su >= a_thresh):
             return False
@@ -559,6 +559,9 @@ class Admission:
     full_rescan: bool = False  # tests: naive reference pass (visit everything, no pruning) every instant
     frontier: bool = True  # prune H4-class jobs of full passes by the cores/bound frontier (False: tests)
     band_of_machine: np.ndarray | None = None  # band index per machine (None: band 0 everywhere)
+    #: H4's bar per job (None: ``a_thresh`` for every job); each at least ``a_thresh``, which the machines'
+    #: pruning bounds are computed with (so a bound stays a necessary condition)
+    job_thresh: np.ndarray | None = None
 
     @property
     def rule(self) -> Rule:
@@ -629,6 +632,19 @@ class Admission:
             end,
             self.bands(machines, nb),
         )
+
+    def thresholds(self, n: int) -> np.ndarray:
+        """H4's bar per job: ``job_thresh``, or an empty array when every job's bar is ``a_thresh`` (no
+        8 bytes a job for the runs without per-job bars). Raises ValueError for a ``job_thresh`` of another
+        length or with a bar below ``a_thresh`` (the pruning bound would cut admissible starts)."""
+        if self.job_thresh is None:
+            return np.zeros(0)
+        th = _arr(self.job_thresh, np.float64)
+        if th.shape != (n,):
+            raise ValueError(f"job_thresh needs {n} values (got shape {th.shape})")
+        if th.size and not float(th.min()) >= float(self.a_thresh):
+            raise ValueError(f"every job_thresh must be at least a_thresh ({self.a_thresh:g})")
+        return th
 
     def flags(self, n: int) -> np.ndarray:
         """H2/H3/H4 bits per job (zeros if none)."""

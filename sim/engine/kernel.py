@@ -535,9 +535,8 @@ def _kernel(
     cb = np.zeros(9)  # the pass's class bounds (_class_bounds in cb[:7], cb[7] = 1 while valid; machines)
     cb[8] = n_machines
     # the admission inputs one by one (the pass calls _admit_flat with them: see the loop's names below)
-    jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band = (
-        adm
-    )
+    (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band,
+     jthresh) = adm  # fmt: skip
     any_h2 = False
     for jj in range(n):
         if (jflag[jj] & (H2_FLAG | H2_BANDED_FLAG)) != 0:  # both wake at period boundaries
@@ -790,7 +789,7 @@ def _kernel(
                             not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
                         ):
                             ok = _admit_flat(pred, j, mm, t, duration[j], jflag, period, a_thresh, p90, up_since, mt,
-                                             ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band)  # fmt: skip
+                                             ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
                             if ok:
                                 m = mm
                                 break
@@ -927,7 +926,7 @@ def _kernel(
                         if pred == PRED_NONE:
                             break
                         ok = _admit_flat(pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms,
-                                         mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band)  # fmt: skip
+                                         mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
                         if ok:
                             break
                     if m + 1 >= msize:
