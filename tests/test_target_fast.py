@@ -209,6 +209,26 @@ def test_the_dispatcher_runs_the_fast_path() -> None:
     assert isinstance(hooks, _TargetHooks) and hooks.fast and hooks.ist[6] == 1
 
 
+def _assign_one(h: _TargetHooks) -> int:
+    """The machine the compiled ``_assign`` gives job 0 at t = 0 in ``h``'s state (10 machines)."""
+    from sim.policies.target import HINTS, _assign, _near_size
+
+    ns = _near_size(h.ist)
+    return int(
+        _assign(
+            0,
+            0.0,
+            *h.state,
+            np.zeros((10, HINTS, 3)),
+            np.zeros(10, np.int64),
+            np.full(10, -2, np.int64),
+            False,
+            np.empty(ns, np.int64),
+            np.empty(ns),
+        )  # fmt: skip
+    )
+
+
 def _packed_choice(fast: bool | None, s_plus: float) -> int:
     """Machine chosen for a job that cannot start now on any of the 10 one-core machines (each busy until
     ``ends[m]``), target 5 (category 0.5 × M_use 10): the pack is machines 5–9. ``fast`` None: the Python
@@ -227,28 +247,13 @@ def _packed_choice(fast: bool | None, s_plus: float) -> int:
         sim._target = lambda j, t: 5  # noqa: ARG005
         sim._assign(0, 0.0)
         return int(sim.mach[0])
-    from sim.policies.target import HINTS, _assign, _near_size
-
     h = _TargetHooks(problem, params, "packed-target-asap", fast=fast)
     h.ist[3] = h.ist[4] = 10  # M_use, alive
     h.fst[0] = s_plus
     for m, e in enumerate(ends):
         _profile_add(h.profiles.P, m, 0.0, e, 1.0)
     h.catk[0], h.catv[0] = 0, 0.5
-    ns = _near_size(h.ist)
-    return int(
-        _assign(
-            0,
-            0.0,
-            *h.state,
-            np.zeros((10, HINTS, 3)),
-            np.zeros(10, np.int64),
-            np.full(10, -2, np.int64),
-            False,
-            np.empty(ns, np.int64),
-            np.empty(ns),
-        )  # fmt: skip
-    )
+    return _assign_one(h)
 
 
 def test_packed_plans_a_waiting_job_at_the_packs_earliest_start() -> None:
@@ -277,8 +282,6 @@ def _choice(policy: str, params: TargetParams, cat: float, ends: list[float], fa
         sim._category = lambda j, t: cat  # noqa: ARG005
         sim._assign(0, 0.0)
         return int(sim.mach[0])
-    from sim.policies.target import HINTS, _assign, _near_size
-
     h = _TargetHooks(problem, params, policy, fast=fast)
     h.ist[3] = h.ist[4] = 10  # M_use, alive
     h.fst[0] = 1e9
@@ -286,20 +289,7 @@ def _choice(policy: str, params: TargetParams, cat: float, ends: list[float], fa
         if e > 0:
             _profile_add(h.profiles.P, m, 0.0, e, 1.0)
     h.catk[0], h.catv[0] = 0, cat
-    ns = _near_size(h.ist)
-    return int(
-        _assign(
-            0,
-            0.0,
-            *h.state,
-            np.zeros((10, HINTS, 3)),
-            np.zeros(10, np.int64),
-            np.full(10, -2, np.int64),
-            False,
-            np.empty(ns, np.int64),
-            np.empty(ns),
-        )  # fmt: skip
-    )
+    return _assign_one(h)
 
 
 def test_pack_floor_rounds_the_target_down_to_its_pack() -> None:
