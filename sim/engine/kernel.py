@@ -383,7 +383,7 @@ def _terminate(
     return qjob, qt, qsize, qhead, qtail, moved
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
                 g4, cu2, cl, gl, lt, t, slack, stk, fv, fb):  # fmt: skip
     """The dirty pass's next position >= lo: the lowest of what :func:`~sim.engine.queue._q_first_ias`
