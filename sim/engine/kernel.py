@@ -10,7 +10,10 @@ starts — is written out in the loop over arrays unpacked once before it, and i
 functions that call nothing and take no views (:func:`~sim.engine.admission._admit_flat`, the trees' searches,
 :func:`~sim.engine.queue._q_put`, :func:`~sim.engine.queue._qx_put`): numba counts references to arrays with
 atomic operations, an inlined helper copies each array it takes and a call that unpacks a bundle or takes a
-view counts each one (:mod:`sim.engine.ff`). The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
+view counts each one (:mod:`sim.engine.ff`). The pass's searches and admission tests are compiled without
+reference counting (``kernel_fn(counted=False)``: they allocate and return no array), and the arrays that
+grow (completion heap, attempt log, time series) are replaced only between instants, after room for the
+instant's starts is made, since an array replaced inside a loop is counted at each of its joins. The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
 (per-machine arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names),
 ``cnt`` (int counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
 """
