@@ -246,3 +246,16 @@ def test_lazy_engine_function_rebinds_its_caller_to_the_compiled_one() -> None:
     _jit.plain("_qt_set")(b, 4, 2, 3.0)
     _jit.plain("_qt_set")(b, 4, 1, 5.0)
     assert np.array_equal(a, b) and a[1] == 3.0
+
+
+def test_hot_admission_helpers_are_compiled_without_reference_counting() -> None:
+    """The pass's per-node and per-machine helpers are compiled uncounted (``_nrt=False``: no atomic count
+    per array at each call); every other engine function states counting, so numba's own helpers do not
+    inherit an uncounted compilation from whichever caller compiled them first."""
+    disp = _jit.compiled()
+    for name in ("_q_first_ias", "_q_node_ok", "_dirty_any", "_class_bounds", "_admit_flat", "_wakeups"):
+        assert disp[name].targetoptions["_nrt"] is False, name
+    for name in ("_kernel", "_ff_kernel", "_mt_set", "heap1_push", "_terminate"):
+        assert disp[name].targetoptions["_nrt"] is True, name
+    with pytest.raises(ValueError, match="inlined"):
+        _jit.kernel_fn(inline=True, counted=False)

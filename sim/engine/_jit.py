@@ -29,15 +29,23 @@ ENGINE_DIR = Path(__file__).resolve().parent
 MODULES = ("kit", "trees", "queue", "log", "admission", "kernel", "ff")
 _PLAIN: dict[str, Callable[..., Any]] = {}
 _INLINE: set[str] = set()
+_UNCOUNTED: set[str] = set()
 _COMPILED: dict[str, Any] = {}
 _NUMBA_SUFFIXES = (".nbi", ".nbc")
 _SUM = ".sha256"  # the checksum beside a cache file
 
 
-def kernel_fn(fn: Callable[..., Any] | None = None, *, inline: bool = False) -> Any:
+def kernel_fn(fn: Callable[..., Any] | None = None, *, inline: bool = False, counted: bool = True) -> Any:
     """Mark ``fn`` as part of the compiled engine (compiled by :func:`compiled`); returns it unchanged.
     ``inline=True``: numba inlines it into its callers (per-job helpers that take the state bundles, whose
-    call would otherwise cost a reference-count update per array)."""
+    call would otherwise cost a reference-count update per array). ``counted=False``: compiled without
+    numba's reference counting (``_nrt=False``): a call then costs no atomic count per array it takes, which
+    numba otherwise adds at entry and exit of any function whose control flow its pruning cannot follow
+    (loops, early returns). Only for a function that allocates no array and returns none (numba refuses to
+    compile one that allocates; one that returned an array would hand its caller an uncounted
+    reference)."""
+    if inline and not counted:
+        raise ValueError("an inlined engine function takes its caller's reference counting")
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
         if f.__name__ in _PLAIN:
@@ -45,6 +53,8 @@ def kernel_fn(fn: Callable[..., Any] | None = None, *, inline: bool = False) -> 
         _PLAIN[f.__name__] = f
         if inline:
             _INLINE.add(f.__name__)
+        if not counted:
+            _UNCOUNTED.add(f.__name__)
         return f
 
     return mark if fn is None else mark(fn)
@@ -283,7 +293,10 @@ def compiled() -> dict[str, Any]:
             fn.__code__, spaces[fn.__module__], fn.__name__, fn.__defaults__, fn.__closure__
         )
         twin.__qualname__, twin.__module__, twin.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
-        disp[name] = cached_njit(twin, inline="always" if name in _INLINE else "never")
+        # every engine function states its counting (numba's functions inherit their caller's)
+        disp[name] = cached_njit(
+            twin, inline="always" if name in _INLINE else "never", _nrt=name not in _UNCOUNTED
+        )
     by_fn = {id(fn): disp[name] for name, fn in _PLAIN.items()}
     for space in spaces.values():
         for k, v in list(space.items()):

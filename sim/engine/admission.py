@@ -63,7 +63,7 @@ def _period_index(t, period):
     return k
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _surv(times, surv, n, x):
     """S(x) of a step-function survival curve with n knots."""
     if n == 0:
@@ -74,7 +74,7 @@ def _surv(times, surv, n, x):
     return surv[k]
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
     """E[remaining | uptime u], restricted to maxt (same formula as IntervalModel.mean_remaining)."""
     if u >= maxt:
@@ -91,7 +91,7 @@ def _mean_remaining(times, surv, n, knots, tail, nk, maxt, u):
     return area / su
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _admit(pred, j, m, t, duration, adm):
     """Whether policy ``pred`` admits job j on machine m at t. ``adm`` bundles the admission inputs:
     (jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band,
@@ -104,7 +104,7 @@ def _admit(pred, j, m, t, duration, adm):
     )  # fmt: skip
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _admit_flat(
     pred, j, m, t, d, jflag, period, a_thresh, p90, up_since, mt, ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr,
     iv_end, band, jthresh,
@@ -213,7 +213,7 @@ def _admit_flat(
     return True
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m, adm):
     """Machine m is on, has the job's cores (and memory) free, and the policy admits the job there."""
     if not alive[m] or free_c[m] < cores[j] or (use_mem and free_m[m] < mem[j]):
@@ -221,7 +221,7 @@ def _can_run(pred, j, m, t, cores, mem, use_mem, duration, alive, free_c, free_m
     return pred == PRED_NONE or _admit(pred, j, m, t, duration, adm)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _a4_bound(times, surv, n, k, up, theta):
     """Absolute time bound for H4 on a machine up since ``up`` whose uptime has passed k knots:
     a job of duration d is admissible iff t + d < bound."""
@@ -244,7 +244,7 @@ def _a4_bound(times, surv, n, k, up, theta):
     return INF
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _al_bound(times, surv, n, k, up, a):
     """Literal H4's bound L on a machine up since ``up`` whose uptime has passed k knots: a job of duration
     d passes ``S(u+d)/S(u) < a`` iff t + d ≥ L (the first knot where the ratio, as :func:`_admit` computes
@@ -265,7 +265,7 @@ def _al_bound(times, surv, n, k, up, a):
     return INF
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _lit_wake(m, t, tol, alive, free_c, lt, msize, qxl, cls_lo, cls_hi, stk):
     """Literal H4's wake-up time of machine m: the earliest time after t at which a queued class-L job that
     fits its free cores reaches its bound (t + d = L), i.e. L − the longest such job shorter than L − t;
@@ -284,7 +284,7 @@ def _lit_wake(m, t, tol, alive, free_c, lt, msize, qxl, cls_lo, cls_hi, stk):
     return w if w > t else t + tol
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _lit_lower(j, t, tol, lo, hi, c, d, alive, free_c, lt, msize):
     """Class-L job j (cores c, duration d, machines [lo, hi)) stays queued after this instant's pass: lower
     the wake-up time of each machine of its range where it fits to when it reaches the machine's bound
@@ -301,7 +301,7 @@ def _lit_lower(j, t, tol, lo, hi, c, d, alive, free_c, lt, msize):
             _qt_set(lt[1], msize, m, w)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _lit_due(lt, msize, t, dirty, is_dirty, nd, stk):
     """Mark dirty every machine whose literal-H4 wake-up time is at or before t (a queued class-L job may
     pass there now; the end of the instant sets the dirty machines' times again); returns the dirty count."""
@@ -328,7 +328,7 @@ def _lit_due(lt, msize, t, dirty, is_dirty, nd, stk):
     return nd
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _bound_at_up(bound, m, t, ma4, msize, adm):
     """A machine turned on at t: set its time bound if the rule's bound is known then (interval end)."""
     if bound == BOUND_INTERVAL_END:
@@ -349,7 +349,7 @@ def _rmax(tree, msize, lo, hi, nm):
     return _mt_range_max(tree, msize, lo, hi)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt, nm):
     """Best free cores per pruning class over its machine range, the best time bound (class H4) and the
     least literal bound, negated (class L); ``nm``: the machines. A class with the range of the one before
@@ -372,7 +372,7 @@ def _class_bounds(mtree, ma4, msize, cls_lo, cls_hi, lt, nm):
     return cu, c2, c4, _rmax(ma4, msize, cls_lo[2], cls_hi[2], nm), cu2, cl, gl
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt):
     """Per-class best free cores (and best time bound, class L's least bound negated) over the dirty
     machines only."""
@@ -407,7 +407,7 @@ def _dirty_bounds(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, 
     return cu, c2, c4, g4, cu2, cl, gl
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _dirty_any(dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt):
     """Whether some queued job may be admitted on some dirty machine (conservative: False means none can,
     so the dirty pass would start nothing). Each machine is paired with its own free cores and time bound;
@@ -453,7 +453,7 @@ def _mark_dirty(m, dirty, is_dirty, nd):
     return nd
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty, nd, lt, use_lit):
     """Timed rules (IAS): admission may become true at a period boundary (H2), at a model epoch change, or
     when a machine's uptime crosses a knot of its survival curve (S(u) drops, so S(u+d)/S(u) and the mean

@@ -10,7 +10,10 @@ starts — is written out in the loop over arrays unpacked once before it, and i
 functions that call nothing and take no views (:func:`~sim.engine.admission._admit_flat`, the trees' searches,
 :func:`~sim.engine.queue._q_put`, :func:`~sim.engine.queue._qx_put`): numba counts references to arrays with
 atomic operations, an inlined helper copies each array it takes and a call that unpacks a bundle or takes a
-view counts each one (:mod:`sim.engine.ff`). The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
+view counts each one (:mod:`sim.engine.ff`). The pass's searches and admission tests are compiled without
+reference counting (``kernel_fn(counted=False)``: they allocate and return no array), and the arrays that
+grow (completion heap, attempt log, time series) are replaced only between instants, after room for the
+instant's starts is made, since an array replaced inside a loop is counted at each of its joins. The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
 (per-machine arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names),
 ``cnt`` (int counters ``C_*``) and the queue (arrays that compaction replaces, so phases return them).
 """
@@ -44,7 +47,7 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
-from sim.engine.kit import heap1_pop, heap1_push, heap_room
+from sim.engine.kit import heap1_pop, heap1_push
 from sim.engine.log import (
     LOG_COLUMNS,
     LOG_END,
@@ -383,7 +386,7 @@ def _terminate(
     return qjob, qt, qsize, qhead, qtail, moved
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, cu, c2, r2, c4,
                 g4, cu2, cl, gl, lt, t, slack, stk, fv, fb):  # fmt: skip
     """The dirty pass's next position >= lo: the lowest of what :func:`~sim.engine.queue._q_first_ias`
@@ -634,384 +637,424 @@ def _kernel(
     nc = cap_t.shape[0]
     t_prev = 0.0
     t = 0.0
-    while True:
-        # ------------------------------------------------------------- next instant
-        t = INF
-        if hn > 0:
-            t = ht[0]
-        if ci < nc and cap_t[ci] < t:
-            t = cap_t[ci]
-        if pi < npm and pm_t[pi] < t:
-            t = pm_t[pi]
-        if si < n and submit[si] < t:
-            t = submit[si]
-        if wake[W_NEXT_WAKE] < t and qtail > qhead:
-            t = wake[W_NEXT_WAKE]
-        if use_lit and lt[1, 1] < t and qtail > qhead:
-            t = lt[1, 1]
-        if t >= horizon:
-            break
-        acc[A_EVENTS] += 1.0
-        acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (t - t_prev)
-        acc[A_USED_CS] += acc[A_USED_CORES] * (t - t_prev)
-        t_prev = t
-        global_wake = False
-        new_from = qtail
-        # ------------------------------------------------------------- 1. completions (_complete written out)
-        freed = False
-        nd = 0
-        while hn > 0 and ht[0] == t:
-            tt = ht[0]
-            j = hx[0, 0]
-            hn = heap1_pop(ht, hx, hn)
-            if status[j] != RUNNING or start[j] + duration[j] != tt:
-                continue  # stale entry of a terminated attempt
-            m = on_machine[j]
-            status[j] = COMPLETED
-            end[j] = t
-            k = cur_att[j]
-            alog[k, LOG_END] = t
-            alog[k, LOG_OUTCOME] = ATT_COMPLETED
-            acc[A_COMPLETED_CS] += cores[j] * work[j]
-            if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
-                rest = work[j] - ckd[j] * ck[j, 0]
-                alog[k, LOG_USEFUL] = rest
-                acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
-            free_c[m] += cores[j]
-            free_m[m] += mem[j]
-            acc[A_USED_CORES] -= cores[j]
-            if prv[j] >= 0:
-                nxt[prv[j]] = nxt[j]
-            else:
-                head[m] = nxt[j]
-            if nxt[j] >= 0:
-                prv[nxt[j]] = prv[j]
-            on_machine[j] = -1
-            if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
-                free_c[m] = mcap[m]
-                free_m[m] = machine_mem
-            _mt_set(mtree, msize, m, free_c[m])
-            freed = True
-            if not is_dirty[m]:
-                is_dirty[m] = True
-                dirty[nd] = m
-                nd += 1
-        # ------------------------------------------------------------- 2. capacity change
-        cnt[C_NK] = 0
-        if ci < nc and cap_t[ci] == t:
-            f, nd = _set_machines_alive(
-                t, cap_n[ci], jobs, mach, cores, duration, machine_cores, msize, term_policy, bound, adm, wake,
-                next_cross, knot_idx, killed, cnt, acc, dirty, is_dirty, nd,
-            )  # fmt: skip
-            ci += 1
-            freed = freed or f
-        if pi < npm and pm_t[pi] == t:
-            pi, f, nd = _machine_events(
-                t, pi, pm_t, pm_m, pm_c, jobs, mach, row, cores, mem, duration, msize, term_policy, killed, cnt,
-                acc, dirty, is_dirty, nd,
-            )  # fmt: skip
-            freed = freed or f
-        if cnt[C_NK] > 0:
-            qjob, qt, qsize, qhead, qtail, moved = _terminate(
-                t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
-                acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, use_ck, qxs,
-            )  # fmt: skip
-            if moved:  # positions moved: rescan everything
+    room = 0  # starts this instant may make at most (see below)
+    done = False
+    while not done:
+        # the arrays that grow (completion heap, attempt log, time series) are replaced only here, between
+        # instants, never in the instant loop below: an array replaced in a loop is a new variable at every
+        # iteration, which numba counts (two atomic operations) at each of the loop's joins
+        if hn + room > ht.shape[0]:
+            size = max(2 * hn + 16, hn + room)
+            ht2 = np.empty(size)
+            hx2 = np.empty((size, hx.shape[1]), np.int64)
+            ht2[:hn] = ht[:hn]
+            hx2[:hn] = hx[:hn]
+            ht = ht2
+            hx = hx2
+        if an + room > alog.shape[0]:  # log._log_open's growth, or more
+            grown = np.empty((max(2 * alog.shape[0] + 16, an + room), LOG_COLUMNS))
+            grown[:an] = alog[:an]
+            alog = grown
+        if record_ts and ts_n >= ts.shape[1]:
+            grown_ts = np.empty((3, 2 * ts.shape[1]))
+            grown_ts[:, :ts_n] = ts[:, :ts_n]
+            ts = grown_ts
+        while True:
+            # ------------------------------------------------------------- next instant
+            t = INF
+            if hn > 0:
+                t = ht[0]
+            if ci < nc and cap_t[ci] < t:
+                t = cap_t[ci]
+            if pi < npm and pm_t[pi] < t:
+                t = pm_t[pi]
+            if si < n and submit[si] < t:
+                t = submit[si]
+            if wake[W_NEXT_WAKE] < t and qtail > qhead:
+                t = wake[W_NEXT_WAKE]
+            if use_lit and lt[1, 1] < t and qtail > qhead:
+                t = lt[1, 1]
+            if t >= horizon:
+                done = True
+                break
+            # room for this instant's starts (at most the queued jobs, the killed ones — at most the running
+            # jobs, each with a heap entry — and the submissions at t) and its time-series row, else grow
+            # first (above; nothing of this instant has happened yet)
+            k = si
+            while k < n and submit[k] == t:
+                k += 1
+            room = (qtail - qhead) + hn + (k - si)
+            if hn + room > ht.shape[0] or an + room > alog.shape[0] or (record_ts and ts_n >= ts.shape[1]):
+                break
+            acc[A_EVENTS] += 1.0
+            acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (t - t_prev)
+            acc[A_USED_CS] += acc[A_USED_CORES] * (t - t_prev)
+            t_prev = t
+            global_wake = False
+            new_from = qtail
+            # ------------------------------------------------------------- 1. completions (_complete written out)
+            freed = False
+            nd = 0
+            while hn > 0 and ht[0] == t:
+                tt = ht[0]
+                j = hx[0, 0]
+                hn = heap1_pop(ht, hx, hn)
+                if status[j] != RUNNING or start[j] + duration[j] != tt:
+                    continue  # stale entry of a terminated attempt
+                m = on_machine[j]
+                status[j] = COMPLETED
+                end[j] = t
+                k = cur_att[j]
+                alog[k, LOG_END] = t
+                alog[k, LOG_OUTCOME] = ATT_COMPLETED
+                acc[A_COMPLETED_CS] += cores[j] * work[j]
+                if use_ck:  # the attempt's recovery and checkpoint writes are not the job's work
+                    rest = work[j] - ckd[j] * ck[j, 0]
+                    alog[k, LOG_USEFUL] = rest
+                    acc[A_WASTED_CS] += cores[j] * (duration[j] - rest)
+                free_c[m] += cores[j]
+                free_m[m] += mem[j]
+                acc[A_USED_CORES] -= cores[j]
+                if prv[j] >= 0:
+                    nxt[prv[j]] = nxt[j]
+                else:
+                    head[m] = nxt[j]
+                if nxt[j] >= 0:
+                    prv[nxt[j]] = prv[j]
+                on_machine[j] = -1
+                if head[m] < 0:  # empty machine: reset exactly (no float drift from fractional cores)
+                    free_c[m] = mcap[m]
+                    free_m[m] = machine_mem
+                _mt_set(mtree, msize, m, free_c[m])
                 freed = True
-                global_wake = True
-        # ------------------------------------------------------------- 3. submissions (_append written out
-        # while the tail has room)
-        while si < n and submit[si] == t:
-            if qtail < qsize:
-                qjob[qtail] = si
-                _q_put(qt, qsize, qtail, jcls[si], cores[si], duration[si])
-                _qx_put(x2t, x2r, x2p, si, duration[si], qtail)
-                _qx_put(x4t, x4r, x4p, si, duration[si], qtail)
-                _qx_put(xlt, xlr, xlp, si, -duration[si], qtail)
-                qtail += 1
-            else:  # compaction first: positions moved, rescan everything
-                qjob, qt, qsize, qhead, qtail, moved = _append(
-                    si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
-                )
-                freed = True
-                global_wake = True
-            si += 1
-        # ------------------------------------------------------------- 4. scheduling pass
-        # timed admission: wake (rescan the whole queue) when it may have become true. Before the next wake-up
-        # time (less a margin for rounding) and with no machine to look at, _wakeups would change nothing
-        nw = wake[W_NEXT_WAKE]
-        if timed and (wake[W_NEED_EVAL] != 0.0 or t >= nw - (abs(nw) * 1e-9 + 1e-6)):
-            f, g, nd = _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty,
-                                nd, lt, use_lit)  # fmt: skip
-            freed = freed or f
-            global_wake = global_wake or g
-        if use_lit and lt[1, 1] <= t:  # queued class-L jobs reach some machines' bounds now
-            nd = _lit_due(lt, msize, t, dirty, is_dirty, nd, stk)
-            freed = True
-        lo = qhead if (freed or full_rescan) else new_from
-        slack = 1e-9 * (abs(t) + 1.0)
-        phase = t - _period_index(t, period) * period
-        r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
-        if pred != PRED_NONE and not full_rescan and not global_wake:
-            # old queue entries: only the dirty machines can take them now. Each possibly admissible job is
-            # tried on those machines only (lowest index first); nothing when no queued job can pass on any
-            # of them (_dirty_any)
-            if (
-                nd > 0
-                and new_from > qhead
-                and _dirty_any(
-                    dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, qt, qxs, r2, t, slack, lt
-                )
-            ):
-                dm = dirty[:nd]
-                if nd > 1:
-                    dm.sort()
-                cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                    dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-                )
-                if not use_bound:
-                    g4 = INF
-                pos = _q_first_ias(
-                    qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
-                    t, DIRTY_BUDGET,
+                if not is_dirty[m]:
+                    is_dirty[m] = True
+                    dirty[nd] = m
+                    nd += 1
+            # ------------------------------------------------------------- 2. capacity change
+            cnt[C_NK] = 0
+            if ci < nc and cap_t[ci] == t:
+                f, nd = _set_machines_alive(
+                    t, cap_n[ci], jobs, mach, cores, duration, machine_cores, msize, term_policy, bound, adm, wake,
+                    next_cross, knot_idx, killed, cnt, acc, dirty, is_dirty, nd,
                 )  # fmt: skip
-                if pos == -2:  # many subtrees pass the class bounds without a job that passes on one machine
-                    pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
-                                      use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t,
-                                      slack, stk, fv, fb)  # fmt: skip
-                while pos >= 0 and pos < new_from:
-                    j = qjob[pos]
-                    m = -1
-                    for x in range(nd):
-                        mm = dm[x]
-                        # _can_run written out: the predicate's call only for a job that fits
-                        if job_lo[j] <= mm < job_hi[j] and not (
-                            not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
-                        ):
-                            ok = _admit_flat(pred, j, mm, t, duration[j], jflag, period, a_thresh, p90, up_since, mt,
-                                             ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
-                            if ok:
-                                m = mm
-                                break
-                    if m >= 0:
-                        # ---- start job j on machine m (as in the pass below)
-                        qjob[pos] = -1
-                        _q_put(qt, qsize, pos, jcls[j], INF, INF)
-                        _qx_put(x2t, x2r, x2p, j, INF, -1)
-                        _qx_put(x4t, x4r, x4p, j, INF, -1)
-                        _qx_put(xlt, xlr, xlp, j, INF, -1)
-                        free_c[m] -= cores[j]
-                        free_m[m] -= mem[j]
-                        _mt_set(mtree, msize, m, free_c[m])
-                        start[j] = t
-                        if first_start[j] < 0:
-                            first_start[j] = t
-                        attempts[j] += 1
-                        status[j] = RUNNING
-                        on_machine[j] = m
-                        prv[j] = -1
-                        nxt[j] = head[m]
-                        if head[m] >= 0:
-                            prv[head[m]] = j
-                        head[m] = j
-                        if hn >= ht.shape[0]:
-                            ht, hx = heap_room(ht, hx, hn)
-                        hn = heap1_push(ht, hx, hn, t + duration[j], j)
-                        if an >= alog.shape[0]:  # log._log_open's growth
-                            grown = np.empty((2 * alog.shape[0] + 16, LOG_COLUMNS))
-                            grown[:an] = alog[:an]
-                            alog = grown
-                        alog[an, LOG_JOB] = j
-                        alog[an, LOG_START] = t
-                        alog[an, LOG_END] = horizon
-                        alog[an, LOG_OUTCOME] = ATT_RUNNING
-                        alog[an, LOG_MACHINE] = m
-                        alog[an, LOG_USEFUL] = 0.0
-                        cur_att[j] = an
-                        an += 1
-                        acc[A_USED_CORES] += cores[j]
-                        cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                            dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
-                        )
-                        if not use_bound:
-                            g4 = INF
-                        if not _dirty_any(
-                            dm,
-                            nd,
-                            alive,
-                            free_c,
-                            ma4,
-                            msize,
-                            cls_lo,
-                            cls_hi,
-                            use_bound,
-                            qt,
-                            qxs,
-                            r2,
-                            t,
-                            slack,
-                            lt,
-                        ):
-                            break  # no queued job can pass on a dirty machine now
-                    lo = pos + 1
+                ci += 1
+                freed = freed or f
+            if pi < npm and pm_t[pi] == t:
+                pi, f, nd = _machine_events(
+                    t, pi, pm_t, pm_m, pm_c, jobs, mach, row, cores, mem, duration, msize, term_policy, killed, cnt,
+                    acc, dirty, is_dirty, nd,
+                )  # fmt: skip
+                freed = freed or f
+            if cnt[C_NK] > 0:
+                qjob, qt, qsize, qhead, qtail, moved = _terminate(
+                    t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
+                    acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, use_ck, qxs,
+                )  # fmt: skip
+                if moved:  # positions moved: rescan everything
+                    freed = True
+                    global_wake = True
+            # ------------------------------------------------------------- 3. submissions (_append written out
+            # while the tail has room)
+            while si < n and submit[si] == t:
+                if qtail < qsize:
+                    qjob[qtail] = si
+                    _q_put(qt, qsize, qtail, jcls[si], cores[si], duration[si])
+                    _qx_put(x2t, x2r, x2p, si, duration[si], qtail)
+                    _qx_put(x4t, x4r, x4p, si, duration[si], qtail)
+                    _qx_put(xlt, xlr, xlp, si, -duration[si], qtail)
+                    qtail += 1
+                else:  # compaction first: positions moved, rescan everything
+                    qjob, qt, qsize, qhead, qtail, moved = _append(
+                        si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
+                    )
+                    freed = True
+                    global_wake = True
+                si += 1
+            # ------------------------------------------------------------- 4. scheduling pass
+            # timed admission: wake (rescan the whole queue) when it may have become true. Before the next wake-up
+            # time (less a margin for rounding) and with no machine to look at, _wakeups would change nothing
+            nw = wake[W_NEXT_WAKE]
+            if timed and (wake[W_NEED_EVAL] != 0.0 or t >= nw - (abs(nw) * 1e-9 + 1e-6)):
+                f, g, nd = _wakeups(t, adm, any_h2, alive, wake, next_cross, knot_idx, ma4, msize, dirty, is_dirty,
+                                    nd, lt, use_lit)  # fmt: skip
+                freed = freed or f
+                global_wake = global_wake or g
+            if use_lit and lt[1, 1] <= t:  # queued class-L jobs reach some machines' bounds now
+                nd = _lit_due(lt, msize, t, dirty, is_dirty, nd, stk)
+                freed = True
+            lo = qhead if (freed or full_rescan) else new_from
+            slack = 1e-9 * (abs(t) + 1.0)
+            phase = t - _period_index(t, period) * period
+            r2 = INF if phase == 0.0 else (period - phase) * (1.0 + 1e-9) + 1e-9
+            if pred != PRED_NONE and not full_rescan and not global_wake:
+                # old queue entries: only the dirty machines can take them now. Each possibly admissible job is
+                # tried on those machines only (lowest index first); nothing when no queued job can pass on any
+                # of them (_dirty_any)
+                if (
+                    nd > 0
+                    and new_from > qhead
+                    and _dirty_any(
+                        dirty,
+                        nd,
+                        alive,
+                        free_c,
+                        ma4,
+                        msize,
+                        cls_lo,
+                        cls_hi,
+                        use_bound,
+                        qt,
+                        qxs,
+                        r2,
+                        t,
+                        slack,
+                        lt,
+                    )
+                ):
+                    dm = dirty[:nd]
+                    if nd > 1:
+                        dm.sort()
+                    cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                        dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                    )
+                    if not use_bound:
+                        g4 = INF
                     pos = _q_first_ias(
-                        qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                        qt, qsize, qhead, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
                         t, DIRTY_BUDGET,
                     )  # fmt: skip
+                    # -2: many subtrees pass the class bounds without a job that passes on one machine
                     if pos == -2:
-                        pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
-                                          use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt,
-                                          t, slack, stk, fv, fb)  # fmt: skip
-            lo = new_from
-        # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
-        # it (jobs that do not fit keep their place)
-        # the frontier is built lazily: only once this pass has tried FRONT_AFTER_MISSES H4-class jobs that no
-        # machine took (a pass that starts what it visits, e.g. a short queue, never pays its O(M log M) build)
-        use_front = use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
-        fn = -1
-        misses = 0
-        cb[7] = 0.0
-        pos = lo
-        while True:
-            # ---- the next position >= pos the pass should look at
-            if full_rescan:
-                while pos < qtail and qjob[pos] < 0:
-                    pos += 1
-                if pos >= qtail:
+                        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                          use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t,
+                                          slack, stk, fv, fb)  # fmt: skip
+                    while pos >= 0 and pos < new_from:
+                        j = qjob[pos]
+                        m = -1
+                        for x in range(nd):
+                            mm = dm[x]
+                            # _can_run written out: the predicate's call only for a job that fits
+                            if job_lo[j] <= mm < job_hi[j] and not (
+                                not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
+                            ):
+                                ok = _admit_flat(pred, j, mm, t, duration[j], jflag, period, a_thresh, p90, up_since, mt,
+                                                 ms, mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
+                                if ok:
+                                    m = mm
+                                    break
+                        if m >= 0:
+                            # ---- start job j on machine m (as in the pass below)
+                            qjob[pos] = -1
+                            _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                            _qx_put(x2t, x2r, x2p, j, INF, -1)
+                            _qx_put(x4t, x4r, x4p, j, INF, -1)
+                            _qx_put(xlt, xlr, xlp, j, INF, -1)
+                            free_c[m] -= cores[j]
+                            free_m[m] -= mem[j]
+                            _mt_set(mtree, msize, m, free_c[m])
+                            start[j] = t
+                            if first_start[j] < 0:
+                                first_start[j] = t
+                            attempts[j] += 1
+                            status[j] = RUNNING
+                            on_machine[j] = m
+                            prv[j] = -1
+                            nxt[j] = head[m]
+                            if head[m] >= 0:
+                                prv[head[m]] = j
+                            head[m] = j
+                            hn = heap1_push(ht, hx, hn, t + duration[j], j)
+                            alog[an, LOG_JOB] = j
+                            alog[an, LOG_START] = t
+                            alog[an, LOG_END] = horizon
+                            alog[an, LOG_OUTCOME] = ATT_RUNNING
+                            alog[an, LOG_MACHINE] = m
+                            alog[an, LOG_USEFUL] = 0.0
+                            cur_att[j] = an
+                            an += 1
+                            acc[A_USED_CORES] += cores[j]
+                            cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
+                                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                            )
+                            if not use_bound:
+                                g4 = INF
+                            if not _dirty_any(
+                                dm,
+                                nd,
+                                alive,
+                                free_c,
+                                ma4,
+                                msize,
+                                cls_lo,
+                                cls_hi,
+                                use_bound,
+                                qt,
+                                qxs,
+                                r2,
+                                t,
+                                slack,
+                                lt,
+                            ):
+                                break  # no queued job can pass on a dirty machine now
+                        lo = pos + 1
+                        pos = _q_first_ias(
+                            qt, qsize, lo, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, stk, fv, fb, -1,
+                            t, DIRTY_BUDGET,
+                        )  # fmt: skip
+                        if pos == -2:
+                            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                                              use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt,
+                                              t, slack, stk, fv, fb)  # fmt: skip
+                lo = new_from
+            # the pass: from lo, front to back, each possibly fitting job on the lowest-index machine that can run
+            # it (jobs that do not fit keep their place)
+            # the frontier is built lazily: only once this pass has tried FRONT_AFTER_MISSES H4-class jobs that no
+            # machine took (a pass that starts what it visits, e.g. a short queue, never pays its O(M log M) build)
+            use_front = (
+                use_frontier and use_bound and not full_rescan and lo == qhead and cls_hi[2] > cls_lo[2]
+            )
+            fn = -1
+            misses = 0
+            cb[7] = 0.0
+            pos = lo
+            while True:
+                # ---- the next position >= pos the pass should look at
+                if full_rescan:
+                    while pos < qtail and qjob[pos] < 0:
+                        pos += 1
+                    if pos >= qtail:
+                        break
+                elif pos >= qtail:  # past the last queued job (a pass that just started the newest one)
                     break
-            elif pos >= qtail:  # past the last queued job (a pass that just started the newest one)
-                break
-            elif use_bound:
-                if cb[7] == 0.0:
-                    cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
-                        mtree, ma4, msize, cls_lo, cls_hi, lt, n_machines
-                    )
-                    cb[7] = 1.0
-                pos = _q_first_ias(
-                    qt, qsize, pos, cb[0], cb[1], r2, cb[2], cb[3] - t + slack, cb[4], cb[5],
-                    cb[6] + t + 2.0 * slack, stk, fv, fb, fn, t - 2.0 * slack, 0,
-                )  # fmt: skip
-                if pos < 0:
-                    break
-            else:
-                pos = _qt_first_le(qt[0], qsize, pos, mtree[1])
-                if pos < 0:
-                    break
-            j = qjob[pos]
-            # ---- the lowest-index machine in job j's range that can run it now
-            if full_rescan:
-                m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
-                                  mach, msize, pred, adm, stk)  # fmt: skip
-            else:
-                cj = cores[j]
-                hi_j = job_hi[j]
-                tg = 0.0
-                by = 0  # 1: H4, t + d < the machine's bound; 2: literal H4, t + d >= its bound L (lt[0]: -L)
-                if use_bound and jcls[j] == CLS_H4:
-                    by = 1
-                    tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
-                    m = _mt2_first(mtree, ma4, msize, job_lo[j], cj, tg, stk)
-                elif use_bound and jcls[j] == CLS_L:
-                    by = 2
-                    tg = -(t + duration[j]) - 2e-9 * (abs(t) + duration[j] + 1.0)
-                    m = _mt2_first(mtree, lt0, msize, job_lo[j], cj, tg, stk)
+                elif use_bound:
+                    if cb[7] == 0.0:
+                        cb[0], cb[1], cb[2], cb[3], cb[4], cb[5], cb[6] = _class_bounds(
+                            mtree, ma4, msize, cls_lo, cls_hi, lt, n_machines
+                        )
+                        cb[7] = 1.0
+                    pos = _q_first_ias(
+                        qt, qsize, pos, cb[0], cb[1], r2, cb[2], cb[3] - t + slack, cb[4], cb[5],
+                        cb[6] + t + 2.0 * slack, stk, fv, fb, fn, t - 2.0 * slack, 0,
+                    )  # fmt: skip
+                    if pos < 0:
+                        break
                 else:
-                    m = _mt_first_ge(mtree, msize, job_lo[j], cj)
-                while m >= 0:
-                    if m >= hi_j:
-                        m = -1
+                    pos = _qt_first_le(qt[0], qsize, pos, mtree[1])
+                    if pos < 0:
                         break
-                    # _can_run written out (see the dirty pass)
-                    if not (not alive[m] or free_c[m] < cj or (use_mem and free_m[m] < mem[j])):
-                        if pred == PRED_NONE:
-                            break
-                        ok = _admit_flat(pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms,
-                                         mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
-                        if ok:
-                            break
-                    if m + 1 >= msize:
-                        m = -1
-                        break
-                    if by == 1:
-                        m = _mt2_first(mtree, ma4, msize, m + 1, cj, tg, stk)
-                    elif by == 2:
-                        m = _mt2_first(mtree, lt0, msize, m + 1, cj, tg, stk)
+                j = qjob[pos]
+                # ---- the lowest-index machine in job j's range that can run it now
+                if full_rescan:
+                    m = _find_machine(j, t, full_rescan, use_bound, jcls, job_lo, job_hi, cores, mem, use_mem, duration,
+                                      mach, msize, pred, adm, stk)  # fmt: skip
+                else:
+                    cj = cores[j]
+                    hi_j = job_hi[j]
+                    tg = 0.0
+                    by = 0  # 1: H4, t + d < the machine's bound; 2: literal H4, t + d >= its bound L (lt[0]: -L)
+                    if use_bound and jcls[j] == CLS_H4:
+                        by = 1
+                        tg = t + duration[j] - 1e-9 * (abs(t) + duration[j] + 1.0)
+                        m = _mt2_first(mtree, ma4, msize, job_lo[j], cj, tg, stk)
+                    elif use_bound and jcls[j] == CLS_L:
+                        by = 2
+                        tg = -(t + duration[j]) - 2e-9 * (abs(t) + duration[j] + 1.0)
+                        m = _mt2_first(mtree, lt0, msize, job_lo[j], cj, tg, stk)
                     else:
-                        m = _mt_first_ge(mtree, msize, m + 1, cj)
-            if m >= 0:
-                # ---- start job j on machine m
-                qjob[pos] = -1
-                _q_put(qt, qsize, pos, jcls[j], INF, INF)
-                _qx_put(x2t, x2r, x2p, j, INF, -1)
-                _qx_put(x4t, x4r, x4p, j, INF, -1)
-                _qx_put(xlt, xlr, xlp, j, INF, -1)
-                free_c[m] -= cores[j]
-                free_m[m] -= mem[j]
-                _mt_set(mtree, msize, m, free_c[m])
-                start[j] = t
-                if first_start[j] < 0:
-                    first_start[j] = t
-                attempts[j] += 1
-                status[j] = RUNNING
-                on_machine[j] = m
-                prv[j] = -1
-                nxt[j] = head[m]
-                if head[m] >= 0:
-                    prv[head[m]] = j
-                head[m] = j
-                if hn >= ht.shape[0]:
-                    ht, hx = heap_room(ht, hx, hn)
-                hn = heap1_push(ht, hx, hn, t + duration[j], j)
-                if an >= alog.shape[0]:  # log._log_open's growth
-                    grown = np.empty((2 * alog.shape[0] + 16, LOG_COLUMNS))
-                    grown[:an] = alog[:an]
-                    alog = grown
-                alog[an, LOG_JOB] = j
-                alog[an, LOG_START] = t
-                alog[an, LOG_END] = horizon
-                alog[an, LOG_OUTCOME] = ATT_RUNNING
-                alog[an, LOG_MACHINE] = m
-                alog[an, LOG_USEFUL] = 0.0
-                cur_att[j] = an
-                an += 1
-                acc[A_USED_CORES] += cores[j]
-                cb[7] = 0.0  # the machine trees changed
-                if fn >= 0:
-                    _front_drop(front, m, free_c[m], ma4, msize)
-            elif use_front and fn < 0 and jcls[j] == CLS_H4:
-                misses += 1
-                if misses >= FRONT_AFTER_MISSES:
-                    _front_build(front, alive, free_c, ma4, msize, cls_lo[2], cls_hi[2])
-                    fn = front[4][0]
-            pos += 1
-        if use_lit:
-            # literal H4's wake-up times after this instant: anew on every machine after a global wake (or a
-            # compaction, which moved the positions), else on the dirty machines (their bound, free cores or
-            # the due jobs changed), and lowered for the class-L jobs queued this instant and not started
-            tol = 2.0 * slack
-            if global_wake:
-                for mm in range(n_machines):
-                    _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
-                                                        cls_hi, stk))  # fmt: skip
-            else:
-                for x in range(nd):
-                    mm = dirty[x]
-                    _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
-                                                        cls_hi, stk))  # fmt: skip
-                for p in range(new_from, qtail):
-                    j = qjob[p]
-                    if j >= 0 and jcls[j] == CLS_L:
-                        _lit_lower(j, t, tol, job_lo[j], job_hi[j], cores[j], duration[j], mach[0], mach[1], lt,
-                                   msize)  # fmt: skip
-        for x in range(nd):
-            is_dirty[dirty[x]] = False
-        while qhead < qtail and qjob[qhead] < 0:
-            qhead += 1
-        # ------------------------------------------------------------- invariants (tests), time series
-        if check:
-            acc[A_VIOLATIONS] += _violations(mach, msize)
-        if record_ts:
-            ts, ts_n = _record(ts, ts_n, t, acc[A_ALIVE_CORES], acc[A_USED_CORES])
+                        m = _mt_first_ge(mtree, msize, job_lo[j], cj)
+                    while m >= 0:
+                        if m >= hi_j:
+                            m = -1
+                            break
+                        # _can_run written out (see the dirty pass)
+                        if not (not alive[m] or free_c[m] < cj or (use_mem and free_m[m] < mem[j])):
+                            if pred == PRED_NONE:
+                                break
+                            ok = _admit_flat(pred, j, m, t, duration[j], jflag, period, a_thresh, p90, up_since, mt, ms,
+                                             mn, mk, mtl, mkn, mmax, epoch_s, iv_ptr, iv_end, band, jthresh)  # fmt: skip
+                            if ok:
+                                break
+                        if m + 1 >= msize:
+                            m = -1
+                            break
+                        if by == 1:
+                            m = _mt2_first(mtree, ma4, msize, m + 1, cj, tg, stk)
+                        elif by == 2:
+                            m = _mt2_first(mtree, lt0, msize, m + 1, cj, tg, stk)
+                        else:
+                            m = _mt_first_ge(mtree, msize, m + 1, cj)
+                if m >= 0:
+                    # ---- start job j on machine m
+                    qjob[pos] = -1
+                    _q_put(qt, qsize, pos, jcls[j], INF, INF)
+                    _qx_put(x2t, x2r, x2p, j, INF, -1)
+                    _qx_put(x4t, x4r, x4p, j, INF, -1)
+                    _qx_put(xlt, xlr, xlp, j, INF, -1)
+                    free_c[m] -= cores[j]
+                    free_m[m] -= mem[j]
+                    _mt_set(mtree, msize, m, free_c[m])
+                    start[j] = t
+                    if first_start[j] < 0:
+                        first_start[j] = t
+                    attempts[j] += 1
+                    status[j] = RUNNING
+                    on_machine[j] = m
+                    prv[j] = -1
+                    nxt[j] = head[m]
+                    if head[m] >= 0:
+                        prv[head[m]] = j
+                    head[m] = j
+                    hn = heap1_push(ht, hx, hn, t + duration[j], j)
+                    alog[an, LOG_JOB] = j
+                    alog[an, LOG_START] = t
+                    alog[an, LOG_END] = horizon
+                    alog[an, LOG_OUTCOME] = ATT_RUNNING
+                    alog[an, LOG_MACHINE] = m
+                    alog[an, LOG_USEFUL] = 0.0
+                    cur_att[j] = an
+                    an += 1
+                    acc[A_USED_CORES] += cores[j]
+                    cb[7] = 0.0  # the machine trees changed
+                    if fn >= 0:
+                        _front_drop(front, m, free_c[m], ma4, msize)
+                elif use_front and fn < 0 and jcls[j] == CLS_H4:
+                    misses += 1
+                    if misses >= FRONT_AFTER_MISSES:
+                        _front_build(front, alive, free_c, ma4, msize, cls_lo[2], cls_hi[2])
+                        fn = front[4][0]
+                pos += 1
+            if use_lit:
+                # literal H4's wake-up times after this instant: anew on every machine after a global wake (or a
+                # compaction, which moved the positions), else on the dirty machines (their bound, free cores or
+                # the due jobs changed), and lowered for the class-L jobs queued this instant and not started
+                tol = 2.0 * slack
+                if global_wake:
+                    for mm in range(n_machines):
+                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                                                            cls_hi, stk))  # fmt: skip
+                else:
+                    for x in range(nd):
+                        mm = dirty[x]
+                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                                                            cls_hi, stk))  # fmt: skip
+                    for p in range(new_from, qtail):
+                        j = qjob[p]
+                        if j >= 0 and jcls[j] == CLS_L:
+                            _lit_lower(j, t, tol, job_lo[j], job_hi[j], cores[j], duration[j], mach[0], mach[1], lt,
+                                       msize)  # fmt: skip
+            for x in range(nd):
+                is_dirty[dirty[x]] = False
+            while qhead < qtail and qjob[qhead] < 0:
+                qhead += 1
+            # ------------------------------------------------------------- invariants (tests), time series
+            if check:
+                acc[A_VIOLATIONS] += _violations(mach, msize)
+            if record_ts:
+                ts[0, ts_n] = t  # _record written out (its room is made above)
+                ts[1, ts_n] = acc[A_ALIVE_CORES]
+                ts[2, ts_n] = acc[A_USED_CORES]
+                ts_n += 1
     # ---- close the books at the horizon
     if horizon > t_prev:
         acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (horizon - t_prev)

@@ -25,7 +25,7 @@ QUEUE_MIN_SIZE = 1024  # initial positions (a power of two)
 NOT_QUEUED = 2**31 - 1  # the (cores, duration) index's position of a job not in the queue (int32)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _q_put(qt, size, pos, cls, c, d):
     """Set position pos of the class-``cls`` trees to cores c and duration d (inf, inf: empty). Calls
     nothing and takes no row view (the kernel's pass calls it at every start: see :mod:`sim.engine.ff`)."""
@@ -104,7 +104,7 @@ def _qx_has(qx, j):
     return rank.shape[0] > 0 and rank[j] >= 0
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_set(qx, j, d, p):
     """Job j's leaves of the cores-ordered trees of :func:`_qx_new` (its duration d and queue position p
     while queued; +inf, -1: not)."""
@@ -114,7 +114,7 @@ def _qx_set(qx, j, d, p):
         _qx_tree_set(ptree, tree.shape[0] >> 1, rank[j], p if p >= 0 else NOT_QUEUED)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_put(tree, rank, ptree, j, d, p):
     """:func:`_qx_set` on the index's arrays (``tree, rank, ptree`` of :func:`_qx_new`), with no call inside
     (the kernel's pass calls it at every submission and start: see :mod:`sim.engine.ff`)."""
@@ -147,7 +147,7 @@ def _qx_put(tree, rank, ptree, j, d, p):
             k >>= 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_tree_set(tree, size, i, v):
     """Set leaf i of a min-tree to v, mending its ancestors only as far as their minimum changes."""
     k = size + i
@@ -163,7 +163,7 @@ def _qx_tree_set(tree, size, i, v):
         k >>= 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_moved(qx, qjob, n):
     """The queue was compacted (live jobs at positions [0, n), in their old order): their new positions in
     the position tree. Positions only fall and keep their order, so each node's least position is the same
@@ -185,7 +185,7 @@ def _qx_moved(qx, qjob, n):
                 k >>= 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_pmin(tree, sc, c):
     """The least key among the queued jobs with cores ≤ c of a cores-ordered index (its ``tree`` and sorted
     cores ``sc``, :func:`_qx_new`): ``np.searchsorted(sc, c, side="right")`` and the tree's prefix minimum
@@ -216,21 +216,21 @@ def _qx_pmin(tree, sc, c):
     return res
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_any(qx, c, g):
     """Whether some queued job of ``qx``'s class has cores ≤ c and duration·(1 − 2e-9) < g."""
     tree, rank, sc, ptree = qx
     return _qx_pmin(tree, sc, c) * (1.0 - 2e-9) < g
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qxl_any(qx, c, g):
     """Class L (keys = negated durations): whether some queued job has cores ≤ c and −duration ≤ g."""
     tree, rank, sc, ptree = qx
     return _qx_pmin(tree, sc, c) <= g
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qxl_longest(qx, c, x, stk):
     """Class L: the longest duration d < x of a queued job with cores ≤ c (-inf if none). Descends only
     into subtrees that hold a job at least x long (one the pass would admit now if it fits, so few)."""
@@ -273,7 +273,7 @@ def _qxl_longest(qx, c, x, stk):
     return -best
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qx_lowest(qx, c, g, lo, dmax, best, cap, stk):
     """The lowest queue position >= lo (and below ``best``, -1: no limit) of a queued job of the class with
     cores ≤ c, duration·(1 − 2e-9) < g and duration < dmax, or ``best`` if none; -2 if more than ``cap``
@@ -376,7 +376,7 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
     return nq, nt, newsize, w
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _front_best(fv, fb, fn, c):
     """The best time bound among the frontier's machines with at least ``c`` free cores (-inf if none)."""
     lo = 0
@@ -418,7 +418,7 @@ def _front_build(front, alive, free_c, ma4, msize, lo, hi):
     fk[0] = n
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _front_drop(front, m, v, ma4, msize):
     """Machine m's free cores fell to ``v`` (a start): move it down the frontier and mend the running
     bests from its old place on (only as far as they change)."""
@@ -445,7 +445,7 @@ def _front_drop(front, m, v, ma4, msize):
         fb[k] = nb
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
     """Whether node k of the queue trees may hold an admissible job (:func:`_q_first_ias`'s test), with
     :func:`_front_best` written out: it calls nothing (an inlined test copied its arrays at every node)."""
@@ -468,7 +468,7 @@ def _q_node_ok(qt, k, cu, c2, r2, c4, g4, cu2, cl, gl, use_l, fv, fb, fn, toff):
     return qt[5, k] <= cu2 or (use_l and qt[6, k] <= cl and qt[7, k] <= gl)
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _q_first_ias(qt, size, lo, cu, c2, r2, c4, g4, cu2, cl, gl, stk, fv, fb, fn, toff, budget):
     """Lowest position >= lo whose subtree may hold an admissible job (conservative), or -1; -2 if more
     than ``budget`` nodes (> 0; else no limit) were visited first.

@@ -76,7 +76,7 @@ def _mt_first_ge(tree, size, lo, c):
     return k - size
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _mt_range_max(tree, size, lft, r):
     """max over leaves [lft, r)."""
     res = -INF
@@ -96,7 +96,7 @@ def _mt_range_max(tree, size, lft, r):
     return res
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _mt2_first(tf, ta, size, lo, c, tg, stk):
     """Lowest machine >= lo with free >= c and bound > tg (DFS with pruning on both maxima), or -1. The
     stack's rows by 2-D index (no row views: a view costs reference counting at every call)."""
@@ -138,7 +138,7 @@ def _qt_set(tree, size, i, v):
         k >>= 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qt_prefix_min(tree, size, r):
     """min over leaves [0, r) (+inf if none)."""
     res = INF
