@@ -334,7 +334,7 @@ STUDY_PARTS: dict[str, StudyPart] = _Parts()
 
 def plan_config(study_name: str, config: dict) -> dict:
     """The ``ops`` run config giving the plan step of study ``study_name``'s asset ``config``
-    (:class:`SweepConfig`'s fields)."""
+    (:class:`PlanConfig`'s fields)."""
     part = STUDY_PARTS[study_name]
     return {part.asset: {"ops": {part.plan: {"config": config}}}}
 

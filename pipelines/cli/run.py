@@ -335,12 +335,12 @@ def run_reports(
     if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
         keys.remove("report_harmony")
         console.print("Harmony's chapter: `varcap sweep harmony` renders it")
+    import dagster as dg
+
     from assets.content_keys import read_stamp, write_stamp
 
     # the tables before the chapters, as the last run left them (same code, runs and warehouse): kept
     tables = [k for k in keys if not k.startswith("report_")]
-    import dagster as dg
-
     instance = dg.DagsterInstance.get()
     before = None if force else read_stamp(tables_stamp_path(profile))
     if before is not None and tables_stamp(tables, profile, instance) == before:
