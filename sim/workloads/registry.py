@@ -363,6 +363,8 @@ def _fixed(a: WorkloadArgs) -> Any:
     import numpy as np
     import polars as pl
 
+    from sim.workloads.generators import numbered_ids
+
     dur = float(a.params["hours"]) * 3600.0
     if dur <= 0 or dur >= a.horizon_s:
         raise ValueError(
@@ -373,7 +375,7 @@ def _fixed(a: WorkloadArgs) -> Any:
     submit = np.sort(rng.uniform(0.0, a.horizon_s - dur, n))
     return pl.DataFrame(
         {
-            "job_id": [f"f{i}" for i in range(n)],
+            "job_id": numbered_ids("f", n),
             "submit_s": submit,
             "duration_s": np.full(n, dur),
             "cores": np.ones(n),
