@@ -145,7 +145,7 @@ def test_the_reports_phase_rebuilds_its_tables_only_when_their_state_changed(
     prepare_dagster_home()
     state = {"inputs": "a"}
     asked: list[list[str]] = []
-    monkeypatch.setattr(run, "tables_stamp", lambda names, profile, instance: dict(state))
+    monkeypatch.setattr(run, "tables_stamp", lambda names, profile, instance=None: dict(state))
     monkeypatch.setattr(run, "_materialize", lambda keys, console, **kw: asked.append(list(keys)) or True)
 
     def go(force: bool = False) -> list[str]:

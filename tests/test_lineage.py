@@ -250,6 +250,7 @@ def test_varcap_run_materializes_every_asset_upstream_of_the_reports(
 
     monkeypatch.setattr(run_cli, "_materialize", fake_materialize)
     monkeypatch.setattr(run_cli, "_has_tables", lambda names: True)
+    monkeypatch.setattr(run_cli, "tables_stamp", lambda names, profile, instance=None: None)  # never kept
     assert run_cli.run_reports(Console(quiet=True), 1, simulate=False, with_profiled_first_half=True) == 0
     graph = defs.resolve_asset_graph()
     done = {k.to_user_string() for k in run_cli.first_half().resolve(graph)}

@@ -335,15 +335,12 @@ def run_reports(
     if not _has_tables(list(HARMONY_REPORT_TABLES)):  # Harmony's chapter needs `varcap sweep harmony`
         keys.remove("report_harmony")
         console.print("Harmony's chapter: `varcap sweep harmony` renders it")
-    import dagster as dg
-
     from assets.content_keys import read_stamp, write_stamp
 
     # the tables before the chapters, as the last run left them (same code, runs and warehouse): kept
     tables = [k for k in keys if not k.startswith("report_")]
-    instance = dg.DagsterInstance.get()
     before = None if force else read_stamp(tables_stamp_path(profile))
-    if before is not None and tables_stamp(tables, profile, instance) == before:
+    if before is not None and tables_stamp(tables, profile) == before:
         keys = [k for k in keys if k not in tables]
         console.print(
             f"{len(tables)} result and reproduction tables unchanged (code, runs and warehouse as the last run "
@@ -355,7 +352,7 @@ def run_reports(
         ok = _materialize(keys, console, partition_key=profile)
     if not ok:
         return 1
-    if tables and tables[0] in keys and (now := tables_stamp(tables, profile, instance)) is not None:
+    if tables and tables[0] in keys and (now := tables_stamp(tables, profile)) is not None:
         write_stamp(tables_stamp_path(profile), now)
     index = reports_dir() / "index.html"
     console.print(
@@ -369,13 +366,13 @@ def tables_stamp_path(profile: str) -> Path:
     return paths.dagster_home() / "varcap" / f"tables_{profile}.json"
 
 
-def tables_stamp(names: list[str], profile: str, instance) -> dict | None:
+def tables_stamp(names: list[str], profile: str, instance=None) -> dict | None:
     """The state the second half's tables ``names`` (results, reproduction, the SGIP backtest, the
     reports' own tables) are in at ``profile``: a content key of the code and Python environment, the
     embedded samples, the cached runs' ``run.json`` files and every warehouse table (what they read and
     what they wrote). None when they cannot be kept: a source other than the embedded samples, no
-    warehouse, or an asset of ``names`` without a materialization in ``instance`` (at ``profile`` for a
-    partitioned one)."""
+    warehouse, or an asset of ``names`` without a materialization in ``instance`` (the current Dagster
+    instance when None; at ``profile`` for a partitioned asset)."""
     import dagster as dg
 
     from assets import content_keys as ck
@@ -388,6 +385,7 @@ def tables_stamp(names: list[str], profile: str, instance) -> dict | None:
         return None
     from pipelines.definitions import defs
 
+    instance = instance or dg.DagsterInstance.get()
     graph = defs.resolve_asset_graph()
     for n in names:
         key = dg.AssetKey(n)
