@@ -27,6 +27,7 @@ Timed, each a whole ``varcap sweep`` process (CPU = user + sys of it and the wor
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -117,10 +118,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=5, help="cached smoke sweeps timed (median)")
     ap.add_argument("--fixed-only", action="store_true", help="the fixed cost only")
     ap.add_argument("--against", metavar="REV", help="measure git revision REV instead of the working tree")
+    ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE (JSON)")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
     with source_tree(args.against) as tree:
         r = bench(tree, 0 if args.fixed_only else args.seeds, args.workers, args.runs)
+    if args.json:
+        Path(args.json).write_text(json.dumps({**r, "load_start": load, "load_end": os.getloadavg()[0]}))
     src = args.against or "working tree"
     print(f"varcap sweep, CPU seconds (user + sys) of whole processes; {src}; --max-workers {args.workers}")
     print(f"load average {load:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

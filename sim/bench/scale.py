@@ -512,44 +512,19 @@ def scale_inputs(
     return str(path), horizon
 
 
-#: a small Python that starts ``argv`` and prints its ``os.wait4`` usage as JSON: the measured process is
-#: its child, so the peak RSS it reports starts from this launcher's few MB, not from the caller's (Linux
-#: carries the forking process's high-water RSS into the child's ``ru_maxrss`` at exec: a 20-job run
-#: started from a 2-GB test process read 2,040 MB)
-_LAUNCHER = (
-    "import json, os, sys\n"
-    "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,"
-    " file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])\n"
-    "_, status, ru = os.wait4(pid, 0)\n"
-    "print(json.dumps({'code': os.waitstatus_to_exitcode(status), 'cpu_s': ru.ru_utime + ru.ru_stime,"
-    " 'rss_kb': ru.ru_maxrss}))\n"
-)
-
-
 def run_simulate_process(argv: list[str]) -> dict:
     """Run ``varcap simulate`` with ``argv`` in a fresh process; its own CPU seconds (user + sys), wall
-    seconds and peak RSS (``os.wait4`` in a small launcher: this process's, not the largest of all
-    children's nor the caller's, :data:`_LAUNCHER`). Raises RuntimeError with the end of its stderr if it
-    fails."""
-    import tempfile
+    seconds and peak RSS (:func:`sim.bench.process.measured_process`: the process's own, not the caller's).
+    Raises RuntimeError with the end of its stderr if it fails."""
+    from sim.bench.process import measured_process
 
-    w = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as err:
-        cmd = [sys.executable, "-m", "pipelines.cli", "simulate", *argv]
-        out = subprocess.run(
-            [sys.executable, "-S", "-c", _LAUNCHER, *cmd],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            check=False,
-        )
-        res = (
-            json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {"code": out.returncode}
-        )
-        if res["code"] != 0:
-            err.seek(0)
-            raise RuntimeError(f"varcap simulate {' '.join(argv)} failed: {err.read().strip()[-500:]}")
-    return {"cpu_s": res["cpu_s"], "wall_s": time.perf_counter() - w, "rss_mb": res["rss_kb"] / 1024}
+    try:
+        r = measured_process([sys.executable, "-m", "pipelines.cli", "simulate", *argv])
+    except RuntimeError as e:
+        raise RuntimeError(
+            f"varcap simulate {' '.join(argv)} failed: {str(e).split(' failed: ', 1)[-1]}"
+        ) from None
+    return {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "rss_mb": r["rss_mb"]}
 
 
 def scale(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -96,24 +95,12 @@ main()
 
 
 def child_usage(cmd: list[str]) -> dict:
-    """Run ``cmd`` in a fresh process under ``/usr/bin/time``; its own CPU seconds (user + sys) and peak
-    RSS (measured by ``time``, so the RSS is the command's, not that of this process forked before its
-    ``exec``) and its stdout; bytecode is written and read (``PYTHONDONTWRITEBYTECODE`` is dropped). Raises RuntimeError with the end of its stderr if it fails."""
-    with tempfile.TemporaryDirectory() as d:
-        usage = Path(d, "usage")
-        # as an installed environment runs: bytecode cached (PYTHONDONTWRITEBYTECODE recompiled every module
-        # of the project from source in each process, ~0.05 CPU s of a small run)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        r = subprocess.run(
-            ["/usr/bin/time", "-f", "%U %S %M", "-o", str(usage), *cmd],
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
-        user, sys_, rss_kb = usage.read_text().split()[-3:]
-    return {"cpu_s": float(user) + float(sys_), "rss_mb": float(rss_kb) / 1024, "out": r.stdout}
+    """``cmd`` as a fresh process: its own CPU seconds (user + sys), peak RSS and stdout
+    (:func:`sim.bench.process.measured_process`). Raises RuntimeError with the end of its stderr if it
+    fails."""
+    from sim.bench.process import measured_process
+
+    return measured_process(cmd)
 
 
 def small(jobs: int = 200, machines: int = 200, repeat: int = 3) -> dict:
