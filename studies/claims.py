@@ -60,6 +60,11 @@ class Profile:
     #: None = :data:`studies.slacksched.scenarios.HB_THRESHOLDS`. A reading, not a headline: the quick
     #: profile (a smoke test) leaves the sweep to the full profile
     ss_hb_thresholds: tuple[float, ...] | None = None
+    #: paper 002's other readings (the former HVM stand-in ``former-trace``, Algorithm 3's ``scope-queue`` and
+    #: :data:`studies.slacksched.scenarios.HB_READINGS`, the 100–300-task ``burst`` jobs and independent
+    #: ``tasks``): False leaves them to the full profile, the quick profile's SlackSched study then runs
+    #: each policy's default only
+    ss_readings: bool = True
 
 
 FULL = Profile(
@@ -109,6 +114,10 @@ QUICK = Profile(
     # the threshold sweep is a reading of the full profile: at 0.8-0.9 Algorithm 3 queues most tasks and
     # its six quick scenarios took 158 of the 456 s of `make run`'s scenario time (measured 2026-12-02)
     ss_hb_thresholds=(),
+    # the other readings too: on the quick profile's 2 days they were 76 of its 54 SlackSched scenarios'
+    # 87 s of simulation (the former stand-in's heartbeat runs alone 31 s; measured 2026-12-02), and a smoke
+    # test needs each policy's default run only
+    ss_readings=False,
 )
 PROFILES = {"full": FULL, "quick": QUICK}
 

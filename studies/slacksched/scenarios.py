@@ -71,7 +71,9 @@ def ss_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     threshold sweep. Runs SlackSched (Algorithm
     1), its YARN variant (Algorithm 3, ``slacksched-heartbeat``) with a threshold sweep and the other reading
     of its task set, NoDelay and the Oracle; and, explaining NoDelay ≈ random matching, the former reading of
-    100–300-task jobs (``burst``: ~8× §4.2.1's job size) and independent tasks (``tasks``).
+    100–300-task jobs (``burst``: ~8× §4.2.1's job size) and independent tasks (``tasks``). The threshold
+    sweep and the readings run where the profile asks for them (``ss_hb_thresholds``, ``ss_readings``: the
+    full profile; the quick smoke test runs each policy's default only).
     """
     lo, hi = job_tasks()
     jobs = f"harvest-jobs-{lo}-{hi}"
@@ -96,11 +98,14 @@ def ss_scenarios(pr: Profile) -> dict[tuple, Scenario]:
 
         for p in POLS_SS:
             out[(p, r)] = sc(jobs, p)
-            out[(p, "former-trace", r)] = sc(jobs, p, _cap=hvm_capacity(r, "former-trace"))
         for thr in HB_THRESHOLDS if pr.ss_hb_thresholds is None else pr.ss_hb_thresholds:
             out[("slacksched-heartbeat", f"threshold-{thr:g}", r)] = sc(
                 jobs, "slacksched-heartbeat", {"threshold": f"{thr:g}"}
             )
+        if not pr.ss_readings:
+            continue
+        for p in POLS_SS:
+            out[(p, "former-trace", r)] = sc(jobs, p, _cap=hvm_capacity(r, "former-trace"))
         out[("slacksched-heartbeat", "scope-queue", r)] = sc(jobs, "slacksched-heartbeat", {"scope": "queue"})
         # Algorithm 3's isolating readings: a pass at every event instead of YARN's 1-s heartbeats, a
         # heartbeat serving only the first job with a fitting task, and both (the former default)
