@@ -114,8 +114,8 @@ QUICK = Profile(
     # the threshold sweep is a reading of the full profile: at 0.8-0.9 Algorithm 3 queues most tasks and
     # its six quick scenarios took 158 of the 456 s of `make run`'s scenario time (measured 2026-12-02)
     ss_hb_thresholds=(),
-    # the other readings too: on the quick profile's 2 days they were 76 of its 54 SlackSched scenarios'
-    # 87 s of simulation (the former stand-in's heartbeat runs alone 31 s; measured 2026-12-02), and a smoke
+    # the other readings too: on the quick profile's 2 days they were 39 of its 54 SlackSched scenarios and
+    # 73 of their 87 s of simulation (the former stand-in's heartbeat runs alone 31 s; measured 2026-12-02); a smoke
     # test needs each policy's default run only
     ss_readings=False,
 )
