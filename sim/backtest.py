@@ -284,12 +284,14 @@ def default_jobs(sig: IssuedSignal, seed: int = 0) -> pl.DataFrame:
     """The default job mix over the signal's span: one job every 30 minutes (arrival jittered in its half
     hour), lasting 30 min, 1 h or 2 h and allowed to wait 1 h, 3 h or 12 h (each equally likely), 1 kW
     each. Seeded."""
+    from sim.workloads.generators import numbered_ids
+
     rng = np.random.default_rng(seed)
     span = sig.steps * STEP_S
     starts = np.arange(0.0, span - 12 * 3600.0 - 7200.0, 1800.0)
     return pl.DataFrame(
         {
-            "job_id": [f"j{k}" for k in range(starts.size)],
+            "job_id": numbered_ids("j", starts.size),
             "submit_s": starts + rng.uniform(0, 1800, starts.size),
             "duration_s": rng.choice([1800.0, 3600.0, 7200.0], starts.size),
             "slack_s": rng.choice([3600.0, 3 * 3600.0, 12 * 3600.0], starts.size),

@@ -153,40 +153,51 @@ def first_half_stamp_path() -> Path:
     return paths.dagster_home() / "varcap" / "first_half.json"
 
 
+def _stamp_base() -> tuple[Path, list[str]] | None:
+    """What every stamp of ``varcap run`` starts from: the warehouse, and the fingerprints of the code, the
+    Python environment and the embedded samples (:mod:`assets.content_keys`). None when nothing can be
+    skipped: a source other than the embedded samples (downloads may change), or no warehouse."""
+    from assets import content_keys as ck
+
+    if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
+        return None
+    wh = paths.warehouse_path()
+    if not wh.is_file():
+        return None
+    samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
+    return wh, [
+        ck.code_fingerprint(),
+        ck.environment_fingerprint(),
+        ck.files_fingerprint(samples, paths.samples_dir()),
+    ]
+
+
 def first_half_stamp(names: list[str], instance) -> dict | None:
     """The state the first half's assets ``names`` are in now: a content key of what they read (the code and
     Python environment, :mod:`assets.content_keys`; the embedded samples; the source; the warehouse's
     path) and of what they wrote (their tables' rows, the exported simulator inputs). None when they
-    cannot be skipped: a source other than the embedded samples (downloads may change), or an asset of
-    ``names`` with no materialization in ``instance`` (the lineage of the reports needs one)."""
+    cannot be skipped: a source other than the embedded samples (downloads may change), no warehouse, or an
+    asset of ``names`` with no materialization in ``instance`` (the lineage of the reports needs one)."""
     import dagster as dg
 
     from assets import content_keys as ck
     from studies import sweep
 
-    if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
+    base = _stamp_base()
+    if base is None:
         return None
+    wh, fingerprints = base
     asset_keys = [dg.AssetKey(n) for n in names]
     recorded = instance.get_latest_materialization_events(asset_keys)
     if any(recorded.get(k) is None for k in asset_keys):
         return None
-    samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
     files = [p for d in {sweep.inputs_dir(), paths.spot_dir()} if d.is_dir() for p in d.rglob("*")]
-    wh = paths.warehouse_path()
-    if not wh.is_file():
-        return None
     import duckdb
 
     with duckdb.connect(str(wh), read_only=True) as con:
         tables = ck.tables_fingerprint(con, sorted({*names, "raw_files"}))
     return {
-        "inputs": ck.digest(
-            ck.code_fingerprint(),
-            ck.environment_fingerprint(),
-            ck.files_fingerprint(samples, paths.samples_dir()),
-            str(wh),
-            names,
-        ),
+        "inputs": ck.digest(*fingerprints, str(wh), names),
         "tables": tables,
         "files": {str(p): ck.files_fingerprint([p], p.parent) for p in sorted(files) if p.is_file()},
     }
@@ -378,11 +389,10 @@ def tables_stamp(names: list[str], profile: str, instance=None) -> dict | None:
     from assets import content_keys as ck
     from studies import sweep
 
-    if os.environ.get("VARCAP_SOURCE", "sample") != "sample":
+    base = _stamp_base()
+    if base is None:
         return None
-    wh = paths.warehouse_path()
-    if not wh.is_file():
-        return None
+    wh, fingerprints = base
     from pipelines.definitions import defs
 
     instance = instance or dg.DagsterInstance.get()
@@ -395,12 +405,9 @@ def tables_stamp(names: list[str], profile: str, instance=None) -> dict | None:
         elif instance.get_latest_materialization_event(key) is None:
             return None
     runs = sorted(sweep.runs_dir().glob("*/run.json")) if sweep.runs_dir().is_dir() else []
-    samples = [p for p in paths.samples_dir().rglob("*") if p.is_file()]
     return {
         "inputs": ck.digest(
-            ck.code_fingerprint(),
-            ck.environment_fingerprint(),
-            ck.files_fingerprint(samples, paths.samples_dir()),
+            *fingerprints,
             ck.files_fingerprint(runs, sweep.runs_dir()) if runs else "",
             str(wh),
             sorted(names),
