@@ -1,5 +1,5 @@
 """``python -m sim.bench …``: the simulator benchmarks (:mod:`sim.bench.scale`; ``small``:
-:mod:`sim.bench.small`; ``reference``: :mod:`sim.bench.reference`; ``waiting``: :mod:`sim.bench.waiting`; ``targets``: every speed target in one run, :mod:`sim.bench.targets`)."""
+:mod:`sim.bench.small`; ``reference``: :mod:`sim.bench.reference`; ``waiting``: :mod:`sim.bench.waiting`; ``machine``: the speed targets against the machine in one run, :mod:`sim.bench.machine`)."""
 
 import sys
 
@@ -11,10 +11,10 @@ elif len(sys.argv) > 1 and sys.argv[1] == "reference":
     from sim.bench.reference import main as reference_main
 
     reference_main(sys.argv[2:])
-elif len(sys.argv) > 1 and sys.argv[1] == "targets":
-    from sim.bench.targets import main as targets_main
+elif len(sys.argv) > 1 and sys.argv[1] == "machine":
+    from sim.bench.machine import main as machine_main
 
-    targets_main(sys.argv[2:])
+    machine_main(sys.argv[2:])
 elif len(sys.argv) > 1 and sys.argv[1] == "waiting":
     from sim.bench.waiting import main as waiting_main
 

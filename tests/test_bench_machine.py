@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
+from sim.bench.machine import STUDY_CPU_S, figures, table
 from sim.bench.process import measured_process
-from sim.bench.targets import STUDY_CPU_S, figures, table
 
 REF = {"jobs": 6_000_000, "varcap_s": 3.0, "ref_s": 1.5, "whole": {"cpu_s": 7.5, "rss_mb": 990.0}}
 SMALL = {"varcap simulate": {"cpu_s": 0.3}, "heapq script": {"cpu_s": 0.02}}

@@ -1,4 +1,4 @@
-"""The simulator's speed targets in one run: ``python -m sim.bench targets``.
+"""The speed targets measured against the machine, in one run: ``python -m sim.bench machine``.
 
 Runs, one after the other, and prints each figure beside its target:
 
@@ -122,7 +122,7 @@ def table(figs: list[Figure]) -> str:
 def run_sweep_bench(seeds: int) -> dict:
     """``python -m pipelines.bench_sweep --seeds S --runs 3 --json FILE`` as its own process; its figures.
     RuntimeError with the end of its output if it fails."""
-    with tempfile.TemporaryDirectory(prefix="varcap-targets-") as d:
+    with tempfile.TemporaryDirectory(prefix="varcap-bench-machine-") as d:
         out = Path(d, "sweep.json")
         cmd = [
             sys.executable,
@@ -143,11 +143,11 @@ def run_sweep_bench(seeds: int) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    """``python -m sim.bench targets [--jobs N] [--seeds S] [--markdown FILE]``."""
+    """``python -m sim.bench machine [--jobs N] [--seeds S] [--markdown FILE]``."""
     from sim.bench.reference import reference
     from sim.bench.small import small
 
-    ap = argparse.ArgumentParser(prog="python -m sim.bench targets", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m sim.bench machine", description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=6_000_000, help="jobs of the reference instance (default 6M)")
     ap.add_argument(
         "--seeds", type=int, default=50, help="seeds of the sweep study, 40 scenarios each (50: 2,000)"
