@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 #: the targets (ceilings): kernel µs per job, whole 6M-job process CPU s and MB, 200-job process CPU s, the
@@ -35,6 +36,9 @@ SMALL_CPU_S = 0.4
 STUDY_CPU_S = 15 * 60.0
 PER_SCENARIO_S = 0.05
 FIXED_S = 2.0
+#: the markers of the generated table in docs/simulator.md (``--markdown``)
+MACHINE_START = "<!-- sim.bench machine: generated, do not edit -->"
+MACHINE_END = "<!-- /sim.bench machine -->"
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,11 @@ def main(argv: list[str]) -> None:
         "--seeds", type=int, default=50, help="seeds of the sweep study, 40 scenarios each (50: 2,000)"
     )
     ap.add_argument("--out-dir", default="data/bench", help="where the reference's jobs file goes")
-    ap.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
+    ap.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write the table to FILE (between its generated-table markers, if any)",
+    )
     a = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
     ref = reference([a.jobs], 0.5, a.out_dir, whole=True)[0]
@@ -163,4 +171,9 @@ def main(argv: list[str]) -> None:
     note = f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores"
     print(f"\n{out}\n\n{note}")
     if a.markdown:
-        Path(a.markdown).write_text(f"{out}\n\n{note}\n")
+        from sim.bench.scale import write_table
+
+        cmd = "python -m sim.bench machine" + "".join(f" {x}" for x in argv)
+        write_table(
+            Path(a.markdown), f"`{cmd}` ({date.today()}): {note}.\n\n{out}", MACHINE_START, MACHINE_END
+        )

@@ -606,14 +606,14 @@ def scale(
     return rows
 
 
-def write_table(path: Path, table: str) -> None:
-    """Put ``table`` between the generated-table markers of ``path`` (replacing what was there), or make it
-    the whole file if the file has no markers (or does not exist)."""
+def write_table(path: Path, table: str, start: str = SCALE_START, end: str = SCALE_END) -> None:
+    """Put ``table`` between the generated-table markers ``start`` and ``end`` of ``path`` (replacing what was
+    there), or make it the whole file if the file has no markers (or does not exist)."""
     text = path.read_text() if path.exists() else ""
-    if SCALE_START in text and SCALE_END in text.split(SCALE_START, 1)[1]:
-        a, rest = text.split(SCALE_START, 1)
-        _, z = rest.split(SCALE_END, 1)
-        text = f"{a}{SCALE_START}\n{table}\n{SCALE_END}{z}"
+    if start in text and end in text.split(start, 1)[1]:
+        a, rest = text.split(start, 1)
+        _, z = rest.split(end, 1)
+        text = f"{a}{start}\n{table}\n{end}{z}"
     else:
         text = table + "\n"
     path.write_text(text)
