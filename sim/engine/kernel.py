@@ -12,11 +12,11 @@ functions that call nothing and take no views (:func:`~sim.engine.admission._adm
 atomic operations, an inlined helper copies each array it takes and a call that unpacks a bundle or takes a
 view counts each one (:mod:`sim.engine.ff`). The pass's searches and admission tests are compiled without
 reference counting (``kernel_fn(counted=False)``: they allocate and return no array), and the arrays that
-grow (completion heap, attempt log, time series, the queue) are replaced only between instants, after room for the
-instant's starts and appends is made, since an array replaced inside a loop is counted at each of its joins. The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach``
-(per-machine arrays and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names),
-``cnt`` (int counters ``C_*``) and the queue (arrays compacted in place; phases return its size, head
-and tail).
+grow (completion heap, attempt log, time series, the queue) are replaced only between instants, after room
+for the instant's starts and appends is made, since an array replaced inside a loop is counted at each of
+its joins. The rare phases take the state bundles: ``jobs`` (per-job arrays), ``mach`` (per-machine arrays
+and the machine tree), ``acc`` (float accumulators, indexed by the ``A_*`` names), ``cnt`` (int counters
+``C_*``) and the queue (arrays compacted in place; phases return its size, head and tail).
 """
 
 from __future__ import annotations
@@ -695,9 +695,8 @@ def _kernel(
             # the queue's appends: the submissions at t and, at a capacity change, the killed jobs (at most the
             # running ones, each with a heap entry); compaction works in place, in arrays that hold the size
             # it may reach
-            qneed = _q_size_for(
-                qjob, qhead, qtail, qsize, (k - si) + (hn if (ci < nc and cap_t[ci] == t) or (pi < npm and pm_t[pi] == t) else 0)
-            )  # fmt: skip
+            kills = hn if (ci < nc and cap_t[ci] == t) or (pi < npm and pm_t[pi] == t) else 0
+            qneed = _q_size_for(qjob, qhead, qtail, qsize, (k - si) + kills)
             if qneed > qjob.shape[0]:
                 break
             acc[A_EVENTS] += 1.0
@@ -826,11 +825,10 @@ def _kernel(
                         lt,
                     )
                 ):
-                    dm = dirty[:nd]
-                    if nd > 1:
-                        dm.sort()
+                    if nd > 1:  # in place: the dirty list itself, no view kept in a variable of the loop
+                        dirty[:nd].sort()
                     cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                        dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                        dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
                     )
                     if not use_bound:
                         g4 = INF
@@ -840,14 +838,14 @@ def _kernel(
                     )  # fmt: skip
                     # -2: many subtrees pass the class bounds without a job that passes on one machine
                     if pos == -2:
-                        pos = _dirty_next(qhead, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                        pos = _dirty_next(qhead, qt, qsize, qxs, dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
                                           use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt, t,
                                           slack, stk, fv, fb)  # fmt: skip
                     while pos >= 0 and pos < new_from:
                         j = qjob[pos]
                         m = -1
                         for x in range(nd):
-                            mm = dm[x]
+                            mm = dirty[x]
                             # _can_run written out: the predicate's call only for a job that fits
                             if job_lo[j] <= mm < job_hi[j] and not (
                                 not alive[mm] or free_c[mm] < cores[j] or (use_mem and free_m[mm] < mem[j])
@@ -889,12 +887,12 @@ def _kernel(
                             an += 1
                             acc[A_USED_CORES] += cores[j]
                             cu, c2, c4, g4, cu2, cl, gl = _dirty_bounds(
-                                dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
+                                dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi, use_bound, lt
                             )
                             if not use_bound:
                                 g4 = INF
                             if not _dirty_any(
-                                dm,
+                                dirty,
                                 nd,
                                 alive,
                                 free_c,
@@ -917,7 +915,7 @@ def _kernel(
                             t, DIRTY_BUDGET,
                         )  # fmt: skip
                         if pos == -2:
-                            pos = _dirty_next(lo, qt, qsize, qxs, dm, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
+                            pos = _dirty_next(lo, qt, qsize, qxs, dirty, nd, alive, free_c, ma4, msize, cls_lo, cls_hi,
                                               use_bound, cu, c2, r2, c4, g4 - t + slack, cu2, cl, gl + t + 2.0 * slack, lt,
                                               t, slack, stk, fv, fb)  # fmt: skip
                 lo = new_from
@@ -1045,17 +1043,17 @@ def _kernel(
                 tol = 2.0 * slack
                 if global_wake:
                     for mm in range(n_machines):
-                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, alive, free_c, lt, msize, qxs[2], cls_lo,
                                                             cls_hi, stk))  # fmt: skip
                 else:
                     for x in range(nd):
                         mm = dirty[x]
-                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, mach[0], mach[1], lt, msize, qxs[2], cls_lo,
+                        _qt_set(lt[1], msize, mm, _lit_wake(mm, t, tol, alive, free_c, lt, msize, qxs[2], cls_lo,
                                                             cls_hi, stk))  # fmt: skip
                     for p in range(new_from, qtail):
                         j = qjob[p]
                         if j >= 0 and jcls[j] == CLS_L:
-                            _lit_lower(j, t, tol, job_lo[j], job_hi[j], cores[j], duration[j], mach[0], mach[1], lt,
+                            _lit_lower(j, t, tol, job_lo[j], job_hi[j], cores[j], duration[j], alive, free_c, lt,
                                        msize)  # fmt: skip
             for x in range(nd):
                 is_dirty[dirty[x]] = False
