@@ -696,9 +696,10 @@ def _kernel(
             # running ones, each with a heap entry); compaction works in place, in arrays that hold the size
             # it may reach
             kills = hn if (ci < nc and cap_t[ci] == t) or (pi < npm and pm_t[pi] == t) else 0
-            qneed = _q_size_for(qjob, qhead, qtail, qsize, (k - si) + kills)
-            if qneed > qjob.shape[0]:
-                break
+            if qtail + (k - si) + kills >= qsize:  # the tail may reach the end (else no compaction: no call)
+                qneed = _q_size_for(qjob, qhead, qtail, qsize, (k - si) + kills)
+                if qneed > qjob.shape[0]:
+                    break
             acc[A_EVENTS] += 1.0
             acc[A_AVAILABLE_CS] += acc[A_ALIVE_CORES] * (t - t_prev)
             acc[A_USED_CS] += acc[A_USED_CORES] * (t - t_prev)
