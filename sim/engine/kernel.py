@@ -579,10 +579,12 @@ def _kernel(
         np.zeros(n, np.int64),  # attempts
         np.zeros(n, np.int64),  # terms
         np.zeros(n, np.int8),  # status
-        np.full(n, -1, np.int64),  # on_machine
-        np.full(n, -1, np.int64),  # nxt
-        np.full(n, -1, np.int64),  # prv
-        np.full(n, -1, np.int64),  # cur_att
+        # machine, running-list links and attempt row in 4 bytes, as First-Fit's kernel has them (the phases'
+        # same compiled versions): 21 MB less to touch on 1.3M jobs
+        np.full(n, -1, np.int32),  # on_machine
+        np.full(n, -1, np.int32),  # nxt
+        np.full(n, -1, np.int32),  # prv
+        np.full(n, -1, np.int32),  # cur_att
     )
     mach = (
         np.zeros(n_machines, np.bool_),  # alive
