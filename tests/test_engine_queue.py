@@ -1,6 +1,6 @@
 """The engine's queue compacts in place (sim.engine.queue._q_compact) inside arrays grown beforehand
 (_q_room to _q_size_for's size): through appends, starts and compactions its positions and trees equal
-a queue rebuilt from scratch, and the appends of an instant never need more room than was made."""
+a queue rebuilt from scratch, and the appends of an instant reach exactly the size room was made for."""
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def test_queue_compacts_in_place_like_a_rebuilt_queue(seed: int) -> None:
         qjob, qt = _q_room(qjob, qt, qsize, need)
         arrays = (qjob, qt)
         grown_beyond += qjob.shape[0] > qsize
-        for _ in range(min(extra, n - nxt)):
+        count = min(extra, n - nxt)
+        for _ in range(count):
             qsize, qhead, qtail, moved = _append(nxt, qjob, qt, qsize, qhead, qtail, cores, dur, jcls, qxs)
             compactions += moved
             if moved:
@@ -84,7 +85,9 @@ def test_queue_compacts_in_place_like_a_rebuilt_queue(seed: int) -> None:
             assert [int(j) for j in qjob[qhead:qtail] if j >= 0] == live
             want = _trees(qjob, started, qsize, jcls, cores, dur)
             assert np.array_equal(qt[:, 2 : 2 * qsize], want[:, 2:]), (nxt, qsize)
-    assert compactions > 8 and grown_beyond > 3, (compactions, grown_beyond)
+        if count == extra:  # the room made is the size the compactions reached, no more (memory as before)
+            assert qsize == need, (qsize, need)
+    assert compactions > 8 and grown_beyond > 1, (compactions, grown_beyond)
 
 
 def test_queue_room_keeps_the_queue() -> None:
@@ -95,6 +98,14 @@ def test_queue_room_keeps_the_queue() -> None:
     nq, nt = _q_room(qjob, qt, 4, 16)
     assert nq.tolist() == [-1, 5, 7, -1] + [-1] * 12 and nt.shape == (2, 32)
     assert np.array_equal(nt[:, :8], qt) and np.all(nt[:, 8:] == INF)
+    # the size the appends reach: 12 live jobs in 16 positions take 4 more without compacting; the fifth
+    # compacts 16 live ones into 64 positions (2 × 16 + 16 > 32); 4 live at the end: one append compacts them
+    # into 32 (2 × 4 + 16 > 16); after that compaction 48 more fill the 64 positions, one more compacts 64
+    # live jobs into 256
+    full = np.r_[np.arange(12), np.full(4, -1)].astype(np.int64)
+    assert [_q_size_for(full, 0, 12, 16, k) for k in (0, 4, 5, 52, 53, 100)] == [16, 16, 64, 64, 256, 256]
+    holes = np.r_[np.full(12, -1), np.arange(4)].astype(np.int64)
+    assert _q_size_for(holes, 0, 16, 16, 1) == 32
     # the in-place compaction allocates nothing: compiled uncounted (see sim.engine._jit.kernel_fn)
     disp = _jit.compiled()
     for name in ("_q_compact", "_q_size_for"):

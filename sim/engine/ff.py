@@ -204,7 +204,7 @@ def _ff_kernel(
                 _qt_set(qt0, qsize, qtail, cores[si])
                 qtail += 1
             else:  # compaction first (in place, in arrays grown to its size)
-                qneed = _q_size_for(qjob, qhead, qtail, qsize, 0)
+                qneed = _q_size_for(qjob, qhead, qtail, qsize, 1)
                 if qneed > qjob.shape[0]:
                     qjob, qt = _q_room(qjob, qt, qsize, qneed)
                     qt0 = qt[0]

@@ -388,19 +388,26 @@ def _q_compact(qjob, qt, qhead, qtail, qsize, cores, duration, jcls):
 
 @kernel_fn(counted=False)
 def _q_size_for(qjob, qhead, qtail, qsize, extra):
-    """The largest size the queue can reach while at most ``extra`` more jobs are appended (each compaction
-    sizes it by the live count then, at most the live count now plus ``extra``): what :func:`_q_room` must
-    make room for before those appends. ``qsize`` when the tail cannot reach the end."""
-    if qtail + extra < qsize:
+    """The largest size the queue reaches while ``extra`` more jobs are appended with no start between
+    them: what :func:`_q_room` must make room for before those appends. Each compaction (at the append that
+    finds the tail at the end) sizes the queue by the live count then, so this follows them; fewer appends
+    reach no larger size. ``qsize`` when the tail does not reach the end."""
+    if qtail + extra <= qsize:
         return qsize
     live = 0
     for p in range(qhead, qtail):
         if qjob[p] >= 0:
             live += 1
-    need = qsize
-    while need < 2 * (live + extra) + 16:
-        need *= 2
-    return need
+    size = qsize
+    tail = qtail
+    left = extra
+    while tail + left > size:  # the append after the size - tail that fill the arrays compacts
+        live += size - tail
+        left -= size - tail
+        while size < 2 * live + 16:
+            size *= 2
+        tail = live
+    return size
 
 
 @kernel_fn
