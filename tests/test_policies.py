@@ -110,6 +110,69 @@ def test_h1_fit_threshold_fills_the_stable_pool_with_the_biggest_jobs() -> None:
         pol.Params(h1_threshold="p95")
 
 
+def _fit_threshold_every_row(
+    submit_s: np.ndarray, duration_s: np.ndarray, cores: np.ndarray, horizon_s: float, stable_cs: float
+) -> float:
+    """H1's ``fit`` threshold as first written: a stable sort of every row (the reference)."""
+    key = duration_s * cores
+    if stable_cs <= 0 or key.size == 0:
+        return float("inf")
+    work = cores * np.minimum(duration_s, np.clip(horizon_s - submit_s, 0.0, None))
+    order = np.argsort(-key, kind="stable")
+    k, cum = key[order], np.cumsum(work[order])
+    fits = np.r_[k[1:] != k[:-1], True] & (cum <= stable_cs)
+    return float(k[np.flatnonzero(fits)[-1]]) if fits.any() else float(k[0])
+
+
+def test_h1_fit_threshold_equal_sizes_sum_in_input_order() -> None:
+    from sim.policies.ias import _desc_order, fit_threshold
+
+    # the order itself: numpy's stable one, also with -0.0 beside 0.0, NaN, one row, long runs of a size
+    rng = np.random.default_rng(0)
+    for key in (
+        rng.choice(np.array([0.0, -0.0, 1.0, 2.5, 1e9]), 5000),
+        rng.choice(np.array([3.0, np.nan, 1.0]), 300),
+        np.array([7.0]),
+        rng.uniform(0.0, 1.0, 2000).round(2),
+    ):
+        assert np.array_equal(_desc_order(key), np.argsort(-key, kind="stable"))
+    # many ties of few sizes and work of every magnitude, so another order of equal sizes rounds the
+    # cumulative work differently; pools cut exactly at a group's cumulative work (a last-bit difference
+    # decides whether that group fits), between groups, below the biggest job and above everything
+    checked = 0
+    for trial in range(60):
+        n = int(rng.integers(1, 4000)) if trial % 3 else int(rng.integers(1, 40))
+        dur = rng.choice(np.array([1.0, 3.0, 7.5, 10.0, 1e3, 3.3e4]), n) * rng.choice([1.0, 1.0 + 2**-40], n)
+        cores = rng.choice(np.array([1.0, 2.0, 4.0, 8.0]), n)
+        submit = rng.uniform(0.0, 1.2e5, n)
+        horizon = 1e5
+        ref_work = cores * np.minimum(dur, np.clip(horizon - submit, 0.0, None))
+        key = dur * cores
+        order = np.argsort(-key, kind="stable")
+        cum = np.cumsum(ref_work[order])
+        ends = np.flatnonzero(np.r_[key[order][1:] != key[order][:-1], True])
+        pools = [0.0, -1.0, cum[-1], cum[-1] * 2, key.max() * 0.5, float(np.nextafter(cum[ends[0]], -1))]
+        for e in rng.choice(ends, min(8, ends.size), replace=False):
+            pools += [cum[e], float(np.nextafter(cum[e], -1)), float(np.nextafter(cum[e], np.inf))]
+        for pool in pools:
+            assert fit_threshold(submit, dur, cores, horizon, pool) == _fit_threshold_every_row(
+                submit, dur, cores, horizon, pool
+            ), (trial, pool)
+            checked += 1
+    # the scale case's own sizes (heavy tails, 134k jobs) at several pools
+    from sim.bench.scale import heavy_tailed_case
+
+    jobs, _, horizon = heavy_tailed_case(100, 30.0)
+    sub, dur, cores = (jobs[c].to_numpy().astype(float) for c in ("submit_s", "duration_s", "cores"))
+    total = float(np.sum(cores * dur))
+    for frac in (0.01, 0.1, 0.3, 0.5, 0.9):
+        pool = total * frac
+        assert fit_threshold(sub, dur, cores, horizon, pool) == _fit_threshold_every_row(
+            sub, dur, cores, horizon, pool
+        )
+    assert checked > 1000
+
+
 def test_h4_literal_reading_admits_where_the_text_reading_refuses() -> None:
     # Algorithm 5 prints prob(remaining >= exec | uptime) < A: at A = 0.6 it starts X at once on machine 0
     # (a fresh interval is unlikely to last 100 000 s) and keeps putting Y on machine 1, where the text

@@ -9,7 +9,8 @@ loop over the kernel's own arrays, and what it calls takes no state bundle and c
 with atomic operations: an inlined helper copies each array it takes (two atomic operations per array per
 call), and a function that calls another keeps the count of each array argument, so the general kernel's
 phases spent about half of First-Fit's time counting references. The rare phases (capacity changes,
-terminations, queue compaction, invariant checks, the time series) are the general kernel's own functions.
+terminations, queue compaction, invariant checks, the time series) are the general kernel's own functions; the
+queue's arrays grow (:func:`~sim.engine.queue._q_room`) just before a compaction that needs more room.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from sim.engine.kernel import (
 )
 from sim.engine.kit import heap1_pop, heap1_push, heap_room
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START, LOG_USEFUL
-from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, _qx_new
+from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, _q_room, _q_size_for, _qx_new
 from sim.engine.trees import _mt_first_ge, _mt_set, _qt_first_le, _qt_set
 from sim.metrics import ATT_COMPLETED, ATT_RUNNING, COMPLETED, RUNNING
 
@@ -184,11 +185,14 @@ def _ff_kernel(
             )  # fmt: skip
             freed = freed or f
         if cnt[C_NK] > 0:
-            qjob, qt, qsize, qhead, qtail, moved = _terminate(
+            qneed = _q_size_for(qjob, qhead, qtail, qsize, cnt[C_NK])  # the killed jobs' appends may compact
+            if qneed > qjob.shape[0]:
+                qjob, qt = _q_room(qjob, qt, qsize, qneed)
+                qt0 = qt[0]
+            qsize, qhead, qtail, moved = _terminate(
                 t, killed, cnt[C_NK], jobs, mach, row, cores, duration, jcls, machine_mem, msize, term_policy, alog,
                 acc, qjob, qt, qsize, qhead, qtail, work, ckd, ck, False, qxs,
             )  # fmt: skip
-            qt0 = qt[0]
             if moved:  # positions moved: rescan everything
                 freed = True
         for x in range(nd):
@@ -199,11 +203,14 @@ def _ff_kernel(
                 qjob[qtail] = si
                 _qt_set(qt0, qsize, qtail, cores[si])
                 qtail += 1
-            else:  # compaction first
-                qjob, qt, qsize, qhead, qtail, moved = _append(
+            else:  # compaction first (in place, in arrays grown to its size)
+                qneed = _q_size_for(qjob, qhead, qtail, qsize, 1)
+                if qneed > qjob.shape[0]:
+                    qjob, qt = _q_room(qjob, qt, qsize, qneed)
+                    qt0 = qt[0]
+                qsize, qhead, qtail, moved = _append(
                     si, qjob, qt, qsize, qhead, qtail, cores, duration, jcls, qxs
                 )
-                qt0 = qt[0]
                 freed = True
             si += 1
         # ------------------------------------------------------------- 4. the pass (kernel._kernel's, without

@@ -7,8 +7,9 @@ its big jobs so that a free variable machine does not make every queued big job 
 the cores and negated durations of class-L jobs (H4 as Algorithm 5 prints it: admitted once ``t + d``
 reaches the machine's bound, so a subtree's longest job is the one to ask about); a started or empty
 position holds +inf. The queue starts small and is compacted when its tail reaches the end: live entries
-move to the front of arrays doubled until they hold twice the live count (so memory follows the longest
-queue, not the number of jobs).
+move to the front and the size doubles until it holds twice the live count (so memory follows the longest
+queue, not the number of jobs). Compaction works in place (:func:`_q_compact`); the arrays grow beforehand
+(:func:`_q_room`), the kernel's between instants, so that no array is replaced inside an instant.
 """
 
 from __future__ import annotations
@@ -335,10 +336,13 @@ def _qx_lowest_by(qx, c, g, lo, dmax, best, cap, stk, f):
     return best
 
 
-@kernel_fn
-def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
-    """Copy live queue entries to the front of fresh (possibly larger) arrays with ``rows`` trees (1: only
-    class U, 8: every class); rebuild the trees."""
+@kernel_fn(counted=False)
+def _q_compact(qjob, qt, qhead, qtail, qsize, cores, duration, jcls):
+    """Move the live queue entries to the front, in place, and rebuild the trees (all ``qt.shape[0]`` rows)
+    at a size doubled from ``qsize`` until it holds twice the live count (plus 16); returns (new size, live
+    count). The arrays must hold that size (:func:`_q_size_for`, :func:`_q_room`): the queue's positions and
+    trees use only the first ``size`` and ``2 * size`` entries of ``qjob`` and each row of ``qt``, so the
+    arrays may be larger. Allocates nothing (the kernel calls it inside an instant)."""
     live = 0
     for p in range(qhead, qtail):
         if qjob[p] >= 0:
@@ -346,34 +350,77 @@ def _q_compact(qjob, qhead, qtail, qsize, cores, duration, jcls, rows):
     newsize = qsize
     while newsize < 2 * live + 16:
         newsize *= 2
-    nq = np.full(newsize, -1, np.int64)
-    nt = np.full((rows, 2 * newsize), INF)
     w = 0
-    for p in range(qhead, qtail):
+    for p in range(qhead, qtail):  # w <= p: each entry moves to the front or stays
         j = qjob[p]
         if j >= 0:
-            nq[w] = j
-            c = jcls[j]
-            if c == CLS_U:
-                nt[0, newsize + w] = cores[j]
-            elif c == CLS_H2:
-                nt[1, newsize + w] = cores[j]
-                nt[2, newsize + w] = duration[j]
-            elif c == CLS_U2:
-                nt[5, newsize + w] = cores[j]
-            elif c == CLS_L:
-                nt[6, newsize + w] = cores[j]
-                nt[7, newsize + w] = -duration[j]
-            else:
-                nt[3, newsize + w] = cores[j]
-                nt[4, newsize + w] = duration[j]
+            qjob[w] = j
             w += 1
+    for p in range(w, newsize):
+        qjob[p] = -1
+    rows = qt.shape[0]
+    for r in range(rows):
+        for k in range(2 * newsize):
+            qt[r, k] = INF
+    for p in range(w):
+        j = qjob[p]
+        c = jcls[j]
+        if c == CLS_U:
+            qt[0, newsize + p] = cores[j]
+        elif c == CLS_H2:
+            qt[1, newsize + p] = cores[j]
+            qt[2, newsize + p] = duration[j]
+        elif c == CLS_U2:
+            qt[5, newsize + p] = cores[j]
+        elif c == CLS_L:
+            qt[6, newsize + p] = cores[j]
+            qt[7, newsize + p] = -duration[j]
+        else:
+            qt[3, newsize + p] = cores[j]
+            qt[4, newsize + p] = duration[j]
     for r in range(rows):
         for k in range(newsize - 1, 0, -1):
-            a = nt[r, 2 * k]
-            b = nt[r, 2 * k + 1]
-            nt[r, k] = a if a < b else b
-    return nq, nt, newsize, w
+            a = qt[r, 2 * k]
+            b = qt[r, 2 * k + 1]
+            qt[r, k] = a if a < b else b
+    return newsize, w
+
+
+@kernel_fn(counted=False)
+def _q_size_for(qjob, qhead, qtail, qsize, extra):
+    """The largest size the queue reaches while ``extra`` more jobs are appended with no start between
+    them: what :func:`_q_room` must make room for before those appends. Each compaction (at the append that
+    finds the tail at the end) sizes the queue by the live count then, so this follows them; fewer appends
+    reach no larger size. ``qsize`` when the tail does not reach the end."""
+    if qtail + extra <= qsize:
+        return qsize
+    live = 0
+    for p in range(qhead, qtail):
+        if qjob[p] >= 0:
+            live += 1
+    size = qsize
+    tail = qtail
+    left = extra
+    while tail + left > size:  # the append after the size - tail that fill the arrays compacts
+        live += size - tail
+        left -= size - tail
+        while size < 2 * live + 16:
+            size *= 2
+        tail = live
+    return size
+
+
+@kernel_fn
+def _q_room(qjob, qt, qsize, need):
+    """The queue's arrays with room for a queue of ``need`` positions: ``qjob`` and ``qt`` themselves if they
+    have it, else larger copies of their first ``qsize`` and ``2 * qsize`` entries (the queue unchanged)."""
+    if qjob.shape[0] >= need:
+        return qjob, qt
+    nq = np.full(need, -1, np.int64)
+    nq[:qsize] = qjob[:qsize]
+    nt = np.full((qt.shape[0], 2 * need), INF)
+    nt[:, : 2 * qsize] = qt[:, : 2 * qsize]
+    return nq, nt
 
 
 @kernel_fn(counted=False)

@@ -115,19 +115,66 @@ def fit_threshold(
     ``duration × cores ≥ v`` offer at most ``stable_cs`` core-seconds inside [0, horizon_s) (each job's work
     clipped to the horizon). Ties enter together. ``inf`` (no big jobs) when the pool holds nothing
     (``stable_cs ≤ 0``) or the workload is empty; the largest value when even the biggest jobs alone
-    overfill the pool (they still are the ones H1 protects)."""
+    overfill the pool (they still are the ones H1 protects).
+
+    The work is summed largest value first, equal values in input order (:func:`_desc_order`), over the
+    rows at or above a cut (:func:`_top_rows`): they come first in that order, so each cumulative sum is
+    the same float as over every row, and once theirs exceeds the pool the sums past them (work ≥ 0) only
+    grow, so no later group fits; if theirs does not, every row is summed."""
     key = np.asarray(duration_s, float) * np.asarray(cores, float)
     if stable_cs <= 0 or key.size == 0:
         return float("inf")
     inside = np.clip(horizon_s - np.asarray(submit_s, float), 0.0, None)
     work = np.asarray(cores, float) * np.minimum(np.asarray(duration_s, float), inside)
-    order = np.argsort(-key, kind="stable")
-    k, cum = key[order], np.cumsum(work[order])
+    rows = _top_rows(key, work, stable_cs)
+    while True:
+        order = _desc_order(key) if rows is None else rows[_desc_order(key[rows])]
+        k, cum = key[order], np.cumsum(work[order])
+        if rows is None or cum[-1] > stable_cs:
+            break
+        rows = None  # the cut's rows still fit the pool: every row
     last = np.r_[k[1:] != k[:-1], True]  # last row of each group of equal keys
     fits = last & (cum <= stable_cs)
     if not fits.any():
         return float(k[0])
     return float(k[np.flatnonzero(fits)[-1]])
+
+
+#: :func:`_top_rows` estimates its cut from every this-many-th row
+TOP_SAMPLE_STRIDE = 64
+
+
+def _top_rows(key: np.ndarray, work: np.ndarray, stable_cs: float) -> np.ndarray | None:
+    """The rows (ascending) with ``key`` at or above a cut above which the work likely exceeds ``stable_cs``
+    by 10 % (estimated from every :data:`TOP_SAMPLE_STRIDE`-th row), or None (every row): a small workload,
+    some work negative or NaN, no such cut, or a cut that keeps half the rows or more."""
+    if key.size < 8 * TOP_SAMPLE_STRIDE or not work.min() >= 0.0:
+        return None
+    sk, sw = key[::TOP_SAMPLE_STRIDE], work[::TOP_SAMPLE_STRIDE]
+    so = np.argsort(-sk)
+    reach = np.flatnonzero(np.cumsum(sw[so]) * TOP_SAMPLE_STRIDE > 1.1 * stable_cs)
+    if reach.size == 0:
+        return None
+    rows = np.flatnonzero(key >= sk[so[reach[0]]])
+    return rows if 2 * rows.size < key.size else None
+
+
+def _desc_order(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(-key, kind="stable")`` (largest first, equal keys in input order), the same permutation
+    in a fraction of its time: numpy's unstable sort (vectorized, 5× faster on 1.3M floats), then each run of
+    equal keys put back in input order. A key with NaN takes the stable sort itself."""
+    if np.isnan(key).any():
+        return np.argsort(-key, kind="stable")
+    order = np.argsort(-key)
+    k = key[order]
+    eq = k[1:] == k[:-1]  # position i + 1 holds the same key as position i
+    if eq.any():
+        pos = np.flatnonzero(np.r_[eq, False] | np.r_[False, eq])  # the positions in a run of equal keys
+        # each one's run, numbered in sorted order: a run starts where the key differs from the one before
+        run = np.cumsum(np.r_[True, ~eq[pos[1:] - 1]])
+        rows = order[pos]
+        order[pos] = rows[np.lexsort((rows, run))]
+    return order
 
 
 def change_period_s(time_s: np.ndarray, machines_alive: np.ndarray, min_period_s: float = 60.0) -> float:
