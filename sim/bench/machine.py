@@ -116,10 +116,9 @@ def table(figs: list[Figure]) -> str:
     """The figures as a markdown table: figure, value, target, verdict, compared with."""
     lines = ["| figure | value | target | verdict | against |", "|---|---|---|---|---|"]
     for f in figs:
-        lines.append(
-            f"| {f.name} | {f.value:,.3f} {f.unit} | ≤ {f.target:,.3g} {f.unit} | "
-            f"{'met' if f.met else '**NOT met**'} | {f.against} |"
-        )
+        value = f"{f.value:,.0f}" if f.value >= 100 else f"{f.value:.3f}"
+        verdict = "met" if f.met else "**NOT met**"
+        lines.append(f"| {f.name} | {value} {f.unit} | ≤ {f.target:,g} {f.unit} | {verdict} | {f.against} |")
     return "\n".join(lines)
 
 
