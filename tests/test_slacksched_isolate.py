@@ -39,12 +39,9 @@ def test_informed_nodelay_never_waits_when_a_node_has_room() -> None:
 def test_the_study_runs_the_calibrated_trace_by_default_and_the_former_as_a_reading() -> None:
     import pytest
 
-    from studies.claims import QUICK
+    from studies.claims import FULL, QUICK
     from studies.slacksched.claims import waste_share
-    from studies.slacksched.scenarios import POLS_SS, hvm_capacity, ss_scenarios
-
-    from studies.claims import FULL
-    from studies.slacksched.scenarios import HB_THRESHOLDS
+    from studies.slacksched.scenarios import HB_THRESHOLDS, POLS_SS, hvm_capacity, ss_scenarios
 
     full = ss_scenarios(FULL)
     for p in POLS_SS:
