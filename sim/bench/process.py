@@ -29,12 +29,14 @@ LAUNCHER = (
 )
 
 
-def measured_process(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> dict:
+def measured_process(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None, name: str | None = None
+) -> dict:
     """Run ``cmd`` as a fresh process (through :data:`LAUNCHER`); returns its own ``cpu_s`` (user + sys),
     ``rss_mb`` (peak), ``wall_s`` and ``out`` (stdout). Bytecode is written and read as an installed
     environment runs (``PYTHONDONTWRITEBYTECODE`` is dropped: with it every module of the project was
     compiled from source in each process, ~0.05 CPU s of a small run). Raises RuntimeError naming the
-    command, with the end of its stderr, if it fails."""
+    command (``name``, else the command line), with the end of its stderr, if it fails."""
     env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="varcap-usage-") as d:
         usage = Path(d, "usage.json")
@@ -50,5 +52,5 @@ def measured_process(cmd: list[str], env: dict[str, str] | None = None, cwd: str
         wall = time.perf_counter() - t0
         res = json.loads(usage.read_text()) if usage.is_file() else {"code": r.returncode}
     if r.returncode != 0 or res["code"] != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
+        raise RuntimeError(f"{name or ' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
     return {"cpu_s": res["cpu_s"], "rss_mb": res["rss_kb"] / 1024, "wall_s": wall, "out": r.stdout}

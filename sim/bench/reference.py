@@ -6,7 +6,7 @@ in this process after a warm-up run) per job, against :file:`ff_reference.c` —
 same pinned semantics, compiled at run time with ``cc -O2`` into a temporary directory (not part of the
 product) — per job in its loop; both print their events, completions and terminations, so the two schedules
 are compared in the same run. Then ``varcap simulate`` as a whole process on the same parquet file: CPU
-seconds (user + sys) and peak RSS (``/usr/bin/time``). Targets: kernel ≤ 0.8 µs a job; a whole 6M-job
+seconds (user + sys) and peak RSS (:func:`sim.bench.process.measured_process`). Targets: kernel ≤ 0.8 µs a job; a whole 6M-job
 process ≤ 8 CPU s and ≤ 1 GB.
 """
 
@@ -83,8 +83,8 @@ def reference(
     import polars as pl
 
     from sim import random_walk
+    from sim.bench.process import measured_process
     from sim.bench.scale import scale_inputs
-    from sim.bench.small import child_usage
 
     machines, mcores = 200, 24
     rows = []
@@ -118,7 +118,7 @@ def reference(
                 cmd = [sys.executable, "-m", "pipelines.cli", "simulate", "--jobs", path, "--capacity",
                        "random-walk:changes_per_hour=8,step=0.15,seed=0", "--machines", str(machines), "--cores",
                        str(mcores), "--horizon-s", f"{horizon:.0f}", "--policy", "ff", "--out", str(res)]  # fmt: skip
-                row["whole"] = child_usage(cmd)
+                row["whole"] = measured_process(cmd)
             rows.append(row)
             _print_row(row)
     print(f"load {os.getloadavg()[0]:.1f} at the end")

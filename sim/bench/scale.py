@@ -518,12 +518,8 @@ def run_simulate_process(argv: list[str]) -> dict:
     Raises RuntimeError with the end of its stderr if it fails."""
     from sim.bench.process import measured_process
 
-    try:
-        r = measured_process([sys.executable, "-m", "pipelines.cli", "simulate", *argv])
-    except RuntimeError as e:
-        raise RuntimeError(
-            f"varcap simulate {' '.join(argv)} failed: {str(e).split(' failed: ', 1)[-1]}"
-        ) from None
+    cmd = [sys.executable, "-m", "pipelines.cli", "simulate", *argv]
+    r = measured_process(cmd, name=f"varcap simulate {' '.join(argv)}")
     return {"cpu_s": r["cpu_s"], "wall_s": r["wall_s"], "rss_mb": r["rss_mb"]}
 
 

@@ -3,7 +3,8 @@
 ``varcap simulate`` on a 200-job First-Fit instance (200 machines × 8 cores by default, a random walk at 2
 changes/h over one day) in a fresh process, against a small pure-Python First-Fit over ``heapq`` (the
 script :data:`HEAPQ_FF`, written to a temporary directory and run on the same jobs and capacity steps) in a
-fresh process: each one's CPU seconds (user + sys) and peak RSS (``/usr/bin/time``), best of ``repeat``. Both
+fresh process: each one's CPU seconds (user + sys) and peak RSS (:func:`sim.bench.process.measured_process`),
+best of ``repeat``. Both
 print how many jobs completed and how many instants they simulated, so the two schedules can be compared
 (they follow the same pinned semantics; see :mod:`sim.engine`). The target: varcap ≤ 0.4 CPU s whatever
 the machine count (``--machines 200,20000`` runs each count in turn).
@@ -16,6 +17,8 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+
+from sim.bench.process import measured_process
 
 # A First-Fit with varcap's pinned semantics, the plain way: a heap of ends, a FIFO list, a linear scan of
 # the machines. Reads jobs (job_id, submit_s, duration_s, cores; sorted by submit) and capacity steps
@@ -94,15 +97,6 @@ main()
 """
 
 
-def child_usage(cmd: list[str]) -> dict:
-    """``cmd`` as a fresh process: its own CPU seconds (user + sys), peak RSS and stdout
-    (:func:`sim.bench.process.measured_process`). Raises RuntimeError with the end of its stderr if it
-    fails."""
-    from sim.bench.process import measured_process
-
-    return measured_process(cmd)
-
-
 def small(jobs: int = 200, machines: int = 200, repeat: int = 3) -> dict:
     """``varcap simulate`` and :data:`HEAPQ_FF` on the same ``jobs``-job instance on ``machines`` × 8
     cores, each as a fresh process, best of ``repeat`` (CPU s, peak RSS MB); prints a table and returns it."""
@@ -133,7 +127,7 @@ def small(jobs: int = 200, machines: int = 200, repeat: int = 3) -> dict:
         for name, cmd in cmds.items():
             best = None
             for _ in range(repeat):
-                r = child_usage(cmd)
+                r = measured_process(cmd)
                 best = r if best is None or r["cpu_s"] < best["cpu_s"] else best
             assert best is not None
             if name == "varcap simulate":
