@@ -29,8 +29,10 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from assets.chapter_kernel import RESET_TAG, ChapterKernel, reset_source
 from assets.raw import POOL
 from assets.reproduction import PROFILE_PARTITIONS, profile_study_deps, results_of
+from assets.resources import ChapterKernelResource
 from assets.schema import Col, TableSchema
 from assets.warehouse import replace_table
 from sim import paths
@@ -253,16 +255,18 @@ def execute_notebook(
     timeout_s: int = 600,
     study_results: Path | None = None,
     provenance: dict[str, object] | None = None,
+    kernel: ChapterKernel | None = None,
 ) -> Executed:
     """Execute ``nb_path`` headless with ``params`` injected after its ``parameters`` cell, against
     ``warehouse`` (read-only), write ``<out_dir>/<name>.html`` and each figure output as
     ``<out_dir>/figures/<name>/<figure>.png``; ``study_results`` (a parquet file of ``out_study_results``
     rows) stands in for that table in the notebook's connections (``$VARCAP_STUDY_RESULTS``,
     :func:`analysis.warehouse.connect`); ``provenance`` (:mod:`assets.provenance`) is shown at the top of
-    the page and written beside the figures. Raises :class:`CellFailed` (a ``RuntimeError``: one line,
-    the cell's traceback in ``detail``) if a cell fails."""
+    the page and written beside the figures; ``kernel``: executed in that shared kernel (a clean
+    namespace first, :mod:`assets.chapter_kernel`), else in a kernel of its own. Raises
+    :class:`CellFailed` (a ``RuntimeError``: one line, the cell's traceback in ``detail``) if a cell
+    fails."""
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     from nbconvert import HTMLExporter
 
@@ -284,30 +288,23 @@ def execute_notebook(
         ),
     }
     t0 = time.perf_counter()
-    import tempfile
-
-    from traitlets.config import Config
-
-    # local sockets (absolute paths: the kernel runs in the notebook's folder): no "running over TCP
-    # without encryption" warning
-    sockets = Path(tempfile.mkdtemp(prefix="varcap-kernel-"))
-    ipc = Config()
-    ipc.KernelManager.transport = "ipc"
-    ipc.KernelManager.ip = str(sockets / "k")
-    client = NotebookClient(
-        nb,
-        timeout=timeout_s,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(nb_path.parent)}},
-        config=ipc,
-    )
+    own = kernel is None
+    if own:
+        kernel = ChapterKernel()
+    else:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(reset_source(env), metadata={"tags": [RESET_TAG]}))
+    client = kernel.client(nb, timeout_s, nb_path.parent, env)
     try:
-        client.execute(env=env)
+        client.execute()
     except CellExecutionError as e:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
         raise CellFailed(cell_failure_line(nb_path, e.ename, e.evalue), plain[-2500:]) from e
+    except BaseException:
+        kernel.discard()  # dead, timed out or interrupted: the next chapter starts a fresh kernel
+        raise
     finally:
-        shutil.rmtree(sockets, ignore_errors=True)
+        if own:
+            kernel.shutdown()
     out_dir.mkdir(parents=True, exist_ok=True)
     fig_dir = out_dir / "figures" / name
     if fig_dir.exists():
@@ -329,7 +326,7 @@ def execute_notebook(
     (fig_dir / "manifest.json").write_text(json.dumps([p.stem for p in figures]))
     # a report page shows the prose, the figures and the tables: no code, no prompts, no parameter cells
     shown = nbformat.from_dict(nb)
-    hide = {"parameters", "injected-parameters"}
+    hide = {"parameters", "injected-parameters", RESET_TAG}
     shown.cells = [c for c in shown.cells if not hide & set(c.metadata.get("tags", []))]
     exporter = HTMLExporter(
         template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
@@ -412,7 +409,10 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
         + ch.blurb,
     )
     def _report(
-        context: dg.AssetExecutionContext, config: ReportConfig, duckdb: DuckDBResource
+        context: dg.AssetExecutionContext,
+        config: ReportConfig,
+        duckdb: DuckDBResource,
+        chapter_kernel: ChapterKernelResource,
     ) -> dg.MaterializeResult:
         nb = notebooks_dir() / f"{ch.name}.ipynb"
         # the profile is the partition's; the paper's numbers the chapter's charts show come from the
@@ -436,7 +436,14 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
             return _report_result(reused.executed, params["profile"], reused.run_id)
         try:
             ex = execute_notebook(
-                nb, reports_dir(), Path(duckdb.database), params, config.timeout_s, rows, provenance=prov
+                nb,
+                reports_dir(),
+                Path(duckdb.database),
+                params,
+                config.timeout_s,
+                rows,
+                provenance=prov,
+                kernel=chapter_kernel.get(),
             )
         except CellFailed as e:  # one line for the CLI; the cell's traceback in the run's metadata (the UI)
             raise dg.Failure(

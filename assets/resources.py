@@ -13,7 +13,9 @@ from typing import Any
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
+from pydantic import PrivateAttr
 
+from assets.chapter_kernel import ChapterKernel
 from assets.download import Downloader
 from assets.snapshot import snapshot_path
 from sim import paths
@@ -151,5 +153,29 @@ def warehouse_run_config() -> dict[str, object]:
     return {"duckdb": {"config": {"database": warehouse_resource().database}}}
 
 
+class ChapterKernelResource(dg.ConfigurableResource):
+    """One Jupyter kernel shared by the chapters a run executes in one process
+    (:class:`assets.chapter_kernel.ChapterKernel`): started by the first chapter, shut down when the run
+    ends. A run whose steps are processes of their own (the UI's multiprocess executor) starts one per
+    chapter, as a kernel of its own would."""
+
+    _kernel: ChapterKernel | None = PrivateAttr(default=None)
+
+    def get(self) -> ChapterKernel:
+        """The run's kernel (started lazily by its first notebook)."""
+        if self._kernel is None:
+            self._kernel = ChapterKernel()
+        return self._kernel
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._kernel is not None:
+            self._kernel.shutdown()
+            self._kernel = None
+
+
 def default_resources() -> dict[str, object]:
-    return {"duckdb": warehouse_resource(), "downloader": DownloaderResource()}
+    return {
+        "duckdb": warehouse_resource(),
+        "downloader": DownloaderResource(),
+        "chapter_kernel": ChapterKernelResource(),
+    }

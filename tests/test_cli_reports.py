@@ -72,7 +72,9 @@ def _reproduced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
     rows_of: dict[str, object] = {}
 
-    def fake_execute(nb_path, out_dir, warehouse, params, timeout_s=600, study_results=None, provenance=None):
+    def fake_execute(
+        nb_path, out_dir, warehouse, params, timeout_s=600, study_results=None, provenance=None, kernel=None
+    ):
         assert provenance is not None and provenance["chapter"] == nb_path.stem  # every page states its own
         seen[nb_path.stem] = params
         rows_of[nb_path.stem] = study_results
