@@ -78,18 +78,81 @@ def forecast_matrix(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows (no history) stay NaN
             return np.nanmean(vals, axis=2)
-    key = (hashlib.sha1(y.tobytes()).hexdigest(), hashlib.sha1(iss.tobytes()).hexdigest(), horizon,
-           window_h, refit_every_h)  # fmt: skip
+    key = sarimax_key(y, iss, horizon, window_h, refit_every_h)
     if key not in _SARIMAX_CACHE:
         while len(_SARIMAX_CACHE) >= 8:
             _SARIMAX_CACHE.pop(next(iter(_SARIMAX_CACHE)))
-        _SARIMAX_CACHE[key] = _sarimax(y, iss, horizon, window_h, refit_every_h)
+        f = _read_cached(key, (len(iss), horizon))
+        if f is None:
+            f = _sarimax(y, iss, horizon, window_h, refit_every_h)
+            _write_cached(key, f)
+        _SARIMAX_CACHE[key] = f
     return _SARIMAX_CACHE[key].copy()
 
 
 #: SARIMAX forecasts by (series, issues, settings): a sweep process runs many scenarios on one grid month,
-#: and the weekly fits (seconds each) are the same for all of them
-_SARIMAX_CACHE: dict[tuple, np.ndarray] = {}
+#: and the weekly fits (seconds each) are the same for all of them. Beside it, on disk
+#: (``<cache>/forecast/sarimax-<key>.npy``, :func:`sim.paths.cache_dir`), for the scenarios that differ
+#: only in what the forecast does not read (the seed, the slack, the policy) and run in other processes
+_SARIMAX_CACHE: dict[str, np.ndarray] = {}
+
+
+def sarimax_key(y: np.ndarray, iss: np.ndarray, horizon: int, window_h: int, refit_every_h: int) -> str:
+    """The content key of one SARIMAX forecast matrix: the series, the issue hours, the settings, the code
+    that fits and runs the model (this module's source) and the statsmodels/numpy/scipy versions its fits
+    depend on."""
+    from pathlib import Path
+
+    import scipy
+    import statsmodels
+
+    h = hashlib.sha256()
+    for part in (
+        np.ascontiguousarray(y, np.float64).tobytes(),
+        np.ascontiguousarray(iss, np.int64).tobytes(),
+        repr((horizon, window_h, refit_every_h)).encode(),
+        Path(__file__).read_bytes(),  # this module: the fits and the forecast recursion
+        f"{statsmodels.__version__} {np.__version__} {scipy.__version__}".encode(),
+    ):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:32]
+
+
+def _cache_path(key: str):
+    from sim.paths import cache_dir
+
+    return cache_dir() / "forecast" / f"sarimax-{key}.npy"
+
+
+def _read_cached(key: str, shape: tuple[int, int]) -> np.ndarray | None:
+    """The forecast stored under ``key``, or None (absent, unreadable or of another shape: recomputed)."""
+    p = _cache_path(key)
+    try:
+        f = np.load(p, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    return f if f.shape == shape and f.dtype == np.float64 else None
+
+
+def _write_cached(key: str, f: np.ndarray) -> None:
+    """Store ``f`` under ``key`` (written to a temporary file and renamed: a reader never sees half a
+    file); a cache that cannot be written is skipped."""
+    import contextlib
+    import os
+    import tempfile
+
+    p = _cache_path(key)
+    tmp = None
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.stem, suffix=".tmp")
+        with os.fdopen(fd, "wb") as out:
+            np.save(out, f, allow_pickle=False)
+        os.replace(tmp, p)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _sarimax(y: np.ndarray, iss: np.ndarray, horizon: int, window_h: int, refit_every_h: int) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 ``VARCAP_HOME`` (default: the repository root) anchors everything; ``VARCAP_WAREHOUSE`` overrides the
 DuckDB file (default ``<home>/data/warehouse.duckdb``); ``VARCAP_RAW_CACHE`` the immutable download cache
-(default ``data/raw``); ``VARCAP_SPOT_DIR`` the exported spot traces (default ``data/sim/inputs/spot``); ``DAGSTER_HOME`` the Dagster instance (default ``.dagster_home``). The bottom of
+(default ``data/raw``); ``VARCAP_SPOT_DIR`` the exported spot traces (default ``data/sim/inputs/spot``); ``VARCAP_CACHE`` derived
+results kept between processes (default ``data/cache``); ``DAGSTER_HOME`` the Dagster instance (default ``.dagster_home``). The bottom of
 the import graph: every package may use it, it imports nothing of the project.
 """
 
@@ -38,6 +39,13 @@ def raw_cache_dir() -> Path:
     """``$VARCAP_RAW_CACHE`` or ``<home>/data/raw``."""
     env = os.environ.get("VARCAP_RAW_CACHE")
     return Path(env).resolve() if env else data_dir() / "raw"
+
+
+def cache_dir() -> Path:
+    """``$VARCAP_CACHE`` or ``<home>/data/cache``: derived results that are costly to recompute and keyed
+    by their inputs and code (safe to delete)."""
+    env = os.environ.get("VARCAP_CACHE")
+    return Path(env).resolve() if env else data_dir() / "cache"
 
 
 def dagster_home() -> Path:

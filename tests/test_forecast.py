@@ -119,3 +119,33 @@ def test_core_grid_forecast_materializes(tmp_path) -> None:
     assert a == b
     meta = res.asset_materializations_for_node("core_grid_forecast")[0].metadata
     assert "sarimax" in meta["errors_pct"].value and "issued_errors" in meta
+
+
+def test_sarimax_forecasts_are_kept_on_disk_and_reread(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second process's identical forecast is read from the cache, not fitted again; a damaged file is
+    fitted again and replaced; another series is another key."""
+    import sim.forecast as fc
+
+    monkeypatch.setenv("VARCAP_CACHE", str(tmp_path))
+    y, issues, kw = _caiso(), [24 * 30 + 7, 24 * 36 + 13], {"refit_every_h": 24, "window_h": 7 * 24}
+    first = forecast_matrix(y, issues, "sarimax", **kw)
+    files = list((tmp_path / "forecast").glob("sarimax-*.npy"))
+    assert len(files) == 1
+    fc._SARIMAX_CACHE.clear()  # as a new process would start
+
+    def no_fit(*a, **k):
+        raise AssertionError("fitted again")
+
+    monkeypatch.setattr(fc, "_sarimax", no_fit)
+    assert np.array_equal(forecast_matrix(y, issues, "sarimax", **kw), first, equal_nan=True)
+    monkeypatch.undo()
+    monkeypatch.setenv("VARCAP_CACHE", str(tmp_path))
+    fc._SARIMAX_CACHE.clear()
+    files[0].write_bytes(b"not a numpy file")
+    assert np.array_equal(forecast_matrix(y, issues, "sarimax", **kw), first, equal_nan=True)
+    assert np.array_equal(np.load(files[0]), first, equal_nan=True)  # replaced by the refit
+    z = y.copy()
+    z[0] += 1.0
+    assert fc.sarimax_key(z, np.asarray(issues), 24, 7 * 24, 24) != fc.sarimax_key(
+        y, np.asarray(issues), 24, 7 * 24, 24
+    )
