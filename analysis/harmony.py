@@ -21,7 +21,7 @@ HEADLINE_OMEGA = 1.2  # §9.2: "In our first experiment, we use an over-provisio
 TABLES = ("out_harmony_task_classes", "out_harmony_demand", "out_harmony_results", "out_harmony_intervals")
 
 
-STUDIES = ("harmony", "harmony-7d", "harmony-smoke")
+STUDIES = ("harmony", "harmony-quick", "harmony-7d", "harmony-smoke")
 
 
 def pick_study(con: Any, preferred: str = "harmony") -> str:

@@ -48,7 +48,10 @@ class HarmonyDemandConfig(dg.Config):
 
 
 class HarmonyRunConfig(dg.Config):
-    study: str = Field("harmony", description="harmony (sample, ω sweep), harmony-7d or harmony-smoke")
+    study: str = Field(
+        "harmony",
+        description="harmony (sample, ω sweep), harmony-quick (every other ω), harmony-7d or harmony-smoke",
+    )
     price: str = Field(
         "constant",
         description="constant (12.25 ¢/kWh, §9) or MARKET:NODE:YYYY-MM hourly prices from core_power_price",

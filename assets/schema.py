@@ -854,7 +854,7 @@ HARMONY_RESULTS = TableSchema(
     "(tasks still waiting at the end count with their wait so far), utilization.",
     (
         Col("scenario_id", "VARCHAR", "-", "hash of the scenario parameters", False),
-        Col("study", "VARCHAR", "-", "harmony, harmony-7d, harmony-headline, harmony-smoke", False),
+        Col("study", "VARCHAR", "-", "harmony, harmony-quick, harmony-7d, harmony-headline, harmony-smoke", False),
         Col("workload", "VARCHAR", "-", "borg2011-sample or borg2011-7d", False),
         Col("scheme", "VARCHAR", "-", "baseline, cbp, cbs", False),
         Col("omega", "DOUBLE", "-", "over-provisioning factor ω (unused by the baseline)", False),

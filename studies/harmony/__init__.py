@@ -1,7 +1,7 @@
 """Paper 004, Harmony: heterogeneity-aware dynamic capacity provisioning.
 
-* :mod:`studies.harmony.runner` — the Harmony studies (``harmony``, ``harmony-7d``, ``harmony-headline``,
-  ``harmony-smoke``), their runner and result cache (``data/sim/harmony/<id>/``);
+* :mod:`studies.harmony.runner` — the Harmony studies (``harmony``, ``harmony-quick``, ``harmony-7d``,
+  ``harmony-headline``, ``harmony-smoke``), their runner and result cache (``data/sim/harmony/<id>/``);
 * :mod:`studies.harmony.claims` — the §9.2 energy-cost headline.
 
 The runner's names are re-exported here for callers that only read (``HARMONY_STUDIES``…); code that
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 
 #: Harmony's studies (:func:`studies.harmony.runner.harmony_scenarios` expands them)
-HARMONY_STUDIES = ("harmony", "harmony-7d", "harmony-headline", "harmony-smoke")
+HARMONY_STUDIES = ("harmony", "harmony-quick", "harmony-7d", "harmony-headline", "harmony-smoke")
 
 #: the names re-exported from the claims and the runner, imported on first use: the runner loads the
 #: compiled simulator (numba), which a caller asking whether a study is Harmony's (``varcap sweep``), or

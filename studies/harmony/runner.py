@@ -47,6 +47,9 @@ from studies.harmony import HARMONY_STUDIES as _HARMONY_STUDIES
 from studies.sweep import write_json_atomic, write_parquet_atomic
 
 OMEGAS = tuple(round(0.6 + 0.2 * i, 1) for i in range(9))  # 0.6 … 2.2
+#: ``harmony-quick``'s ω (a smoke test: every other value of the sweep, both sides of §9.2's ω = 1.1
+#: turning point, beside the headline's 1.2): 15 runs instead of 21
+QUICK_OMEGAS = OMEGAS[::2]  # 0.6, 1.0, 1.4, 1.8, 2.2
 SCHEMES = ("baseline", "cbp", "cbs")
 
 
@@ -90,14 +93,16 @@ def harmony_scenarios(name: str = "harmony") -> list[HarmonyScenario]:
     readings (:data:`OTHER_ORDERS`), plus CBP/CBS over ω ∈ {0.6, 0.8, …, 2.2};
     ``harmony-7d``: the 7-day resampled workload × the three schemes at ω = 1.2; ``harmony-headline``: the
     sample × the three schemes at ω = 1.2 and the baseline's other orders (paper 004's headline row of ``varcap reproduce --quick``; the
-    same scenarios, so the same cached runs, as in ``harmony``); ``harmony-smoke``: the sample on a 1 %
-    cluster (tests)."""
+    same scenarios, so the same cached runs, as in ``harmony``); ``harmony-quick`` (``varcap run``'s):
+    ``harmony-headline`` plus CBP/CBS at every other ω of the sweep (:data:`QUICK_OMEGAS`);
+    ``harmony-smoke``: the sample on a 1 % cluster (tests)."""
     orders = [HarmonyScenario("borg2011-sample", "baseline", efficiency=e) for e in OTHER_ORDERS]
     if name == "harmony-headline":
         return [HarmonyScenario("borg2011-sample", s) for s in SCHEMES] + orders
-    if name == "harmony":
+    if name in ("harmony", "harmony-quick"):
         out = [HarmonyScenario("borg2011-sample", s) for s in SCHEMES] + orders
-        out += [HarmonyScenario("borg2011-sample", s, w) for w in OMEGAS for s in ("cbp", "cbs") if w != 1.2]
+        omegas = OMEGAS if name == "harmony" else QUICK_OMEGAS
+        out += [HarmonyScenario("borg2011-sample", s, w) for w in omegas for s in ("cbp", "cbs") if w != 1.2]
         return out
     if name == "harmony-7d":
         return [HarmonyScenario("borg2011-7d", s) for s in SCHEMES]
