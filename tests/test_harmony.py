@@ -675,3 +675,17 @@ def test_long_count_running_reads_the_schemes_own_long_tasks():
         assert own.intervals["target_0"].to_list() == [1, 1]
     with pytest.raises(ValueError, match="long_count"):
         HarmonyConfig(long_count="forecast")
+
+
+def test_quick_study_is_headline_plus_a_regular_subgrid_of_the_sweep() -> None:
+    """``varcap run``'s Harmony study: every run of it is a run of ``harmony`` (same ids, same cache), it
+    holds the headline's runs (paper 004's row) and ω on both sides of §9.2's turning point."""
+    from studies.harmony.runner import OMEGAS, QUICK_OMEGAS, harmony_scenarios
+
+    full = {s.id for s in harmony_scenarios("harmony")}
+    quick = harmony_scenarios("harmony-quick")
+    assert {s.id for s in quick} <= full
+    assert {s.id for s in harmony_scenarios("harmony-headline")} <= {s.id for s in quick}
+    omegas = sorted({s.omega for s in quick if s.scheme != "baseline"})
+    assert omegas == sorted({*QUICK_OMEGAS, 1.2}) and set(QUICK_OMEGAS) < set(OMEGAS)
+    assert min(omegas) < 1.1 < max(omegas) and len(quick) == 15
