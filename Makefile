@@ -11,9 +11,11 @@ $(PY):
 	@command -v $(PY_BOOT) >/dev/null 2>&1 || { echo "need $(PY_BOOT) on PATH (or set PY_BOOT=python3)"; exit 1; }
 	$(PY_BOOT) -m venv $(VENV)
 
+# --no-compile: no bytecode for every installed module up front (39 of pip's 118 CPU s, measured
+# 2026-12-02); Python writes it for the modules a process imports, on first import
 $(STAMP): $(PY) pyproject.toml constraints.txt
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,notebooks,dask]"
+	$(PY) -m pip install --quiet --no-compile --upgrade pip
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[dev,notebooks,dask]"
 	$(VENV)/bin/varcap warm
 	@touch $(STAMP)
 
