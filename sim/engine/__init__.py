@@ -311,6 +311,9 @@ def run_kernel(
         ),
         *_machine_event_arrays(machine_events),
         ck_rows,
+        # the kernel's per-job termination counts: numpy's zeros take memory only where a job is killed (the
+        # kernel's own np.zeros writes every page: 8 bytes a job of the run's peak memory)
+        np.zeros(n, np.int64),
     )
     name = "_ff_kernel" if flat else "_kernel"
     if kind == "compiled":

@@ -521,11 +521,12 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
 def _kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
-    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
+    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck, terms,
 ):  # fmt: skip
     """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log).
     ``ck`` = each job's checkpoint τ, δ, R, one row a job (:mod:`sim.checkpoint`; no rows: off, and ``work``
-    below is ``duration``)."""
+    below is ``duration``). ``terms``: zeros, one a job, the caller's (returned with each job's terminations:
+    a ``numpy.zeros`` array's pages take memory only where a job is killed)."""
     n = submit.shape[0]
     # checkpointing: `duration` becomes each job's next attempt length (a copy), `work` keeps its own
     work = duration
@@ -577,7 +578,7 @@ def _kernel(
         np.full(n, -1.0),  # start
         np.full(n, -1.0),  # end
         np.zeros(n, np.int64),  # attempts
-        np.zeros(n, np.int64),  # terms
+        terms,
         np.zeros(n, np.int8),  # status
         # machine, running-list links and attempt row in 4 bytes, as First-Fit's kernel has them (the phases'
         # same compiled versions): 21 MB less to touch on 1.3M jobs
