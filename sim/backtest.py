@@ -681,4 +681,4 @@ def twin_problem(problem, policy: str, params) -> object:
         getattr(params, "threshold_g", CG_THRESHOLD_G),
         getattr(params, "max_delay_s", CG_MAX_DELAY_S),
     )
-    return dataclasses.replace(problem, submit_s=rel, order=np.argsort(rel, kind="stable"))
+    return dataclasses.replace(problem, submit_s=rel, sort_order=np.argsort(rel, kind="stable"))

@@ -43,13 +43,25 @@ class Problem:
     platform: Platform
     capacity: CapacityTrace | MachineCapacityTrace
     horizon_s: float
-    order: np.ndarray  # engine index -> input row (stable sort by submit)
+    #: engine index -> input row (the stable sort by submit), or None when the jobs come in submit order:
+    #: the identity is not held (8 bytes a job of a run's peak memory); :attr:`order` is it either way
+    sort_order: np.ndarray | None
     record_ts: bool = False
     check: bool = False
     carbon: Any = None  # sim.energy.CarbonSignal of the run, if any (the ``defer`` policy reads it)
     checkpoint: Checkpoint | None = None  # checkpoint/restart (sim.checkpoint); None: off
     #: per-job (τ, δ, R) rows in input order when the jobs frame has checkpoint columns (sim.checkpoint.per_job)
     checkpoint_jobs: np.ndarray | None = None
+
+    @property
+    def order(self) -> np.ndarray:
+        """Engine index -> input row (int64; a new ``arange`` each read when the jobs are in submit order)."""
+        return np.arange(self.submit_s.size) if self.sort_order is None else self.sort_order
+
+    @property
+    def submit_ordered(self) -> bool:
+        """Whether the engine order is the input order (jobs already sorted by submit time)."""
+        return self.sort_order is None or in_submit_order(self.sort_order)
 
     @property
     def checkpointing(self) -> bool:
@@ -59,7 +71,7 @@ class Problem:
     def checkpoint_rows(self) -> np.ndarray | None:
         """(τ, δ, R): one row per job in engine order when set per job, else the run's triple; None: off."""
         if self.checkpoint_jobs is not None:
-            return self.checkpoint_jobs[self.order]
+            return self.checkpoint_jobs if self.sort_order is None else self.checkpoint_jobs[self.sort_order]
         return None if self.checkpoint is None else np.asarray(self.checkpoint.as_array(), np.float64)
 
     @classmethod
@@ -99,7 +111,7 @@ class Problem:
             )
         # already in submit order (the usual file): the stable sort's answer without sorting (0.4 CPU s at 6M)
         ordered = submit.size < 2 or bool(np.all(submit[1:] >= submit[:-1]))
-        order = np.arange(submit.size) if ordered else np.argsort(submit, kind="stable")
+        order = None if ordered else np.argsort(submit, kind="stable")
         ck_cols = {k: jobs[k].cast(pl.Float64).to_numpy() for k in CHECKPOINT_KEYS if k in jobs.columns}
         ck_jobs = per_job(ck_cols, jobs.height, checkpoint) if ck_cols else None
         return cls(
@@ -152,21 +164,22 @@ def in_submit_order(order: np.ndarray) -> bool:
 
 
 def _engine_order(order: np.ndarray, sorted_: bool, arr: np.ndarray) -> np.ndarray:
-    """``arr`` (input order) in engine order: itself when the jobs are already sorted and it is a writable
-    C array (the kernel reads it as is; a read-only one would be copied by the engine anyway), else a copy."""
-    if sorted_ and arr.flags.writeable and arr.flags.c_contiguous:
-        return arr
+    """``arr`` (input order) in engine order: itself when the jobs are already sorted (``order`` is then not
+    read) and it is a writable C array (the kernel reads it as is; a read-only one would be copied by the
+    engine anyway), else a copy."""
+    if sorted_:
+        return arr if arr.flags.writeable and arr.flags.c_contiguous else np.array(arr)
     return arr[order]
 
 
 def attempt_fields(
     alog: np.ndarray, row: np.ndarray, useful: bool = False, consume: bool = False
 ) -> dict[str, np.ndarray]:
-    """``EngineOutput.att_*`` from the kernel's attempt log (engine job index → input row); ``useful``:
-    with the work column (checkpointing runs). ``consume``: the log is the caller's to destroy — a large
-    one is copied a block of rows at a time and each copied block's memory given back to the system
-    (:func:`release_rows`), so the log and its columns are not held twice (the Borg-scale peak RSS); the
-    log reads as zeros afterwards."""
+    """``EngineOutput.att_*`` from the kernel's attempt log (``row``: engine job index → input row; empty:
+    the identity); ``useful``: with the work column (checkpointing runs). ``consume``: the log is the
+    caller's to destroy — a large one is copied a block of rows at a time and each copied block's memory
+    given back to the system (:func:`release_rows`), so the log and its columns are not held twice (the
+    Borg-scale peak RSS); the log reads as zeros afterwards."""
     n = alog.shape[0]
     # jobs in input order (the usual file): the engine index is the row, without a gather and a copy
     # (two 8-byte columns a job of the run's peak memory)
@@ -255,10 +268,10 @@ def run_first_fit(
     """Run the compiled First-Fit engine and return outputs in input row order.
 
     ``admission`` arrays are given in input row order; they are reordered for the engine here."""
-    o = problem.order
     # jobs already in submit order (the usual case): the arrays themselves, not copies (the
     # copies were ~25 MB of the Borg-scale run's peak), and outputs are not permuted back
-    srt = in_submit_order(o)
+    srt = problem.submit_ordered
+    o = np.zeros(0, np.int64) if srt else problem.order  # sorted: each job's index is its row (not held)
     if admission is not None:
         admission = Admission(
             **{
@@ -292,7 +305,7 @@ def run_first_fit(
         seed,
         problem.record_ts,
         problem.check,
-        row=o,
+        row=None if srt else o,
         admission=admission,
         machine_events=events,
         checkpoint=problem.checkpoint_rows(),

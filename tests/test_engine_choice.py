@@ -59,7 +59,10 @@ def test_percentiles_equal_numpys_bit_for_bit() -> None:
     qs = (0, 50, 90, 95, 99, 100)
     for n in (1, 2, 3, 7, 100, 1001):
         for x in (rng.uniform(0, 1e5, n), rng.integers(0, 9, n).astype(float), rng.exponential(50.0, n)):
-            assert percentiles(x, qs) == [float(np.percentile(x, q)) for q in qs]
+            want = [float(np.percentile(x, q)) for q in qs]
+            assert percentiles(x, qs) == want
+            y = x.copy()  # in place: the same values, y partitioned (its values kept)
+            assert percentiles(y, qs, overwrite=True) == want and sorted(y) == sorted(x)
     assert all(np.isnan(v) for v in percentiles(np.zeros(0), (50, 99)))
     assert np.isnan(percentiles(np.array([1.0, np.nan, 3.0]), (50,))[0])
 

@@ -48,7 +48,7 @@ def _instance(seed: int) -> dict:
     }
 
 
-def _run(sc: dict, kind: str, per_machine: bool = False) -> KernelResult:
+def _run(sc: dict, kind: str, per_machine: bool = False, row: np.ndarray | None = None) -> KernelResult:
     cap = sc["cap"]
     events = None
     if per_machine:  # each machine's cores follow the walk's machine count (0 or all its cores)
@@ -62,7 +62,8 @@ def _run(sc: dict, kind: str, per_machine: bool = False) -> KernelResult:
     return run_kernel(
         sc["submit"], sc["duration"], sc["cores"], sc["mem"], np.zeros(0) if per_machine else cap.time_s,
         np.zeros(0, np.int64) if per_machine else cap.machines_alive, sc["machines"], sc["machine_cores"],
-        sc["machine_mem"], sc["horizon"], sc["termination"], 7, True, True, machine_events=events, engine=kind,
+        sc["machine_mem"], sc["horizon"], sc["termination"], 7, True, True, row=row, machine_events=events,
+        engine=kind,
     )  # fmt: skip
 
 
@@ -77,6 +78,21 @@ def test_flat_kernel_takes_the_general_kernels_decisions(kind: str, per_machine:
             general = _run(sc, kind, per_machine)
         _same(flat, general)
         assert flat.violations == 0
+
+
+@pytest.mark.parametrize("kind", ["python", "compiled"])
+@pytest.mark.parametrize("per_machine", [False, True])
+@pytest.mark.parametrize("flat", [True, False])
+def test_no_row_is_the_identity(kind: str, per_machine: bool, flat: bool, monkeypatch) -> None:
+    """No ``row`` (jobs in submit order: the kernel holds no identity) breaks kill ties as ``arange``."""
+    monkeypatch.setattr(engine, "flat_kernel", lambda adm, checkpointing: flat)
+    kills = 0
+    for seed in range(12):
+        sc = _instance(seed)
+        a = _run(sc, kind, per_machine)
+        _same_fields(a, _run(sc, kind, per_machine, np.arange(sc["submit"].size)))
+        kills += a.terminations
+    assert kills > 0
 
 
 def test_flat_kernel_grows_its_queue_heap_and_log(monkeypatch) -> None:

@@ -32,9 +32,11 @@ def test_jobs_in_submit_order_are_not_sorted_again(monkeypatch: pytest.MonkeyPat
     p = _problem([0.0, 0.0, 3.0, 3.0, 7.5])
     assert p.order.dtype == np.int64
     assert p.order.tolist() == [0, 1, 2, 3, 4]
+    assert p.sort_order is None and p.submit_ordered  # the identity is not held (8 bytes a job)
 
 
 def test_jobs_out_of_order_are_sorted_stably() -> None:
     submit = [3.0, 0.0, 3.0, 1.0, 0.0]
     p = _problem(submit)
     assert p.order.tolist() == np.argsort(np.array(submit), kind="stable").tolist() == [1, 4, 3, 0, 2]
+    assert p.sort_order is p.order and not p.submit_ordered

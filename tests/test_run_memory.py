@@ -42,7 +42,7 @@ def test_sorted_jobs_reach_the_kernel_uncopied(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(problem_mod, "run_kernel", spy)
     run_first_fit(prob, "lifo", 0)
     assert seen["submit"] is prob.submit_s
-    shuffled = Problem(**{**prob.__dict__, "order": prob.order[::-1].copy()})  # not the input order
+    shuffled = Problem(**{**prob.__dict__, "sort_order": prob.order[::-1].copy()})  # not the input order
     run_first_fit(shuffled, "lifo", 0)
     assert seen["submit"] is not prob.submit_s
 

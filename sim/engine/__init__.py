@@ -248,9 +248,10 @@ def run_kernel(
 ) -> KernelResult:
     """Run the engine on jobs sorted by submit time (ties in input order). See the module doc.
 
-    ``engine``: ``compiled``, ``python`` or None (:func:`choose_engine`); ``checkpoint``: (τ, δ, R) seconds
-    of :mod:`sim.checkpoint` for every job, or one row per job in engine order (None: off). Raises
-    ValueError for an unknown termination policy, admission predicate or engine."""
+    ``row``: each job's input row (None: its index); ``engine``: ``compiled``, ``python`` or None
+    (:func:`choose_engine`); ``checkpoint``: (τ, δ, R) seconds of :mod:`sim.checkpoint` for every job, or one
+    row per job in engine order (None: off). Raises ValueError for an unknown termination policy, admission
+    predicate or engine."""
     if termination not in TERMINATION_CODES:
         raise ValueError(
             f"unknown termination policy {termination!r}; choose from {sorted(TERMINATION_CODES)}"
@@ -278,7 +279,8 @@ def run_kernel(
     inputs = adm.inputs(int(n_machines))
     adm_tuple = (adm.flags(n), *inputs[:3], np.zeros(int(n_machines)), *inputs[3:], adm.thresholds(n))
     args = (
-        _arr(row if row is not None else np.arange(n), np.int64),
+        # no row: each job's index is its row (the kernel does not hold the identity)
+        _arr(row if row is not None else np.zeros(0, np.int64), np.int64),
         _arr(submit, np.float64),
         dur,
         _arr(cores, np.float64),
@@ -311,6 +313,9 @@ def run_kernel(
         ),
         *_machine_event_arrays(machine_events),
         ck_rows,
+        # the kernel's per-job termination counts: numpy's zeros take memory only where a job is killed (the
+        # kernel's own np.zeros writes every page: 8 bytes a job of the run's peak memory)
+        np.zeros(n, np.int64),
     )
     name = "_ff_kernel" if flat else "_kernel"
     if kind == "compiled":

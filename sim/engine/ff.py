@@ -50,7 +50,7 @@ INF = np.inf
 def _ff_kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
-    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
+    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck, terms,
 ):  # fmt: skip
     """:func:`~sim.engine.kernel._kernel` (same arguments, same results) for a run without predicate,
     per-job machine range (``job_lo``, ``job_hi`` empty), time bound, timed rule, naive rescan or
@@ -77,7 +77,6 @@ def _ff_kernel(
     # of the phases called reads them), when the loop's own arrays are freed; job indices in 4 bytes
     none = np.empty(0)
     start = np.full(n, -1.0)
-    terms = np.zeros(n, np.int64)
     status = np.zeros(n, np.int8)
     on_machine = np.full(n, -1, np.int32)
     nxt = np.full(n, -1, np.int32)

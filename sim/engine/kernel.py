@@ -226,6 +226,13 @@ def _victim_score(term_policy, t, st, c, d):
     return -st
 
 
+@kernel_fn(inline=True)
+def _row(row, j):
+    """Job ``j``'s input row: ``row[j]``, or ``j`` when ``row`` is empty (jobs in submit order: the identity
+    is not held, 8 bytes a job)."""
+    return row[j] if row.shape[0] > 0 else j
+
+
 @kernel_fn
 def _machine_events(
     t, pi, pm_t, pm_m, pm_c, jobs, mach, row, cores, mem, duration, msize, term_policy, killed, cnt, acc,
@@ -268,7 +275,10 @@ def _machine_events(
                     sj = _victim_score(term_policy % 4, t, start[jj], cores[jj], duration[jj])
                     if sj < bs or (
                         sj == bs
-                        and (start[jj] > start[best] or (start[jj] == start[best] and row[jj] > row[best]))
+                        and (
+                            start[jj] > start[best]
+                            or (start[jj] == start[best] and _row(row, jj) > _row(row, best))
+                        )
                     ):
                         best, bs = jj, sj
                     jj = nxt[jj]
@@ -353,7 +363,7 @@ def _terminate(
     # stable sort by input row, then by start
     rk = np.empty(nk, np.int64)
     for r in range(nk):
-        rk[r] = row[ks[r]]
+        rk[r] = _row(row, ks[r])
     ks = ks[np.argsort(rk, kind="mergesort")]
     for r in range(nk):
         keys[r] = start[ks[r]]
@@ -521,11 +531,13 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
 def _kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,
-    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck,
+    use_frontier, jcls, cls_lo, cls_hi, pm_t, pm_m, pm_c, ck, terms,
 ):  # fmt: skip
     """Run the simulation; returns (first_start, end, attempts, terms, status, acc, ts, attempt log).
     ``ck`` = each job's checkpoint τ, δ, R, one row a job (:mod:`sim.checkpoint`; no rows: off, and ``work``
-    below is ``duration``)."""
+    below is ``duration``). ``row``: each job's input row, or empty when it is the job's index (jobs given in
+    submit order). ``terms``: zeros, one a job, the caller's (returned with each job's terminations: a
+    ``numpy.zeros`` array's pages take memory only where a job is killed)."""
     n = submit.shape[0]
     # checkpointing: `duration` becomes each job's next attempt length (a copy), `work` keeps its own
     work = duration
@@ -577,7 +589,7 @@ def _kernel(
         np.full(n, -1.0),  # start
         np.full(n, -1.0),  # end
         np.zeros(n, np.int64),  # attempts
-        np.zeros(n, np.int64),  # terms
+        terms,
         np.zeros(n, np.int8),  # status
         # machine, running-list links and attempt row in 4 bytes, as First-Fit's kernel has them (the phases'
         # same compiled versions): 21 MB less to touch on 1.3M jobs

@@ -74,7 +74,7 @@ class Defer(Dispatched):
     def declare(self, problem: Problem, params: DeferParams, seed: int) -> _Released:
         require_machines_alive(problem, self.name)
         rel = release_times(problem, params)
-        held = dataclasses.replace(problem, submit_s=rel, order=np.argsort(rel, kind="stable"))
+        held = dataclasses.replace(problem, submit_s=rel, sort_order=np.argsort(rel, kind="stable"))
         return _Released(held, seed)
 
 
