@@ -32,11 +32,14 @@ from collections.abc import Callable
 # (ensure_warm: 314 -> 204 MB peak RSS, 1.42 -> 0.63 CPU s)
 CHECK_POLICIES = ("ff",)
 # CPU seconds of a cold `varcap warm` (every warm policy and Harmony compiled into an empty cache), user +
-# sys of `NUMBA_CACHE_DIR=<fresh dir> nice -n 19 /usr/bin/time -v varcap warm` on 2 cores, 2026-11-28:
-# 157.26 = 147.60 + 9.66 at 3075d7b (load 4-10; 4 min 32 s of wall time, peak RSS 1.07 GB), after the
-# capacity change went to whole-array steps (more array code for numba to compile); 131.98 = 123.28 +
-# 8.70 at 1dec565 before it (load 2-7). The message says it in whole minutes
-COMPILE_CPU_S = 157
+# sys of `NUMBA_CACHE_DIR=<fresh dir> /usr/bin/time varcap warm` on 2 cores, 2026-12-02: 185.74 = 176.71 +
+# 9.03 at 075974a (load 3.7-4.4; 6 min 18 s of wall time, peak RSS 1.07 GB), run side by side with 84a9fa6
+# before it: 239.89 = 227.17 + 12.72 (1.25 GB); an earlier pair 188.65 against 227.99. 84a9fa6 compiled
+# 448 overloads of 226 functions, a callee again for every combination of constants at its call sites
+# (numba types a constant argument as a literal) and integer sort keys a second time; 075974a compiles
+# each simulator function once (367 overloads; sim.engine._jit.cached_njit). The message says it in whole
+# minutes
+COMPILE_CPU_S = 186
 
 
 def warm_policies() -> tuple[str, ...]:

@@ -263,15 +263,43 @@ def cache_index(disp: Any) -> dict[Any, str]:
     return cache_file._load_index()
 
 
+def _unliteral_first(disp: Any) -> None:
+    """Make numba type a compiled call to ``disp`` with plain argument types first (``int64``, not
+    ``Literal[int](0)``), the literal ones only if that fails to compile.
+
+    numba compiles a callee once per distinct argument-type tuple, and a call from compiled code types a
+    constant argument (``heap_push(ht, hx, hn, t, j, 0, 0, 0)``, ``_q_compact(qjob, qt, 0, 0, …)``) as a
+    literal: every combination of constants at call sites was a full compile of the callee and all it
+    inlines (heap_push 8 times, _terminate 4). The machine code is the same arithmetic on the same values
+    (a literal argument is passed like any other), so decisions do not change."""
+    from numba.core import errors, types
+
+    orig = disp.get_call_template
+
+    def get_call_template(args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
+        plain_args = tuple(types.unliteral(a) for a in args)
+        plain_kws = {k: types.unliteral(v) for k, v in kws.items()}
+        if plain_args != tuple(args) or plain_kws != kws:
+            try:
+                return orig(plain_args, plain_kws)
+            except errors.TypingError:
+                pass  # needs a literal (e.g. an index into a heterogeneous tuple): numba's own way
+        return orig(args, kws)
+
+    disp.get_call_template = get_call_template
+
+
 def cached_njit(fn: Callable[..., Any] | None = None, **opts: Any) -> Any:
-    """``numba.njit(cache=True, **opts)`` with checked cache files (above): how every compiled function of
-    the simulator is made. Imports numba."""
+    """``numba.njit(cache=True, **opts)`` with checked cache files (above), typed with plain argument types
+    first when called from compiled code (:func:`_unliteral_first`): how every compiled function of the
+    simulator is made. Imports numba."""
 
     def make(f: Callable[..., Any]) -> Any:
         from numba import njit
 
         disp = njit(cache=True, **opts)(f)
         disp._cache = _checked_cache_class()(disp.py_func)
+        _unliteral_first(disp)
         return disp
 
     return make if fn is None else make(fn)

@@ -360,8 +360,9 @@ def _terminate(
     keys = np.empty(nk)
     for r in range(nk):
         keys[r] = start[ks[r]]
-    # stable sort by input row, then by start
-    rk = np.empty(nk, np.int64)
+    # stable sort by input row, then by start; the rows as float keys (exact below 2**53): numba's stable
+    # argsort is then the one compiled for float keys, not a second copy for int64 (the same order)
+    rk = np.empty(nk)
     for r in range(nk):
         rk[r] = _row(row, ks[r])
     ks = ks[np.argsort(rk, kind="mergesort")]

@@ -453,7 +453,9 @@ def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
                 if state[i] == 1:
                     idx[k] = i
                     k += 1
-            load = np.empty(active, np.int64)
+            # float keys (exact: counts): numba's stable argsort is then the one compiled for float keys
+            # elsewhere, not a second copy for int64 (the same order)
+            load = np.empty(active)
             for k in range(active):
                 load[k] = nrun[idx[k]]
             for k in np.argsort(load, kind="mergesort")[: active - want]:

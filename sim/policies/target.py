@@ -788,7 +788,9 @@ def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     ``old_j[k]``) gets its old version back (its START event stays valid); returns the others, in ``todo``
     order (ascending)."""
     out = np.empty(todo.size, np.int64)
-    by_job = np.argsort(old_j)
+    # float keys (exact: job indices): the same comparisons, so the same permutation, from numba's argsort
+    # compiled for float keys elsewhere instead of a copy for int64
+    by_job = np.argsort(old_j.astype(np.float64))
     k = 0
     x = 0
     for j in todo:
