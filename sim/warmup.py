@@ -37,9 +37,11 @@ CHECK_POLICIES = ("ff",)
 # before it: 239.89 = 227.17 + 12.72 (1.25 GB); an earlier pair 188.65 against 227.99. 84a9fa6 compiled
 # 448 overloads of 226 functions, a callee again for every combination of constants at its call sites
 # (numba types a constant argument as a literal) and integer sort keys a second time; 075974a compiles
-# each simulator function once (367 overloads; sim.engine._jit.cached_njit). The message says it in whole
-# minutes
-COMPILE_CPU_S = 186
+# each simulator function once (367 overloads; sim.engine._jit.cached_njit). On a quiet machine (nothing
+# else running, load 1.0-1.4) at 2df22c4 + the benchmark order: 127.02 = 120.25 + 6.77 (2 min 7 s of wall
+# time, peak RSS 1.01 GB); the message quotes the quiet figure, in whole minutes, and says a busy machine
+# takes longer
+COMPILE_CPU_S = 127
 
 
 def warm_policies() -> tuple[str, ...]:
