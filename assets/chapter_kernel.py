@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-#: the cell's tag: executed first in a reused kernel, left out of the page (:func:`reset_cell`)
+#: the cell's tag: executed first in a reused kernel, left out of the page (:func:`reset_source`)
 RESET_TAG = "kernel-reset"
 
 #: the variables a notebook's environment sets that may differ from one chapter to the next

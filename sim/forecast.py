@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -101,8 +102,6 @@ def sarimax_key(y: np.ndarray, iss: np.ndarray, horizon: int, window_h: int, ref
     """The content key of one SARIMAX forecast matrix: the series, the issue hours, the settings, the code
     that fits and runs the model (this module's source) and the statsmodels/numpy/scipy versions its fits
     depend on."""
-    from pathlib import Path
-
     import scipy
     import statsmodels
 
@@ -118,7 +117,7 @@ def sarimax_key(y: np.ndarray, iss: np.ndarray, horizon: int, window_h: int, ref
     return h.hexdigest()[:32]
 
 
-def _cache_path(key: str):
+def _cache_path(key: str) -> Path:
     from sim.paths import cache_dir
 
     return cache_dir() / "forecast" / f"sarimax-{key}.npy"
