@@ -43,7 +43,7 @@ def reset_source(env: dict[str, str]) -> str:
 
 class ChapterKernel:
     """A ``python3`` Jupyter kernel over local (ipc) sockets, started on first :meth:`client`, reused by
-    every later notebook until :meth:`shutdown` or :meth:`discard`."""
+    every later notebook until :meth:`shutdown` (after which the next :meth:`client` starts one)."""
 
     def __init__(self) -> None:
         self._km: Any = None
@@ -92,10 +92,6 @@ class ChapterKernel:
         )
         client.kc = self._kc
         return client
-
-    def discard(self) -> None:
-        """Shut the kernel down (after a dead kernel or a timeout): the next :meth:`client` starts one."""
-        self.shutdown()
 
     def shutdown(self) -> None:
         """Stop the kernel and remove its sockets; a no-op when none runs."""

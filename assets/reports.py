@@ -300,7 +300,7 @@ def execute_notebook(
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
         raise CellFailed(cell_failure_line(nb_path, e.ename, e.evalue), plain[-2500:]) from e
     except BaseException:
-        kernel.discard()  # dead, timed out or interrupted: the next chapter starts a fresh kernel
+        kernel.shutdown()  # dead, timed out or interrupted: the next chapter starts a fresh kernel
         raise
     finally:
         if own:

@@ -82,7 +82,7 @@ def test_a_dead_kernel_is_replaced(tmp_path: Path, kernel: ChapterKernel) -> Non
     dies = _notebook(tmp_path / "dies.ipynb", "import os\nos._exit(1)")
     with pytest.raises(DeadKernelError):
         execute_notebook(dies, tmp_path / "o", tmp_path / "w.duckdb", {}, 120, kernel=kernel)
-    assert not kernel.started  # discarded
+    assert not kernel.started  # shut down
     again = _notebook(tmp_path / "again.ipynb", PROBE)
     p = _probe(
         execute_notebook(again, tmp_path / "o", tmp_path / "w.duckdb", {}, 120, kernel=kernel).html_path

@@ -62,7 +62,7 @@ class Loop:
         self.row = o
         # jobs already in submit order (the usual case): the problem's arrays themselves, not copies, when
         # they are writable C arrays (a read-only one would make numba compile every hook a second time)
-        self._sorted = bool(np.all(o[1:] > o[:-1])) and (o.size == 0 or o[0] == 0)
+        self._sorted = problem.submit_ordered
 
         def pick(a: np.ndarray) -> np.ndarray:
             return a if self._sorted and a.flags.writeable and a.flags.c_contiguous else a[o]
