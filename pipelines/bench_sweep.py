@@ -6,6 +6,7 @@ Usage::
     python -m pipelines.bench_sweep                 # 2,000 deferral scenarios × ~10k jobs (target ≤ 15 CPU min)
     python -m pipelines.bench_sweep --seeds 5       # the same study with 200 scenarios (a quick look)
     python -m pipelines.bench_sweep --fixed-only    # a cached `varcap sweep smoke` only (target ≤ 2 CPU s)
+    python -m pipelines.bench_sweep --executors --seeds 1   # dask against multiprocess (target ≤ 1.5×)
 
 The study (``bench-defer``, a study file written into a fresh ``VARCAP_HOME``): ``defer`` on the embedded
 grid signals {CAISO, ERCOT} × forecast methods {oracle, persist24, profile7d, sarimax} × slacks {1, 2, 4,
@@ -22,6 +23,10 @@ Timed, each a whole ``varcap sweep`` process (CPU = user + sys of it and the wor
 * ``varcap sweep smoke``, cached, ``--runs`` times (median) — the fixed cost (target ≤ 2 CPU s): a sweep
   whose cached runs and results are as its last sweep left them does nothing more than say so;
 * the same with ``--force`` (every partition recorded again in a Dagster run), ``--runs`` times (median).
+
+With ``--executors``, instead: ``varcap sweep bench-defer`` simulating every scenario with
+``--executor multiprocess`` and with ``--executor dask`` (a local cluster), alternately ``--runs`` times,
+each in a fresh home: the dask run's CPU over the multiprocess run's (target ≤ 1.5×).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ SLACKS = (1.0, 2.0, 4.0, 6.0, 12.0)
 FIXED_TARGET_S = 2.0
 PER_SCENARIO_TARGET_S = 0.05
 STUDY_TARGET_S = 15 * 60.0
+#: the dask executor's CPU over the multiprocess executor's, same study
+DASK_RATIO_TARGET = 1.5
 
 
 def study_toml(seeds: int) -> str:
@@ -111,16 +118,53 @@ def bench(tree: Path, seeds: int, workers: int, runs: int) -> dict[str, float]:
     return out
 
 
+def bench_executors(tree: Path, seeds: int, workers: int, runs: int) -> dict[str, list[float]]:
+    """CPU seconds of ``varcap sweep bench-defer`` simulating every scenario, per executor, ``runs`` times
+    alternately (multiprocess first), each in a fresh home."""
+    out: dict[str, list[float]] = {"multiprocess": [], "dask": []}
+    for _ in range(runs):
+        for executor in out:
+            with tempfile.TemporaryDirectory(prefix="varcap-bench-executor-") as d:
+                env = _home(tree, Path(d), seeds)
+                cmd = _cli("sweep", STUDY, "--max-workers", str(workers), "--executor", executor)
+                out[executor].append(timed_process(cmd, tree, env)[1])
+    return out
+
+
+def print_executors(r: dict[str, list[float]], seeds: int) -> None:
+    """The table of :func:`bench_executors`."""
+    mp, dk = statistics.median(r["multiprocess"]), statistics.median(r["dask"])
+    print(f"{STUDY}: {seeds * len(GRIDS) * len(METHODS) * len(SLACKS)} scenarios, every one simulated")
+    for name, xs in r.items():
+        print(
+            f"{'--executor ' + name + ', CPU s':44s} {statistics.median(xs):10.1f}   ({', '.join(f'{x:.1f}' for x in xs)})"
+        )
+    print(
+        f"{'dask / multiprocess (medians)':44s} {dk / mp:10.2f}   target ≤ {DASK_RATIO_TARGET:g}: "
+        f"{'met' if dk / mp <= DASK_RATIO_TARGET else 'NOT met'}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m pipelines.bench_sweep", description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=50, help="seeds of the study (40 scenarios each)")
     ap.add_argument("--workers", type=int, default=2, help="varcap sweep --max-workers")
     ap.add_argument("--runs", type=int, default=5, help="cached smoke sweeps timed (median)")
     ap.add_argument("--fixed-only", action="store_true", help="the fixed cost only")
+    ap.add_argument(
+        "--executors", action="store_true", help="dask against multiprocess on the study (--runs pairs)"
+    )
     ap.add_argument("--against", metavar="REV", help="measure git revision REV instead of the working tree")
     ap.add_argument("--json", metavar="FILE", help="also write the figures to FILE (JSON)")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
+    if args.executors:
+        with source_tree(args.against) as tree:
+            rx = bench_executors(tree, args.seeds, args.workers, args.runs)
+        print(f"varcap sweep, CPU seconds (user + sys) of whole processes; {args.against or 'working tree'}")
+        print(f"load average {load:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print_executors(rx, args.seeds)
+        return
     with source_tree(args.against) as tree:
         r = bench(tree, 0 if args.fixed_only else args.seeds, args.workers, args.runs)
     if args.json:

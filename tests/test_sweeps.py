@@ -194,6 +194,22 @@ def test_sweep_multiprocess_then_dask_give_the_same_metrics(home: Path, monkeypa
         assert dk[k]["params"] == mp[k]["params"]
 
 
+@pytest.mark.slow  # a dask LocalCluster started by `varcap sweep`
+def test_sweep_cli_on_dask_rebuilds_its_rows_of_the_results(home: Path) -> None:
+    """``varcap sweep --executor dask``: the cluster's job leaves ``out_sim_results`` out, and the sweep
+    rebuilds the study's rows of it afterwards from the results asset alone."""
+    import dagster as dg
+
+    from pipelines.cli import main
+
+    assert main(["sweep", "smoke", "--max-workers", "2", "--executor", "dask"]) == 0
+    with duckdb.connect(str(home / "data" / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute("select scenario_id from out_sim_results").fetchall()
+    assert {r[0] for r in rows} == {s.id for s in study("smoke")}
+    with dg.DagsterInstance.get() as instance:
+        assert instance.get_latest_materialization_event(dg.AssetKey("out_sim_results")) is not None
+
+
 def test_sweep_cli_end_to_end_and_results_export(home: Path) -> None:
     from pipelines.cli import main
 

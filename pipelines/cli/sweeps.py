@@ -429,7 +429,16 @@ def _run_dask_sweep(
         _print_failures(box.get("events", []), console)
         return False
     console.print(f"{study_asset_name(study_name)}: {len(scs)} scenarios in {time.time() - t0:.1f} s")
-    return _materialize(["out_sim_results"], console)  # the dask job leaves it out (dask_sweep_job)
+    # the dask job leaves out_sim_results out (dask_sweep_job): its rows of this study are rebuilt here, as
+    # the multiprocess sweep does, from the results asset and its checks alone (not every definition)
+    from assets.sim import results_asset, sim_checks
+
+    return _materialize(
+        ["out_sim_results"],
+        console,
+        ops_config={"out_sim_results": {"config": {"studies": [study_name]}}},
+        defs=[results_asset(), *sim_checks],
+    )
 
 
 @contextmanager
