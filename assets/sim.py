@@ -359,7 +359,9 @@ def asset_studies() -> dict[str, list[tuple[str, str]]]:
     return groups
 
 
-def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> dg.AssetsDefinition:
+def sim_study_asset(
+    base: str, members: list[tuple[str, str]] | None = None, max_chunks: int = MAX_CHUNKS
+) -> dg.AssetsDefinition:
     """The asset of study ``base`` (or of the profiled studies ``members``: ``(key prefix, study name)``),
     one partition per scenario and profile (readable keys from :func:`studies.sweep.partition_keys`,
     mapped to the stable scenario ids).
@@ -368,7 +370,9 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
     left out, the others are dealt into ``chunks`` ``simulate_chunk`` steps that each simulate their
     scenarios one after the other in one warm process (a static fan-out of ``MAX_CHUNKS`` optional slots,
     so the dask executor runs it too; unused slots are skipped without starting a process). The summary
-    step records each partition's own settings and metrics as its metadata."""
+    step records each partition's own settings and metrics as its metadata. ``max_chunks``: fewer slots,
+    for an executor that runs every step (:data:`RUNS_EVERY_STEP`: each slot is a step there, with its own
+    captured output)."""
     members = members or [("", base)]
     name = base
     snake = base.replace("-", "_")
@@ -388,7 +392,7 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
             common = shared(scs)
     scs = list(all_scs.values())
     profiles = ", ".join(p.rstrip("/") for p, _ in members if p)
-    slots = min(len(scs), MAX_CHUNKS)
+    slots = max(1, min(len(scs), max_chunks, MAX_CHUNKS))
     upstream = study_deps(scs)
 
     @dg.op(
@@ -444,7 +448,7 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
                     + "\n".join(failed)
                 )
             todo = []
-        chunks = _chunks(todo, config.chunks or os.cpu_count() or 1)
+        chunks = _chunks(todo, min(config.chunks or os.cpu_count() or 1, slots))
         context.log.info(
             f"{name}: {len(wanted)} scenarios in range, {len(wanted) - len(todo)} cached, {len(todo)} to "
             f"simulate in {len(chunks)} steps"
@@ -532,10 +536,16 @@ def sim_study_asset(base: str, members: list[tuple[str, str]] | None = None) -> 
 _STUDY_ASSETS: dict[str, dg.AssetsDefinition] = {}
 
 
-def study_asset_def(name: str) -> dg.AssetsDefinition:
+def study_asset_def(name: str, max_chunks: int = MAX_CHUNKS) -> dg.AssetsDefinition:
     """The asset of catalogue study ``name`` (a profiled study's base asset, both profiles), built once per
-    process. KeyError for a name the catalogue does not hold."""
+    process; with ``max_chunks`` below :data:`MAX_CHUNKS`, built anew with that many step slots
+    (:func:`sim_study_asset`). KeyError for a name the catalogue does not hold."""
     base = study_asset(name)[0]
+    if max_chunks < MAX_CHUNKS:
+        members = asset_studies().get(base)
+        if members is None:
+            raise KeyError(f"unknown study {name!r}")
+        return sim_study_asset(base, members, max_chunks)
     if base not in _STUDY_ASSETS:
         members = asset_studies().get(base)
         if members is None:

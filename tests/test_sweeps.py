@@ -298,3 +298,16 @@ def test_every_study_has_a_one_run_job_whose_tags_cover_its_partitions() -> None
             keys[0],
             keys[-1],
         )
+
+
+def test_dask_sweep_job_has_a_step_slot_per_worker_only() -> None:
+    """dagster-dask submits every step, each capturing its output through processes of its own: the dask
+    job of a sweep on 2 workers has 2 simulation steps, not the UI's 32 optional slots."""
+    from assets.sim import MAX_CHUNKS
+    from pipelines.dask_sweep import dask_sweep_job
+
+    def slots(job) -> int:
+        return sum(h.name.startswith("sim_chunk_") for h in job.graph.iterate_node_handles())
+
+    assert slots(dask_sweep_job("repro-thesis-ch6-quick", 2)) == 2
+    assert slots(dask_sweep_job("repro-thesis-ch6-quick")) == MAX_CHUNKS

@@ -56,16 +56,24 @@ def sweep_run_config(
     return cfg
 
 
-def sweep_definitions(study_name: str):
+def sweep_definitions(study_name: str, max_chunks: int | None = None):
     """The definitions one study's sweep needs, and nothing else: the study's asset, ``out_sim_results``
     (downstream of every study asset, by key) with its checks, the resources, and the study's sweep job
     (``sweep__<study>``, as :data:`pipelines.definitions.SWEEP_JOBS` names it). Building them builds this
     study's scenarios only, not the whole catalogue's (what importing :mod:`pipelines.definitions`
-    does). KeyError for a study the catalogue does not hold."""
+    does). ``max_chunks``: the study asset's step slots (default :data:`assets.sim.MAX_CHUNKS`). KeyError
+    for a study the catalogue does not hold."""
     import dagster as dg
 
     from assets.schema import ALL_TABLES
-    from assets.sim import results_asset, run_resources, sim_checks, study_asset_def, study_asset_name
+    from assets.sim import (
+        MAX_CHUNKS,
+        results_asset,
+        run_resources,
+        sim_checks,
+        study_asset_def,
+        study_asset_name,
+    )
 
     def columns(spec: dg.AssetSpec) -> dg.AssetSpec:  # the data dictionary, as pipelines.definitions does
         table = ALL_TABLES.get(spec.key.to_user_string())
@@ -77,7 +85,9 @@ def sweep_definitions(study_name: str):
         executor_def=dg.multiprocess_executor,
     )
     return dg.Definitions(
-        assets=dg.map_asset_specs(columns, [study_asset_def(study_name), results_asset()]),
+        assets=dg.map_asset_specs(
+            columns, [study_asset_def(study_name, max_chunks or MAX_CHUNKS), results_asset()]
+        ),
         asset_checks=sim_checks,
         jobs=[job],
         resources=run_resources(),
@@ -415,7 +425,7 @@ def _run_dask_sweep(
                 # the executor starts processes that rebuild the job: a reconstructable target, built
                 # from the study's definitions alone (pipelines.dask_sweep)
                 job = dg.build_reconstructable_job(
-                    "pipelines.dask_sweep", "dask_sweep_job", reconstructable_args=(study_name,)
+                    "pipelines.dask_sweep", "dask_sweep_job", reconstructable_args=(study_name, max_workers)
                 )
                 with dg.execute_job(
                     job, instance=instance, run_config=run_config, tags={**guard_tags, **tags}
