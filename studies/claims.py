@@ -8,9 +8,11 @@ their headlines into one table. No paper's claim is written here.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import polars as pl
@@ -120,6 +122,23 @@ QUICK = Profile(
     ss_readings=False,
 )
 PROFILES = {"full": FULL, "quick": QUICK}
+
+
+def per_profile(
+    build: Callable[[Profile], dict[tuple, Scenario]],
+) -> Callable[[Profile], Mapping[tuple, Scenario]]:
+    """``build`` run once per profile in a process: later calls return the same read-only mapping. For a
+    study builder the claims read many times (the ch. 6 study's was built 173 times, 8 of the quick
+    reproduction table's 35 CPU s, measured 2026-12-02); a profile is frozen, so its scenarios are too."""
+    cache: dict[Profile, Mapping[tuple, Scenario]] = {}
+
+    @functools.wraps(build)
+    def once(pr: Profile) -> Mapping[tuple, Scenario]:
+        if pr not in cache:
+            cache[pr] = MappingProxyType(build(pr))
+        return cache[pr]
+
+    return once
 
 
 def seeds(pr: Profile) -> range:

@@ -194,3 +194,21 @@ def test_robustness_evidence_names_each_failing_cells_cause() -> None:
     assert cell_cause(5.0, -3.0, (5.0, -1.0), (5.0, -1.0)) == "goodput lost only when H1 and H2 + H4 combine"
     # Pareto(α, xm): 1 − (xm / 3600)^α of the jobs end within one change period; none when xm is the period
     assert short_share(1.5, 300.0) == pytest.approx(1 - (1 / 12) ** 1.5) and short_share(2.5, 3600.0) == 0.0
+
+
+def test_a_study_builder_per_profile_builds_once_and_hands_out_a_read_only_mapping() -> None:
+    """The claims read the ch. 6 and robustness studies many times (:func:`studies.claims.per_profile`):
+    one build per profile, the same scenarios after, and no caller can change them for the next."""
+    import dataclasses
+
+    from studies.thesis.scenarios import ch6_scenarios, robustness_scenarios
+
+    quick = PROFILES["quick"]
+    for build in (ch6_scenarios, robustness_scenarios):
+        first = build(quick)
+        assert build(quick) is first
+        with pytest.raises(TypeError):
+            first[("x",)] = next(iter(first.values()))  # type: ignore[index]
+        fewer = build(dataclasses.replace(quick, replicates=1))
+        assert fewer is not first and 0 < len(fewer) < len(first)
+        assert {k: s.id for k, s in fewer.items()}.items() <= {k: s.id for k, s in first.items()}.items()

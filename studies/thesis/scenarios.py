@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studies.claims import Profile, seeds
+from studies.claims import Profile, per_profile, seeds
 from studies.scenarios import Scenario, walk
 from studies.signals import GRIDS
 
@@ -49,6 +49,7 @@ IAS_READINGS: dict[str, dict[str, str]] = {
 }
 
 
+@per_profile
 def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     """Thesis §6.2–6.3 (Table 6.2): IAS (A = 0.6) vs FF on Zipf-1.1 … 1.8 and Azure.
 
@@ -167,6 +168,7 @@ def robustness_cells(pr: Profile) -> list[tuple[float, float, str, float]]:
     ]
 
 
+@per_profile
 def robustness_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     """The ``ias-robustness`` grid: is thesis §6.2's "IAS consistently outperforms the baseline in
     reducing job terminations, regardless of the scheduler's aggressiveness" true off the thesis' workloads?
