@@ -39,9 +39,10 @@ CHECK_POLICIES = ("ff",)
 # (numba types a constant argument as a literal) and integer sort keys a second time; 075974a compiles
 # each simulator function once (367 overloads; sim.engine._jit.cached_njit). On a quiet machine (nothing
 # else running, load 1.0-1.4) at 2df22c4 + the benchmark order: 127.02 = 120.25 + 6.77 (2 min 7 s of wall
-# time, peak RSS 1.01 GB); the message quotes the quiet figure, in whole minutes, and says a busy machine
-# takes longer
-COMPILE_CPU_S = 127
+# time, peak RSS 1.01 GB). On another 2-core machine (2.0 GHz Xeon, quiet: load 0.4-1.0), the cold warm of
+# `make run` on a fresh clone at 573e39b took 160 s of wall time, one process. The message quotes both
+# quiet figures, in CPU minutes, and says a busy machine takes longer
+COMPILE_CPU_S = (127, 160)
 
 
 def warm_policies() -> tuple[str, ...]:
@@ -229,7 +230,8 @@ def ensure_warm(say: Callable[[str], object] = print) -> bool:
             raise RuntimeError(f"the simulator's compiled engine fails even after a fresh compile: {err}")
         return True
     say(
-        f"compiling the simulator once for this environment (about {round(COMPILE_CPU_S / 60)} CPU minutes, longer on a "
+        f"compiling the simulator once for this environment (about {COMPILE_CPU_S[0] / 60:.0f}–"
+        f"{COMPILE_CPU_S[1] / 60:.0f} CPU minutes, longer on a "
         "busy machine; later runs reuse numba's cache) …"
     )
     say(f"simulator compiled and cached in {warm():.0f} s")
