@@ -541,17 +541,16 @@ def study_asset_def(name: str, max_chunks: int = MAX_CHUNKS) -> dg.AssetsDefinit
     process; with ``max_chunks`` below :data:`MAX_CHUNKS`, built anew with that many step slots
     (:func:`sim_study_asset`). KeyError for a name the catalogue does not hold."""
     base = study_asset(name)[0]
-    if max_chunks < MAX_CHUNKS:
-        members = asset_studies().get(base)
-        if members is None:
-            raise KeyError(f"unknown study {name!r}")
-        return sim_study_asset(base, members, max_chunks)
-    if base not in _STUDY_ASSETS:
-        members = asset_studies().get(base)
-        if members is None:
-            raise KeyError(f"unknown study {name!r}")
-        _STUDY_ASSETS[base] = sim_study_asset(base, members)
-    return _STUDY_ASSETS[base]
+    kept = max_chunks >= MAX_CHUNKS
+    if kept and base in _STUDY_ASSETS:
+        return _STUDY_ASSETS[base]
+    members = asset_studies().get(base)
+    if members is None:
+        raise KeyError(f"unknown study {name!r}")
+    asset = sim_study_asset(base, members, max_chunks)
+    if kept:
+        _STUDY_ASSETS[base] = asset
+    return asset
 
 
 def all_study_assets() -> list[dg.AssetsDefinition]:
