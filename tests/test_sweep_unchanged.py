@@ -153,3 +153,39 @@ def test_harmony_state_needs_its_tables_and_a_materialization_of_each_asset(home
     with duckdb.connect(str(wh)) as con:
         con.execute("INSERT INTO core_jobs VALUES (2)")
     assert harmony_state("harmony", "borg2011-sample") not in (None, first)
+
+
+def test_the_progress_follower_counts_results_written_during_the_run_once(home: Path) -> None:
+    """The follower counts a result written after the run began, a stale one rewritten too, and never
+    a result cached before it, however many polls see it."""
+    import os
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from pipelines.cli.sweeps import _follow
+    from studies import sweep
+
+    scs = [SimpleNamespace(id=f"s{i}") for i in range(4)]
+    rd = sweep.runs_dir()
+
+    def write(i: int) -> None:
+        (rd / f"s{i}").mkdir(parents=True, exist_ok=True)
+        (rd / f"s{i}" / "run.json").write_text("{}")
+
+    write(0)  # cached before the run
+    write(1)  # stale: simulated again during the run
+    t0 = time.time() + 1
+    for i in (0, 1):
+        os.utime(rd / f"s{i}" / "run.json", (t0 - 60, t0 - 60))
+
+    def run() -> None:
+        time.sleep(1.2)
+        write(1)
+        write(2)
+        time.sleep(1.5)  # polls that see s1 and s2 again
+        write(3)
+
+    th = threading.Thread(target=run)
+    th.start()
+    assert _follow(th, scs, 1, t0, "test", progress=False) == 3

@@ -357,29 +357,44 @@ def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results
     )
 
 
-def _follow(th, scs: list, done_before: int, t0: float, desc: str, progress: bool) -> None:
-    """A progress bar over ``scs`` (results written since ``t0``) until thread ``th`` ends."""
+def _follow(th, scs: list, done_before: int, t0: float, desc: str, progress: bool) -> int:
+    """A progress bar over ``scs`` (results written since ``t0``) until thread ``th`` ends; returns how many
+    of them were written since ``t0`` (seen at the last poll before ``th`` ended). Each second it
+    looks only at the results not yet seen, by their path strings. A path built and resolved for every
+    scenario at every poll cost 62 µs per scenario and poll, so the parent's cost grew with the study's
+    size times its length: 49 ms a poll, about 8 CPU s over `varcap run`'s 792 quick scenarios (2.2 ms a
+    poll with nothing seen yet, less as results arrive; measured 2026-12-02)."""
+    import os
+
     from tqdm import tqdm
 
     from studies import sweep
 
-    ids = [s.id for s in scs]
+    rd = str(sweep.runs_dir())
+    pending = [os.path.join(rd, s.id, "run.json") for s in scs]
     with (
-        doing(f"simulating {desc} ({len(ids)} scenarios)"),
-        tqdm(total=len(ids), initial=done_before, desc=desc, unit="scenario", disable=not progress) as bar,
+        doing(f"simulating {desc} ({len(pending)} scenarios)"),
+        tqdm(total=len(pending), initial=done_before, desc=desc, unit="scenario", disable=not progress) as bar,
     ):
-        seen = done_before
+        total, fresh, seen = len(pending), 0, done_before
         while th.is_alive():
             th.join(1.0)
-            fresh = sum(
-                1
-                for i in ids
-                if (f := sweep.runs_dir() / i / "run.json").is_file() and f.stat().st_mtime >= t0
-            )
-            now = min(len(ids), done_before + fresh)
+            left = []
+            for f in pending:
+                try:
+                    written = os.stat(f).st_mtime >= t0
+                except OSError:
+                    written = False
+                if written:
+                    fresh += 1
+                else:
+                    left.append(f)
+            pending = left
+            now = min(total, done_before + fresh)
             bar.update(now - seen)
             seen = now
-        bar.update(len(ids) - seen)
+        bar.update(total - seen)
+    return fresh
 
 
 def _run_dask_sweep(
