@@ -61,8 +61,8 @@ def ch6_scenarios(pr: Profile) -> dict[tuple, Scenario]:
     text on every workload: H1's threshold as the workload's P90 of duration × cores (``ias-p90``; the
     default ``fit`` fills the always-on machines with the biggest jobs, §6.1.1) and Algorithm 5's H4 test
     as printed, ``prob(remaining ≥ exec | uptime) < A`` (``ias-literal``; the default follows §6.2's text,
-    higher A = more optimistic), on the profile's ``ch6_literal_workloads`` (full: Zipf-1.5 and Azure;
-    quick: every workload).
+    higher A = more optimistic), on the profile's ``ch6_literal_workloads`` (both profiles: Zipf-1.5 and
+    Azure, where §6.3 prints IAS's goodput).
     Azure as in :func:`ch4_scenarios` (its trace has no warm-up to offer: window = the 30 days).
     """
     out: dict[tuple, Scenario] = {}
