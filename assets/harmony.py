@@ -50,7 +50,7 @@ class HarmonyDemandConfig(dg.Config):
 class HarmonyRunConfig(dg.Config):
     study: str = Field(
         "harmony",
-        description="harmony (sample, ω sweep), harmony-quick (every other ω), harmony-7d or harmony-smoke",
+        description="harmony (sample, ω sweep), harmony-quick (every fourth ω), harmony-7d or harmony-smoke",
     )
     price: str = Field(
         "constant",

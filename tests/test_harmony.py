@@ -688,4 +688,4 @@ def test_quick_study_is_headline_plus_a_regular_subgrid_of_the_sweep() -> None:
     assert {s.id for s in harmony_scenarios("harmony-headline")} <= {s.id for s in quick}
     omegas = sorted({s.omega for s in quick if s.scheme != "baseline"})
     assert omegas == sorted({*QUICK_OMEGAS, 1.2}) and set(QUICK_OMEGAS) < set(OMEGAS)
-    assert min(omegas) < 1.1 < max(omegas) and len(quick) == 15
+    assert min(omegas) < 1.1 < max(omegas) and len(quick) == 11

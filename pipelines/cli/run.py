@@ -288,7 +288,7 @@ def simulate_quick(console, workers: int, everything: bool = False, progress: bo
 
 
 #: the Harmony study `varcap run` runs for Harmony's chapter: the §9.2 experiment on the embedded sample
-#: (its headline runs at ω = 1.2 and every other ω of the sweep: 15 runs; `varcap sweep harmony` runs the
+#: (its headline runs at ω = 1.2 and every fourth ω of the sweep: 11 runs; `varcap sweep harmony` runs the
 #: whole sweep, 21)
 RUN_HARMONY_STUDY = "harmony-quick"
 
