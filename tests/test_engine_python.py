@@ -255,7 +255,7 @@ def test_hot_admission_helpers_are_compiled_without_reference_counting() -> None
     disp = _jit.compiled()
     for name in ("_q_first_ias", "_q_node_ok", "_dirty_any", "_class_bounds", "_admit_flat", "_wakeups"):
         assert disp[name].targetoptions["_nrt"] is False, name
-    for name in ("_kernel", "_ff_kernel", "_mt_set", "heap1_push", "_terminate"):
+    for name in ("_kernel", "_ff_kernel", "_grown_heap", "heap_room", "_terminate"):
         assert disp[name].targetoptions["_nrt"] is True, name
     with pytest.raises(ValueError, match="inlined"):
         _jit.kernel_fn(inline=True, counted=False)

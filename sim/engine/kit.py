@@ -115,7 +115,7 @@ def heap_pop(ht, hx, hn):
     return last
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def heap1_push(ht, hx, hn, t, j):
     """:func:`~sim.engine.kit.heap_push` of ``(t, j)`` on a heap of one key column (the same order), with
     no call inside; room checked by the caller. Returns the new size."""
@@ -133,7 +133,7 @@ def heap1_push(ht, hx, hn, t, j):
     return hn + 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def heap1_pop(ht, hx, hn):
     """:func:`~sim.engine.kit.heap_pop` on a heap of one key column (the same order), with no call
     inside. Returns the new size."""

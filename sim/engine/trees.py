@@ -23,7 +23,7 @@ def pow2(n: int) -> int:
 
 
 # --------------------------------------------------------------------------- machine tree (max of free)
-@kernel_fn
+@kernel_fn(counted=False)
 def _mt_set(tree, size, i, v):
     k = size + i
     tree[k] = v
@@ -54,7 +54,7 @@ def _mt_fix(tree, size, lo, hi):
         b >>= 1
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _mt_first_ge(tree, size, lo, c):
     """Lowest leaf index >= lo whose value >= c, or -1."""
     if tree[1] < c:
@@ -126,7 +126,7 @@ def _mt2_first(tf, ta, size, lo, c, tg, stk):
 
 
 # ------------------------------------------------------------------------------ queue tree (min demand)
-@kernel_fn
+@kernel_fn(counted=False)
 def _qt_set(tree, size, i, v):
     k = size + i
     tree[k] = v
@@ -158,7 +158,7 @@ def _qt_prefix_min(tree, size, r):
     return res
 
 
-@kernel_fn
+@kernel_fn(counted=False)
 def _qt_first_le(tree, size, lo, x):
     """Lowest position >= lo whose demand <= x, or -1."""
     if lo >= size or tree[1] > x:
