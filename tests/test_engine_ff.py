@@ -117,6 +117,49 @@ def test_flat_kernel_grows_its_queue_heap_and_log(monkeypatch) -> None:
     assert flat.terminations > 100 and flat.attempt_log.shape[0] > 900
 
 
+def test_flat_kernel_stops_for_every_array_it_grows_and_goes_on_as_the_general_one(monkeypatch) -> None:
+    """The flat kernel's event loop allocates nothing: it stops at an instant whose worst case its heap, log,
+    queue or time series may not hold, and goes on once they grew. Jobs killed every few minutes (about 15
+    attempts a job) make each of them grow, and the run is still the general kernel's, interpreted and
+    compiled."""
+    import sim.engine.ff as ff
+
+    rng = np.random.default_rng(5)
+    n = 400
+    sc = _instance(1) | {
+        "submit": np.sort(rng.integers(0, 50, n).astype(float)),
+        "duration": rng.choice([3000.0, 9000.0], n),
+        "cores": rng.choice([1.0, 2.0], n),
+        "mem": None,
+        "machine_mem": 0.0,
+        "machines": 6,
+        "machine_cores": 4.0,
+        "cap": random_walk(6, 40000.0, changes_per_hour=240.0, step=0.9, seed=3),
+        "termination": "lifo",
+        "horizon": 40000.0,
+    }
+    grown: dict[str, int] = {}
+
+    def counted(name: str):
+        fn = getattr(ff, name)
+
+        def wrapper(*a):
+            grown[name] = grown.get(name, 0) + 1
+            return fn(*a)
+
+        return wrapper
+
+    with monkeypatch.context() as mp:  # the interpreted kernel calls them through the module's globals
+        for name in ("_grown_heap", "_grown_log", "_q_room"):
+            mp.setattr(ff, name, counted(name))
+        flat = _run(sc, "python")
+    assert set(grown) == {"_grown_heap", "_grown_log", "_q_room"}, grown
+    assert flat.ts_time_s.size > 1024 and flat.attempt_log.shape[0] > 2 * n + 16  # both past their first size
+    _same(_run(sc, "compiled"), flat)
+    monkeypatch.setattr(engine, "flat_kernel", lambda adm, checkpointing: False)
+    _same(flat, _run(sc, "python"))
+
+
 def test_run_kernel_takes_the_flat_kernel_exactly_without_admission_machinery() -> None:
     assert flat_kernel(Admission(), False)
     assert not flat_kernel(Admission(), True)  # checkpointing
