@@ -209,7 +209,6 @@ def _ff_events(
     n = submit.shape[0]
     npm = pm_t.shape[0]
     nc = cap_t.shape[0]
-    t = 0.0
     code = DONE
     need = 0
     while True:
@@ -223,8 +222,7 @@ def _ff_events(
             t = pm_t[pi]
         if si < n and submit[si] < t:
             t = submit[si]
-        if t >= horizon:
-            code = DONE
+        if t >= horizon:  # code is DONE: an instant that asks for room returns
             break
         # room for the instant's worst case before any of it happens: every job queued after its kills
         # (at most the running jobs, each with an end in the heap) and submissions may start, each start
