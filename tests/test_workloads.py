@@ -36,6 +36,25 @@ def test_zipf_workload_is_sized_to_the_load_and_seeded() -> None:
     assert w["submit_s"].is_sorted() and w["duration_s"].max() <= 720 * 3600
 
 
+def test_zipf_workload_draws_the_same_stream_with_its_probe_kept() -> None:
+    """The probe kept per (skew, seed) leaves the stream where drawing it again would: the kept and the
+    fresh build give the same frame, and both are the stream drawn in order (probe, durations, cores,
+    arrivals)."""
+    from sim.workloads.generators import _zipf_probe
+
+    _zipf_probe.cache_clear()
+    fresh = zipf_workload(1.3, 40, 24, 7 * 86400, seed=5)
+    kept = zipf_workload(1.3, 40, 24, 7 * 86400, seed=5)
+    assert _zipf_probe.cache_info().hits == 1 and kept.equals(fresh)
+    rng = np.random.default_rng(5)
+    probe = zipf_durations(1.3, 200_000, rng)
+    n = round(0.8 * 0.7 * 40 * 24 * 7 * 86400 / (probe.mean() * 2.6))  # mean cores 2.6
+    assert fresh.height == n
+    assert (fresh["duration_s"].to_numpy() == zipf_durations(1.3, n, rng)).all()
+    assert (fresh["cores"].to_numpy() == rng.choice([1.0, 2.0, 4.0, 8.0], size=n, p=[0.4, 0.3, 0.2, 0.1])).all()
+    assert not zipf_workload(1.3, 40, 24, 7 * 86400, seed=6).equals(fresh)
+
+
 def test_bootstrap_hits_target_load() -> None:
     import polars as pl
 
