@@ -19,6 +19,7 @@ $(PY):
 # clone's `make run` (measured 2026-12-03), most of it for modules no process of varcap imports (jupyterlab,
 # bokeh, debugpy, pip, …). The commands make runs write it lazily instead, into .venv and the project only.
 export PYTHONDONTWRITEBYTECODE :=
+
 $(STAMP): $(PY) pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --no-compile --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[dev,notebooks,dask]"

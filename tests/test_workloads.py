@@ -52,6 +52,7 @@ def test_zipf_workload_draws_the_same_stream_with_its_probe_kept() -> None:
     assert fresh.height == n
     assert (fresh["duration_s"].to_numpy() == zipf_durations(1.3, n, rng)).all()
     assert (fresh["cores"].to_numpy() == rng.choice([1.0, 2.0, 4.0, 8.0], size=n, p=[0.4, 0.3, 0.2, 0.1])).all()
+    assert (fresh["submit_s"].to_numpy() == np.sort(rng.uniform(0, 7 * 86400, n))).all()
     assert not zipf_workload(1.3, 40, 24, 7 * 86400, seed=6).equals(fresh)
 
 
