@@ -44,7 +44,7 @@ def _started(res) -> set[str]:
 
 
 def test_materialize_records_partitions_then_cached_scenarios_without_simulating(home: Path) -> None:
-    from assets.sim import NoStorageIOManager, sim_study_asset
+    from assets.sim import NoStorageIOManager, partition_metadata, sim_study_asset
 
     asset = sim_study_asset("smoke")
     scs = study("smoke")
@@ -64,8 +64,12 @@ def test_materialize_records_partitions_then_cached_scenarios_without_simulating
         for sid, pk in keys.items():
             meta = _partition_meta(instance, key, pk)
             assert meta["scenario_id"].value == sid and meta["cache_hit"].value is False
-            assert meta["jobs"].value > 0 and meta["sim_wall_s"].value > 0
-            first[sid] = sweep.cached_result(next(s for s in scs if s.id == sid))["finished_at"]
+            row = sweep.cached_result(next(s for s in scs if s.id == sid))
+            # the partition shows the stored run's wall time, a smoke scenario's few milliseconds included
+            assert meta["jobs"].value > 0 and row["wall_s"] > 0
+            assert meta["sim_wall_s"].value == pytest.approx(row["wall_s"], abs=5e-5)
+            assert partition_metadata({**row, "wall_s": 0.0031}, pk)["sim_wall_s"] == 0.0031
+            first[sid] = row["finished_at"]
         assert {k for k in _started(res) if "sim_chunk" in k} == {
             "out_sim__smoke.sim_chunk_0",
             "out_sim__smoke.sim_chunk_1",
