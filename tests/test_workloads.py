@@ -9,6 +9,8 @@ from sim.workloads.generators import (
     THESIS_TABLE_4_1,
     bootstrap_jobs,
     offered_load,
+    pareto_durations,
+    pareto_workload,
     zipf_durations,
     zipf_workload,
 )
@@ -36,24 +38,41 @@ def test_zipf_workload_is_sized_to_the_load_and_seeded() -> None:
     assert w["submit_s"].is_sorted() and w["duration_s"].max() <= 720 * 3600
 
 
-def test_zipf_workload_draws_the_same_stream_with_its_probe_kept() -> None:
-    """The probe kept per (skew, seed) leaves the stream where drawing it again would: the kept and the
-    fresh build give the same frame, and both are the stream drawn in order (probe, durations, cores,
+@pytest.mark.parametrize(
+    "kind,build,durations",
+    [
+        (
+            "zipf",
+            lambda seed: zipf_workload(1.3, 40, 24, 7 * 86400, seed=seed),
+            lambda n, rng: zipf_durations(1.3, n, rng),
+        ),
+        (
+            "pareto",
+            lambda seed: pareto_workload(1.5, 300.0, 40, 24, 7 * 86400, seed=seed),
+            lambda n, rng: pareto_durations(1.5, 300.0, 72 * 3600.0, n, rng),
+        ),
+    ],
+)
+def test_a_workload_draws_the_same_stream_with_its_probe_kept(kind, build, durations) -> None:
+    """The probe kept per (kind, shape, seed) leaves the stream where drawing it again would: the kept and
+    the fresh build give the same frame, and both are the stream drawn in order (probe, durations, cores,
     arrivals)."""
-    from sim.workloads.generators import _zipf_probe
+    from sim.workloads.generators import _probe
 
-    _zipf_probe.cache_clear()
-    fresh = zipf_workload(1.3, 40, 24, 7 * 86400, seed=5)
-    kept = zipf_workload(1.3, 40, 24, 7 * 86400, seed=5)
-    assert _zipf_probe.cache_info().hits == 1 and kept.equals(fresh)
+    _probe.cache_clear()
+    fresh = build(5)
+    kept = build(5)
+    assert _probe.cache_info().hits == 1 and kept.equals(fresh)
     rng = np.random.default_rng(5)
-    probe = zipf_durations(1.3, 200_000, rng)
+    probe = durations(200_000, rng)
     n = round(0.8 * 0.7 * 40 * 24 * 7 * 86400 / (probe.mean() * 2.6))  # mean cores 2.6
     assert fresh.height == n
-    assert (fresh["duration_s"].to_numpy() == zipf_durations(1.3, n, rng)).all()
-    assert (fresh["cores"].to_numpy() == rng.choice([1.0, 2.0, 4.0, 8.0], size=n, p=[0.4, 0.3, 0.2, 0.1])).all()
+    assert (fresh["duration_s"].to_numpy() == durations(n, rng)).all()
+    assert (
+        fresh["cores"].to_numpy() == rng.choice([1.0, 2.0, 4.0, 8.0], size=n, p=[0.4, 0.3, 0.2, 0.1])
+    ).all()
     assert (fresh["submit_s"].to_numpy() == np.sort(rng.uniform(0, 7 * 86400, n))).all()
-    assert not zipf_workload(1.3, 40, 24, 7 * 86400, seed=6).equals(fresh)
+    assert not build(6).equals(fresh)
 
 
 def test_bootstrap_hits_target_load() -> None:
