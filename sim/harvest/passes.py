@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine._jit import cached_njit, compiled
+from sim.engine._jit import cached_njit, compiled, uncounted
 
 _qt_first_le = compiled()["_qt_first_le"]
-
-#: a pass function that allocates no array and returns none, compiled without numba's reference counting
-#: (:func:`sim.engine._jit.kernel_fn`'s ``counted=False``): numba otherwise counts a reference to every array
-#: argument at entry and exit of such a function, an atomic operation each. The waiting pass asks
-#: :func:`_best_node_fast` (27 arrays) about every queued job it visits and :func:`_node_cost_f` about every node
-#: it costs: NRT_incref and NRT_decref were 14.7 % of a generated harvest instance's CPU, against 11.8 % for
-#: :func:`_best_node_fast`'s own work (perf, 2026-12-03)
-uncounted = cached_njit(_nrt=False)
 
 
 @uncounted

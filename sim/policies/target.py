@@ -68,7 +68,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.bounds import Bound, bounded
-from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
+from sim.engine._jit import cached_njit, compiled, stamp_loop_cache, uncounted
 from sim.engine.loop import START, Loop
 from sim.metrics import RUNNING, EngineOutput
 from sim.policies import Dispatched, register
@@ -119,7 +119,7 @@ class TargetParams:
 # ``pn`` how many job starts/ends sit there and ``pk`` how many of them are ends. Rows grow one by one
 # (``_Profiles``), so a machine with thousands of planned jobs does not widen the others' rows. The compiled
 # functions take the pool as one tuple ``P``; callers keep two free breakpoints per job they may add.
-@cached_njit
+@uncounted
 def _bp_insert(P, m, i, x):
     """Insert breakpoint ``x`` at index ``i`` of machine ``m`` (usage continues from the one before)."""
     pt, pu, pn, pk, plen, poff, pcap = P
@@ -137,7 +137,7 @@ def _bp_insert(P, m, i, x):
     plen[m] = n + 1
 
 
-@cached_njit
+@uncounted
 def _bp_delete(P, m, i):
     pt, pu, pn, pk, plen, poff, pcap = P
     n = plen[m]
@@ -150,7 +150,7 @@ def _bp_delete(P, m, i):
     plen[m] = n - 1
 
 
-@cached_njit
+@uncounted
 def _profile_add(P, m, s, e, c):
     """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
     pt, pu, pn, pk, plen, poff, pcap = P
@@ -168,7 +168,7 @@ def _profile_add(P, m, s, e, c):
         pu[y] += c
 
 
-@cached_njit
+@uncounted
 def _profile_remove(P, m, s, e, c):
     pt, pu, pn, pk, plen, poff, pcap = P
     o = poff[m]
@@ -185,7 +185,7 @@ def _profile_remove(P, m, s, e, c):
         _bp_delete(P, m, i)
 
 
-@cached_njit
+@uncounted
 def _window_end(t_, u_, n, y, s, w, c, lim):
     """The first breakpoint from ``y`` that ends the window ``[s, s + w)`` for a job of ``c`` cores: ``n``
     or one at or after ``s + w`` (the job fits), else the overfull breakpoint inside the window."""
@@ -195,7 +195,7 @@ def _window_end(t_, u_, n, y, s, w, c, lim):
     return z
 
 
-@cached_njit
+@uncounted
 def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
@@ -225,7 +225,7 @@ def earliest_start(m, t, w, c, cap, P):
         y += 1
 
 
-@cached_njit
+@uncounted
 def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
@@ -234,7 +234,7 @@ def starts_now(m, t, w, c, cap, P):
     return _starts_now_at(m, t, w, c, cap, P, np.searchsorted(P[0][o : o + P[4][m]], t, side="right") - 1)
 
 
-@cached_njit
+@uncounted
 def _starts_now_at(m, t, w, c, cap, P, i):
     """:func:`starts_now` given ``i``, the last breakpoint ≤ t (−1 if none)."""
     n = P[4][m]
@@ -388,7 +388,7 @@ def plan_starts_now(plan: list[tuple[float, float, float]], t: float, w: float, 
     return bool(starts_now(0, t, w, c, cap, _plan_profile(plan, t)))
 
 
-@cached_njit
+@uncounted
 def _link(m, j, head, tail, nxt, prv):
     prv[j] = tail[m]
     nxt[j] = -1
@@ -399,7 +399,7 @@ def _link(m, j, head, tail, nxt, prv):
     tail[m] = j
 
 
-@cached_njit
+@uncounted
 def _unlink(m, j, head, tail, nxt, prv):
     a = prv[j]
     b = nxt[j]
@@ -439,7 +439,7 @@ def _utilization(m_use, alive, npend, head, nxt, cores, cap, ubusy, udirty):
     return pairwise_sum(us, 0, n) / n
 
 
-@cached_njit
+@uncounted
 def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     k = int(t // ref_s)
     a, b = kptr[k, 0], kptr[k, 1]
@@ -452,7 +452,7 @@ def _category(wj, t, ref_s, kptr, wsort, cptr, cum):
     return 1.0 - cum[cptr[k] + shorter] / total
 
 
-@cached_njit
+@uncounted
 def _near_size(ist):
     """Room for the near machines of one assignment: 2 D⁺ + 1 plus a pack."""
     return 2 * ist[1] + 1 + max(ist[2], 0)
@@ -629,7 +629,7 @@ def _assign(
     return m
 
 
-@cached_njit
+@uncounted
 def _unplan(
     j, pending, head, tail, nxt, prv, ps, w, c, mach, version, npend, P, udirty
 ):  # fmt: skip
@@ -806,7 +806,7 @@ def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     return out[:k]
 
 
-@cached_njit
+@uncounted
 def _min_pending(m, status, head, nxt, ps):
     """Machine ``m``'s planned-but-not-started job with the smallest (start, job), −1 if none."""
     best = -1
@@ -905,7 +905,7 @@ def _drop_stale(ht, hx, hn, status, att, version):
     return k
 
 
-@cached_njit
+@uncounted
 def _move(m, plen, poff, pcap, dt, du, dn, dk, st, su, sn, sk, so, off, cap):
     """:meth:`sim.policies.target._Profiles._move`: machine ``m``'s row from offset ``so`` of the source
     arrays to ``off`` of the destination, with room ``cap``."""
