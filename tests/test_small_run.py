@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from sim import random_walk, simulate
 from sim.api import kill_log
@@ -49,12 +50,19 @@ def test_small_simulate_loads_neither_numba_nor_numpy_ma(tmp_path) -> None:
     assert pl.read_csv(out).height == 200
 
 
-def test_simulate_runs_openblas_with_one_thread_unless_told(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        "['simulate', '--jobs', sys.argv[1], '--capacity', 'constant', '--machines', '2', '--cores', '4', "
+        "'--horizon-s', '100']",
+        "['policies']",  # every command, and what it starts (Harmony's forecasts, the study workers)
+    ],
+)
+def test_varcap_runs_openblas_with_one_thread_unless_told(tmp_path, command) -> None:
     code = (
         "import os, sys\n"
         "from pipelines.cli import main\n"
-        "main(['simulate', '--jobs', sys.argv[1], '--capacity', 'constant', '--machines', '2', '--cores', '4',\n"
-        "      '--horizon-s', '100'])\n"
+        f"main({command})\n"
         "import numpy\n"
         "print('RESULT', os.environ.get('OPENBLAS_NUM_THREADS'))\n"
     )

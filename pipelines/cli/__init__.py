@@ -39,6 +39,7 @@ from pipelines.cli.simulate import (
     cmd_simulate,
     load_capacity_arg,
     load_jobs_arg,
+    single_threaded_blas,
 )
 from pipelines.cli.sweeps import (
     cmd_results,
@@ -326,6 +327,7 @@ def _quiet_teardown() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. An error ends as one line ``varcap: error: …`` on stderr with exit code 2 (bad
     input or usage) or 1 (anything else); ``--debug`` (anywhere) or ``VARCAP_DEBUG=1`` re-raises it."""
+    single_threaded_blas()  # first: parsing and the commands import numpy
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("VARCAP_DEBUG") == "1"
     args = build_parser().parse_args([a for a in argv if a != "--debug"])

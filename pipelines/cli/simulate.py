@@ -225,15 +225,18 @@ def json_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
 
 
-#: OpenBLAS worker threads numpy starts on import unless ``OPENBLAS_NUM_THREADS`` says otherwise; a
+#: OpenBLAS worker threads numpy starts on import unless ``OPENBLAS_NUM_THREADS`` says otherwise. A
 #: simulation calls no BLAS, and the idle workers cost ~0.05 CPU s of a small run's ~0.4 (numpy's import:
-#: 0.15 → 0.09 CPU s with one thread, 2 cores, 2026-11-28)
+#: 0.15 → 0.09 CPU s with one thread, 2 cores, 2026-11-28). Harmony's ARIMA forecasts and K-means call BLAS
+#: on small matrices, where worker threads only spin: its quick study's 11 runs and their forecast took
+#: 73.9 CPU s with numpy's default threads and 62.3 with one, the same metrics to the last bit (2026-12-03)
 SIMULATE_BLAS_THREADS = "1"
 
 
 def single_threaded_blas() -> None:
     """Before numpy is first imported in this process: OpenBLAS with one thread unless the environment
-    names a number (``OPENBLAS_NUM_THREADS``); a no-op once numpy is loaded."""
+    names a number (``OPENBLAS_NUM_THREADS``), for this process and the processes it starts (every
+    ``varcap`` command: :func:`pipelines.cli.main`); a no-op once numpy is loaded."""
     import os
     import sys
 
