@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine._jit import cached_njit, compiled, stamp_loop_cache
+from sim.engine._jit import cached_njit, compiled, stamp_loop_cache, uncounted
 
 INF = np.inf
 heap_push, heap_pop = compiled()["heap_push"], compiled()["heap_pop"]  # the compiled-loop kit's event heap
 stamp_loop_cache(__file__, "harmony")  # this module's cache files go when it or an engine source changes
 
 
-@cached_njit
+@uncounted
 def _push(ht, hx, hn, t, c):
     """Push event ``(t, c)`` onto the kit's heap (:mod:`sim.engine.kit`) of ``hn[0]`` entries; the arrays are
     sized by the caller (one completion and one relabel a task at most)."""
@@ -55,7 +55,7 @@ def _push(ht, hx, hn, t, c):
     hn[0] = heap_push(ht, hx, hn[0], t, c, 0, 0, 0)
 
 
-@cached_njit
+@uncounted
 def _fits(i, j, mode, cpu, mem, q, used, mcap, state, slots, occ):
     if state[i] != 1:
         return False
@@ -124,7 +124,7 @@ def _scan(
     return -1
 
 
-@cached_njit
+@uncounted
 def _free_container(k, act_idx, state, slots, occ, bsl):
     """The first active machine (in active-list order) with a free container of class ``k``, or -1; blocks
     of 32 whose free count ``bsl[b, k]`` is zero are skipped."""
@@ -138,7 +138,7 @@ def _free_container(k, act_idx, state, slots, occ, bsl):
     return -1
 
 
-@cached_njit
+@uncounted
 def _block_update(i, pos, act_idx, used, mcap, bfree):
     """Recompute the free-capacity upper bound of machine i's block after a placement."""
     b = pos[i] >> 5
@@ -151,7 +151,7 @@ def _block_update(i, pos, act_idx, used, mcap, bfree):
     bfree[b, 0], bfree[b, 1] = f0, f1
 
 
-@cached_njit
+@uncounted
 def _place(
     j,
     i,
