@@ -254,7 +254,7 @@ def _starts_now_at(m, t, w, c, cap, P, i):
     return earliest_start(m, t, w, c, cap, P) <= t
 
 
-@cached_njit
+@uncounted
 def _scan(m, t, w, c, cap, P, a):
     """:func:`earliest_start` from t (``a`` < 0), or knowing that every candidate before breakpoint ``a``
     fails: the scan then resumes at the first end from ``a``. Returns (start, index of its end or −1 for t,
@@ -458,7 +458,7 @@ def _near_size(ist):
     return 2 * ist[1] + 1 + max(ist[2], 0)
 
 
-@cached_njit
+@uncounted
 def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
     """Machine ``m0``'s earliest start for a job of ``cj`` cores and ``wj`` seconds; with ``use_h`` (one
     re-allocation) the scan resumes at the best of m0's hints and leaves one (see :func:`_assign`)."""
@@ -497,7 +497,7 @@ def _hinted_start(m0, t, wj, cj, cap, P, hint, hn, use_h):
 # the plan state every compiled step takes, in this order (``_TargetHooks.state``):
 # ist = [variant, D⁺, pack, M_use, alive, M⁻, fast (1: lazy starts of the near machines), S⁺ test (1: on),
 # pack rounding (1: down)]; fst = [S⁺, cores per machine, reference s, grow, shrink]
-@cached_njit
+@uncounted
 def _assign(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv, hint, hn, nowi, use_h, near, starts,
