@@ -39,21 +39,20 @@ def test_zipf_workload_is_sized_to_the_load_and_seeded() -> None:
 
 
 @pytest.mark.parametrize(
-    "kind,build,durations",
+    "build,durations",
     [
         (
-            "zipf",
             lambda seed: zipf_workload(1.3, 40, 24, 7 * 86400, seed=seed),
             lambda n, rng: zipf_durations(1.3, n, rng),
         ),
         (
-            "pareto",
             lambda seed: pareto_workload(1.5, 300.0, 40, 24, 7 * 86400, seed=seed),
             lambda n, rng: pareto_durations(1.5, 300.0, 72 * 3600.0, n, rng),
         ),
     ],
+    ids=["zipf", "pareto"],
 )
-def test_a_workload_draws_the_same_stream_with_its_probe_kept(kind, build, durations) -> None:
+def test_a_workload_draws_the_same_stream_with_its_probe_kept(build, durations) -> None:
     """The probe kept per (kind, shape, seed) leaves the stream where drawing it again would: the kept and
     the fresh build give the same frame, and both are the stream drawn in order (probe, durations, cores,
     arrivals)."""
