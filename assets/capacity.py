@@ -36,8 +36,7 @@ from sim.capacity.intervals import (
     IntervalModel,
     characterize,
     extract_intervals,
-    inter_change_times,
-    machine_state_changes,
+    interval_inter_change_times,
     on_time_per_machine,
 )
 from sim.capacity.trace import DAY, HOUR, MEAN_CAPACITY, CapacitySpec, CapacityTrace, month_bounds, to_hourly
@@ -321,9 +320,7 @@ def out_machine_intervals(
         for tid, tr in load_traces(conn).items():
             iv = extract_intervals(tr)
             ivs.append(iv.with_columns(pl.lit(tid).alias("trace_id")))
-            gaps.append(
-                inter_change_times(machine_state_changes(tr)).with_columns(pl.lit(tid).alias("trace_id"))
-            )
+            gaps.append(interval_inter_change_times(iv).with_columns(pl.lit(tid).alias("trace_id")))
         iv_all, gap_all = pl.concat(ivs), pl.concat(gaps)
         write_tables(conn, [(MACHINE_INTERVALS, iv_all), (MACHINE_INTER_CHANGE, gap_all)])
     context.log.info(f"{iv_all.height} intervals, {gap_all.height} inter-change times")

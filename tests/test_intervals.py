@@ -17,6 +17,8 @@ from sim.capacity.intervals import (
     characterize,
     extract_intervals,
     inter_change_times,
+    interval_inter_change_times,
+    machine_state_changes,
     on_time_per_machine,
 )
 from sim.capacity.trace import CapacityTrace
@@ -151,6 +153,27 @@ def test_censoring_flags_and_left_truncation() -> None:
     assert plain.survival(10.0) == pytest.approx(2 / 3) and plain.survival(20.0) == pytest.approx(1 / 3)
     m = IntervalModel.fit(lengths, events, entry_s=np.array([0.0, 0.0, 15.0]))
     assert m.survival(10.0) == pytest.approx(1 / 2) and m.survival(20.0) == pytest.approx(1 / 4)
+
+
+@given(
+    machines=st.integers(1, 6),
+    values=st.lists(st.integers(0, 6), min_size=1, max_size=30),
+)
+def test_inter_change_times_from_intervals_equal_those_from_the_changes(
+    machines: int, values: list[int]
+) -> None:
+    vals = np.minimum(np.array(values), machines)
+    trace = CapacityTrace(np.arange(len(vals)) * 10.0, vals, machines, len(vals) * 10.0)
+    want = inter_change_times(machine_state_changes(trace))
+    got = interval_inter_change_times(extract_intervals(trace))
+    assert got.equals(want)
+
+
+def test_inter_change_times_from_intervals_of_a_walk() -> None:
+    tr = random_walk(200, 20 * 86400, changes_per_hour=4, step=0.3, seed=3)
+    want = inter_change_times(machine_state_changes(tr))
+    assert want.height > 1000
+    assert interval_inter_change_times(extract_intervals(tr)).equals(want)
 
 
 def test_banded_model_and_change_statistics() -> None:

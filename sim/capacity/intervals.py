@@ -113,6 +113,25 @@ def machine_state_changes(trace: CapacityTrace) -> pl.DataFrame:
     return pl.concat([on, off]).sort(["machine", "time_s"])
 
 
+def interval_inter_change_times(intervals: pl.DataFrame) -> pl.DataFrame:
+    """:func:`inter_change_times` of :func:`machine_state_changes` from a trace's intervals (as
+    :func:`extract_intervals` returns them, by machine and start), the same rows without extracting the
+    intervals a second time: a machine's changes are its intervals' uncensored starts and ends in turn."""
+    n = intervals.height
+    m = intervals["machine"].to_numpy()
+    t = np.empty(2 * n)
+    t[0::2] = intervals["start_s"].to_numpy()
+    t[1::2] = intervals["end_s"].to_numpy()
+    keep = np.empty(2 * n, np.bool_)
+    keep[0::2] = ~intervals["left_censored"].to_numpy()
+    keep[1::2] = ~intervals["right_censored"].to_numpy()
+    mm, t = np.repeat(m, 2)[keep], t[keep]
+    same = np.flatnonzero(mm[1:] == mm[:-1]) + 1 if mm.size else np.array([], np.int64)
+    return pl.DataFrame(
+        {"machine": mm[same].astype(np.int64), "time_s": t[same], "gap_s": t[same] - t[same - 1]}
+    )
+
+
 def inter_change_times(changes: pl.DataFrame) -> pl.DataFrame:
     """Time between consecutive changes of the same machine (``machine, time_s, gap_s``), SlackSched's
     input (paper 002 §3.1.1). ``changes`` has ``machine, time_s`` (any further columns are ignored)."""
