@@ -75,3 +75,27 @@ def test_band_inputs_are_checked() -> None:
         run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, models=[(m, m)], band_of_machine=[0, 2]))
     with pytest.raises(ValueError, match="same number of band models"):
         run_first_fit(problem, "lifo", 0, dataclasses.replace(adm, models=[(m, m), (m,)]))
+
+
+def test_a_model_shared_by_many_cells_fills_them_as_copies_would() -> None:
+    from sim.engine.admission import Admission
+
+    rng = np.random.default_rng(4)
+
+    def model(k: int) -> IntervalModel:
+        t = np.sort(rng.uniform(10.0, 5000.0, k))
+        return IntervalModel(t, np.linspace(0.95, 0.05, k), k + 3, float(t[-1]) + 100.0)
+
+    a, b, c = model(3), model(7), model(1)
+    shared = [[a, b], [b, c], [a, a], [c, b]]  # objects repeated across epochs and bands
+    copies = [[dataclasses.replace(m) for m in row] for row in shared]
+    band = np.array([0, 1, 1])
+    got = Admission(models=shared, epoch_s=60.0, band_of_machine=band).inputs(3)
+    want = Admission(models=copies, epoch_s=60.0, band_of_machine=band).inputs(3)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    mt, mn, mkn = got[3], got[5], got[8]
+    assert mt.shape == (4, 2, 7) and mn.tolist() == [[3, 7], [7, 1], [3, 3], [1, 7]]
+    np.testing.assert_array_equal(mt[2, 1, :3], a.times)
+    assert mkn[1, 1] == 3  # c's knots: 0, its time, its last observed time

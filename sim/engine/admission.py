@@ -599,21 +599,30 @@ class Admission:
         grid = self.model_grid()
         e = max(len(grid), 1)
         nb = len(grid[0]) if grid else 1
-        width = max([len(m.times) for g in grid for m in g] + [1])
-        mt = np.zeros((e, nb, width))
-        ms = np.zeros((e, nb, width))
-        mn = np.zeros((e, nb), np.int64)
-        mk = np.zeros((e, nb, width + 2))
-        mtl = np.zeros((e, nb, width + 2))
-        mkn = np.zeros((e, nb), np.int64)
-        mmax = np.zeros((e, nb))
+        # each distinct model once, then its row copied into every (epoch, band) cell that holds it
+        # (IAS-forecast's grid: 226 curves over 720 × 161 cells; filled cell by cell, 0.55 CPU s a run)
+        models: list = []
+        slot: dict[int, int] = {}
+        cell = np.zeros((e, nb), np.int64)
         for i, g in enumerate(grid):
             for b, m in enumerate(g):
-                k = len(m.times)
-                mt[i, b, :k], ms[i, b, :k], mn[i, b] = m.times, m.surv, k
-                knots, tail = m._tail_area()
-                mk[i, b, : len(knots)], mtl[i, b, : len(tail)], mkn[i, b] = knots, tail, len(knots)
-                mmax[i, b] = m.max_time
+                if id(m) not in slot:
+                    slot[id(m)] = len(models)
+                    models.append(m)
+                cell[i, b] = slot[id(m)]
+        u = max(len(models), 1)
+        width = max([len(m.times) for m in models] + [1])
+        ut, us = np.zeros((u, width)), np.zeros((u, width))
+        un, ukn = np.zeros(u, np.int64), np.zeros(u, np.int64)
+        uk, utl = np.zeros((u, width + 2)), np.zeros((u, width + 2))
+        umax = np.zeros(u)
+        for r, m in enumerate(models):
+            k = len(m.times)
+            ut[r, :k], us[r, :k], un[r] = m.times, m.surv, k
+            knots, tail = m._tail_area()
+            uk[r, : len(knots)], utl[r, : len(tail)], ukn[r] = knots, tail, len(knots)
+            umax[r] = m.max_time
+        mt, ms, mn, mk, mtl, mkn, mmax = (a[cell] for a in (ut, us, un, uk, utl, ukn, umax))
         ptr = np.zeros(machines + 1, np.int64) if self.iv_ptr is None else _arr(self.iv_ptr, np.int64)
         end = np.zeros(1) if self.iv_end is None else _arr(self.iv_end, np.float64)
         return (
