@@ -60,6 +60,19 @@ def small():
 
 
 # ------------------------------------------------------------------------------------------ §5.1 classes
+@pytest.mark.parametrize("threads", [2, 4])
+def test_kmeans_centroids_do_not_depend_on_the_threads_allowed(threads):
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    x = np.vstack([rng.normal(c, 0.3, (20_000, 2)) for c in ((0, 0), (3, 1), (1, 4))])
+    with threadpool_limits(limits=1):
+        one = kmeans_labels(x, 3, seed=0)
+    with threadpool_limits(limits=threads):  # a machine with more cores: the same sums, in the same order
+        many = kmeans_labels(x, 3, seed=0)
+    assert np.array_equal(one[1], many[1]) and one[2] == many[2]
+
+
 def test_kmeans_labels_deterministic_by_seed(small):
     jobs, tc = small
     x = np.column_stack([jobs["cpu"].to_numpy(), jobs["mem"].to_numpy()])

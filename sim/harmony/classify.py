@@ -36,10 +36,17 @@ def priority_group(priority: np.ndarray) -> np.ndarray:
 
 
 def kmeans_labels(x: np.ndarray, k: int, seed: int, n_init: int = 4) -> tuple[np.ndarray, np.ndarray, float]:
-    """Labels, centroids and score of a seeded K-means (labels ordered by centroid norm, deterministic)."""
-    from sklearn.cluster import KMeans  # ~1.5 s of imports: only when clustering
+    """Labels, centroids and score of a seeded K-means (labels ordered by centroid norm, deterministic).
 
-    km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(x)
+    Fitted on one thread: scikit-learn's OpenMP threads each sum their share of the points, so the
+    centroids depended on the machine's core count (one thread against two: 3e-10 apart on the Borg
+    sample's classes) and the spinning threads cost CPU (the sample's classes: 11.6 CPU s on two threads,
+    4.7 on one; measured 2026-12-03)."""
+    from sklearn.cluster import KMeans  # ~1.5 s of imports: only when clustering
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        km = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit(x)
     order = np.lexsort(tuple(km.cluster_centers_.T[::-1]))  # sort centroids lexicographically
     remap = np.empty(k, dtype=np.int64)
     remap[order] = np.arange(k)
