@@ -96,3 +96,17 @@ def test_event_log_engines_are_reused_and_events_recorded(tmp_path: Path) -> Non
         assert instance.get_materialized_partitions(dg.AssetKey("parts")) == {"a", "b", "c"}
         engines = instance.event_log_storage._varcap_engines
         assert "index" in engines and len(engines) == 2  # the index and this run's file, one engine each
+        # one connection per file, kept, and shared by the process's threads in turn: a run in another
+        # thread while this one reads the index
+        import threading
+
+        done: list[bool] = []
+        th = threading.Thread(
+            target=lambda: done.append(dg.materialize([parts], instance=instance, tags=tags).success)
+        )
+        th.start()
+        while th.is_alive():
+            assert instance.get_materialized_partitions(dg.AssetKey("parts")) == {"a", "b", "c"}
+        th.join()
+        assert done == [True] and len(engines) == 3
+        assert len(instance.fetch_materializations(dg.AssetKey("parts"), limit=10).records) == 6
