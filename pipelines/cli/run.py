@@ -14,6 +14,7 @@ from pipelines.cli.common import (
     dagster_loggers,
     materialized_profile,
     prepare_dagster_home,
+    reuse_event_log_engines,
     status,
 )
 from pipelines.cli.sweeps import run_harmony
@@ -39,6 +40,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines import guard
 
     instance = dg.DagsterInstance.get()
+    reuse_event_log_engines(instance)  # the first half's events: one connection per file
     if args.free_slots:
         for r in guard.free_slots(instance, args.free_slots):
             console.print(f"freed the {guard.POOL} pool slots of run {r}", soft_wrap=True)
