@@ -221,9 +221,8 @@ def reuse_event_log_engines(instance) -> bool:
     holds no SQLite lock, so other processes write as before. The rows written are the storage's own.
     Per materialization event on an empty instance, 500 events, three interleaved rounds: 11.0–13.9 CPU ms
     with Dagster's engine per statement, 6.7–7.0 with the engine kept and a connection per statement,
-    2.6–3.4 with the connection kept (measured 2026-12-03). Returns
-    whether it applied (False for another storage, or a Dagster whose SQLite storage lacks the methods this
-    relies on: then nothing changes)."""
+    2.6–3.4 with the connection kept (measured 2026-12-03). Returns whether it applied (False for another
+    storage, or a Dagster whose SQLite storage lacks the methods this relies on: then nothing changes)."""
     from dagster._core.storage.event_log import SqliteEventLogStorage
 
     storage = instance.event_log_storage
