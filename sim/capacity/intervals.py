@@ -126,7 +126,7 @@ def interval_inter_change_times(intervals: pl.DataFrame) -> pl.DataFrame:
     keep[0::2] = ~intervals["left_censored"].to_numpy()
     keep[1::2] = ~intervals["right_censored"].to_numpy()
     mm, t = np.repeat(m, 2)[keep], t[keep]
-    same = np.flatnonzero(mm[1:] == mm[:-1]) + 1 if mm.size else np.array([], np.int64)
+    same = np.flatnonzero(mm[1:] == mm[:-1]) + 1
     return pl.DataFrame(
         {"machine": mm[same].astype(np.int64), "time_s": t[same], "gap_s": t[same] - t[same - 1]}
     )
