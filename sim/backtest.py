@@ -285,6 +285,110 @@ def choose_start(
     raise ValueError(f"unknown policy {policy!r}; policies: {', '.join(POLICIES)}")
 
 
+#: jobs whose candidate windows one array holds at a time in :func:`choose_starts`
+_CHUNK = 4096
+
+
+def _window_sums(values: np.ndarray, d: int) -> np.ndarray:
+    """The sum of every window of ``d`` steps of ``values`` (row ``t``: ``values[t : t + d]``), summed per
+    window exactly as :func:`_best_window` sums them (one strided view, each row summed), NaN → inf."""
+    v = np.ascontiguousarray(values)
+    step = v.strides[0]
+    sums = np.ndarray((v.size - d + 1, d), v.dtype, v, 0, (step, step)).sum(axis=1)
+    sums[np.isnan(sums)] = np.inf
+    return sums
+
+
+def _rows_window_sums(w: np.ndarray, d: int) -> np.ndarray:
+    """:func:`_window_sums` of every row of ``w`` (jobs × steps): row ``j``, column ``t`` is the sum of
+    ``w[j, t : t + d]``, NaN → inf."""
+    v = np.ascontiguousarray(w)
+    s0, s1 = v.strides
+    sums = np.ndarray((v.shape[0], v.shape[1] - d + 1, d), v.dtype, v, 0, (s0, s1, s1)).sum(axis=2)
+    sums[np.isnan(sums)] = np.inf
+    return sums
+
+
+def _first_lowest(sums: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Per row of ``sums`` (inf where a window has a NaN), the first column of the lowest value among
+    columns 0 … ``last`` of that row; 0 when all of them are inf (as :func:`_best_window`)."""
+    cols = np.arange(sums.shape[1])
+    return np.argmin(np.where(cols[None, :] <= last[:, None], sums, np.inf), axis=1)
+
+
+def choose_starts(
+    sig: IssuedSignal,
+    policy: str,
+    source: str,
+    i: np.ndarray,
+    d: np.ndarray,
+    slack: np.ndarray,
+    threshold_g: float,
+    max_delay: int,
+) -> np.ndarray:
+    """:func:`choose_start` of every job (arrays of steps: arrival ``i``, duration ``d``, ``slack``), the
+    same starts: the windows are summed as there, each duration's sums once over the signal (``oracle``)
+    or once per job over what it knows (``cats``, ``carbon-aware-sdk``), and the lowest found by one
+    ``argmin`` per job. A job the array path does not cover (a negative slack or window count, a duration
+    longer than the forecast) takes :func:`choose_start` itself. ValueError for an unknown policy."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; policies: {', '.join(POLICIES)}")
+    i, d, slack = (np.asarray(a, dtype=np.int64) for a in (i, d, slack))
+    n = sig.steps
+    if policy == "run-now":
+        return i.copy()
+    out = np.empty(i.size, np.int64)
+    if policy == "compute-gardener":
+        limit = np.minimum(np.minimum(max_delay, slack), n - 1 - i)
+        # the first step ≥ t at or below the threshold (n when none): NaN is never below it
+        below = np.flatnonzero(sig.moer <= threshold_g)
+        nxt = np.r_[below, n][np.searchsorted(below, np.arange(n))]
+        off = nxt[np.minimum(i, n - 1)] - i
+        out[:] = i + np.where(off <= limit, off, limit)
+        odd = np.flatnonzero(limit < 0)
+    elif policy == "oracle":
+        last = np.minimum(slack, n - d - i)
+        odd = np.flatnonzero(last < 0)
+        ok = last >= 0
+        for dd in np.unique(d[ok]):
+            sums = _window_sums(sig.moer, int(dd))
+            rows = np.flatnonzero(ok & (d == dd))
+            for c in range(0, rows.size, _CHUNK):
+                r = rows[c : c + _CHUNK]
+                width = int(last[r].max()) + 1
+                cand = sums[np.minimum(i[r, None] + np.arange(width)[None, :], sums.size - 1)]
+                out[r] = i[r] + _first_lowest(cand, last[r])
+    else:  # cats, carbon-aware-sdk: windows whole inside what the job's step knows
+        last = np.full(i.size, HORIZON_STEPS + 1) - d
+        if policy == "carbon-aware-sdk":
+            last = np.minimum(last, slack)
+        last = np.minimum(last, n - d - i)
+        odd = np.flatnonzero(last < 0)
+        ok = last >= 0
+        ahead = np.arange(1, HORIZON_STEPS + 1)
+        for dd in np.unique(d[ok]):
+            rows = np.flatnonzero(ok & (d == dd))
+            for c in range(0, rows.size, _CHUNK):
+                r = rows[c : c + _CHUNK]
+                now = sig.moer[i[r]]
+                if source == "issued":
+                    w = np.column_stack([now, sig.forecast[i[r]]])
+                elif source == "perfect":
+                    k = i[r, None] + ahead[None, :]
+                    w = np.column_stack([now, np.where(k < n, sig.moer[np.minimum(k, n - 1)], np.nan)])
+                elif source == "persistence":
+                    w = np.repeat(now[:, None], HORIZON_STEPS + 1, axis=1)
+                else:
+                    raise ValueError(f"unknown forecast source {source!r}; sources: {', '.join(SOURCES)}")
+                sums = _rows_window_sums(w, int(dd))
+                out[r] = i[r] + _first_lowest(sums, last[r])
+    for k in odd:
+        out[k] = choose_start(
+            sig, policy, source, int(i[k]), int(d[k]), int(slack[k]), threshold_g, max_delay
+        )
+    return out
+
+
 def default_jobs(sig: IssuedSignal, seed: int = 0) -> pl.DataFrame:
     """The default job mix over the signal's span: one job every 30 minutes (arrival jittered in its half
     hour), lasting 30 min, 1 h or 2 h and allowed to wait 1 h, 3 h or 12 h (each equally likely), 1 kW
@@ -345,20 +449,8 @@ def backtest(
         ends = np.minimum(starts + d, sig.steps)
         return (cum[ends] - cum[starts]) * kw * step_h
 
-    pick = np.array(
-        [
-            choose_start(sig, policy, source, int(a), int(b), int(c), threshold_g, mdelay)
-            for a, b, c in zip(i, d, sl, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    best = np.array(
-        [
-            choose_start(sig, "oracle", source, int(a), int(b), int(c), threshold_g, mdelay)
-            for a, b, c in zip(i, d, sl, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    pick = choose_starts(sig, policy, source, i, d, sl, threshold_g, mdelay)
+    best = choose_starts(sig, "oracle", source, i, d, sl, threshold_g, mdelay)
     out = pl.DataFrame(
         {
             "job_id": jobs["job_id"],
@@ -378,13 +470,7 @@ def backtest(
             for c in ("gco2_average", "gco2_average_run_now", "gco2_average_oracle")
         )
     avg_sig = IssuedSignal(sig.name, sig.t0, average, sig.forecast[:, :0], sig.files)
-    best_avg = np.array(
-        [
-            choose_start(avg_sig, "oracle", source, int(a), int(b), int(c), threshold_g, mdelay)
-            for a, b, c in zip(i, d, sl, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    best_avg = choose_starts(avg_sig, "oracle", source, i, d, sl, threshold_g, mdelay)
     return out.with_columns(
         pl.Series("gco2_average", carbon(pick, average)),
         pl.Series("gco2_average_run_now", carbon(i, average)),
@@ -564,13 +650,7 @@ def release_steps(
             f"{sig.files[-1].rsplit('_', 1)[-1][:7]})"
         )
     md = int(max_delay_s // STEP_S)
-    starts = np.array(
-        [
-            choose_start(sig, policy, source, int(a), int(b), int(c), threshold_g, md)
-            for a, b, c in zip(i, d, sl, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    starts = choose_starts(sig, policy, source, i, d, sl, threshold_g, md)
     return np.maximum(starts * float(STEP_S), submit_s)
 
 

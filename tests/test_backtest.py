@@ -90,6 +90,31 @@ def test_rule_invariants(june) -> None:
     ).all()  # released below threshold or at max delay
 
 
+@pytest.mark.parametrize("policy", bt.POLICIES)
+def test_the_array_rules_start_every_job_where_the_one_job_rule_does(june, policy) -> None:
+    """:func:`bt.choose_starts` (every job at once) against :func:`bt.choose_start` (one job), on June and
+    on June with NaNs in the signal and the forecasts: durations past the forecast's 37 steps, negative and
+    zero slack, jobs ending at the signal's last step, two thresholds."""
+    rng = np.random.default_rng(11)
+    holes = bt.IssuedSignal(june.name, june.t0, june.moer.copy(), june.forecast.copy(), june.files)
+    holes.moer[rng.integers(0, june.steps, 40)] = np.nan
+    holes.forecast[rng.integers(0, june.steps, 60), rng.integers(0, 36, 60)] = np.nan
+    m = 800
+    d = rng.integers(1, 60, m)
+    i = np.minimum(rng.integers(0, june.steps, m), june.steps - d)
+    slack = rng.integers(-3, 200, m)
+    i[:5], slack[5:10] = june.steps - d[:5], 0
+    for sig in (june, holes):
+        for source in bt.SOURCES:
+            for thr in (bt.CG_THRESHOLD_G, 250.0):
+                one = [
+                    bt.choose_start(sig, policy, source, *map(int, j), thr, 288)
+                    for j in zip(i, d, slack, strict=True)
+                ]
+                got = bt.choose_starts(sig, policy, source, i, d, slack, thr, 288)
+                assert got.tolist() == one, (sig is holes, source, thr)
+
+
 def test_bad_input_is_one_line(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"unknown signal 'sgip-xyz'; signals: sgip-pge, sgip-sce"):
         bt.read_signal("sgip-xyz", ["2021-06"], bt.sample_files(SAMPLE))
