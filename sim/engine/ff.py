@@ -55,7 +55,7 @@ N_IST = 10
 DONE, GROW_HEAP, GROW_LOG, GROW_QUEUE, GROW_TS = range(5)
 
 
-@kernel_fn
+@kernel_fn(entry=True)
 def _ff_kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,

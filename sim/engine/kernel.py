@@ -528,7 +528,7 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
     return ts, ts_n + 1
 
 
-@kernel_fn
+@kernel_fn(entry=True)
 def _kernel(
     row, submit, duration, cores, mem, use_mem, cap_t, cap_n, n_machines, msize, machine_cores, machine_mem,
     horizon, term_policy, seed, qsize0, record_ts, check, pred, bound, timed, job_lo, job_hi, adm, full_rescan,

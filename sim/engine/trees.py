@@ -126,7 +126,7 @@ def _mt2_first(tf, ta, size, lo, c, tg, stk):
 
 
 # ------------------------------------------------------------------------------ queue tree (min demand)
-@kernel_fn(counted=False)
+@kernel_fn(counted=False, entry=True)
 def _qt_set(tree, size, i, v):
     k = size + i
     tree[k] = v
@@ -158,7 +158,7 @@ def _qt_prefix_min(tree, size, r):
     return res
 
 
-@kernel_fn(counted=False)
+@kernel_fn(counted=False, entry=True)
 def _qt_first_le(tree, size, lo, x):
     """Lowest position >= lo whose demand <= x, or -1."""
     if lo >= size or tree[1] > x:

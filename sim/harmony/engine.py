@@ -192,7 +192,7 @@ def _place(
         _push(ht, hx, hn, t + thr[q[j]], 2 * j + 1)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def run_until(
     t_end,
     mode,
@@ -419,7 +419,7 @@ def run_until(
         tnow[0] = t_end
 
 
-@cached_njit
+@cached_njit(entry=True)
 def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
     """Set the number of on machines per type (see module docstring); returns power-ons per type."""
     M = target_on.shape[0]
@@ -468,7 +468,7 @@ def apply_config(target_on, mtype, type_start, type_end, state, nrun, n_on):
     return ons
 
 
-@cached_njit
+@cached_njit(entry=True)
 def active_lists(state, type_start, type_end):
     """Indices of active machines grouped by type (ascending) with per-type [start, end) offsets."""
     M = type_start.shape[0]
@@ -486,7 +486,7 @@ def active_lists(state, type_start, type_end):
     return idx[:k], s, e
 
 
-@cached_njit
+@cached_njit(entry=True)
 def place_containers(first, target, csize, class_order, mcap, state, occ, slots, type_start, type_end):
     """CBS §7.3.2 / Algorithm 1: keep occupied containers, drop free ones, then first-fit the containers
     still missing onto the active type-m machines in two rounds — up to ``first[m, k]`` (⌊x/(2|R|)⌋, the
@@ -527,7 +527,7 @@ def place_containers(first, target, csize, class_order, mcap, state, occ, slots,
     return placed
 
 
-@cached_njit
+@cached_njit(entry=True)
 def repack_running(
     cand, tgt, csize, class_order, mcap, mtype, type_start, type_end, state, n_on, occ, used, nrun, tused,
     run_qm, cpu, mem, q, slotc, mach,

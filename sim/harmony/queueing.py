@@ -22,7 +22,7 @@ import numpy as np
 from sim.engine._jit import cached_njit
 
 
-@cached_njit
+@cached_njit(entry=True)
 def erlang_c(n: int, a: float) -> float:
     """Probability of waiting in M/M/n with offered load ``a = λ/μ`` (1 if a ≥ n)."""
     if a <= 0.0:
@@ -44,7 +44,7 @@ def mgn_wait(lam: float, mu: float, n: int, cv2: float) -> float:
     return erlang_c(n, a) / (1.0 - rho) * (1.0 + cv2) / 2.0 / (n * mu)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def containers_for_delay(lam: float, mu: float, cv2: float, target_s: float, n_max: int) -> int:
     """Smallest N with ρ < 1 and eq. (1) delay ≤ ``target_s`` (0 if λ = 0; capped at ``n_max``)."""
     if lam <= 0.0 or mu <= 0.0:

@@ -325,7 +325,8 @@ def _row_delete(re2, rc2, rj2, rn2, m, j):
     rn2[m] = k - 1
 
 
-@cached_njit(nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
+# nogil: a sweep worker's watchdog thread can end a scenario over its timeout; entry: Python calls it
+@cached_njit(nogil=True, entry=True)
 def harvest_run(
     submit, duration, cores, row, horizon, tr_t, tr_m, tr_c, cap, used, allocated, last_change, last_dir,
     window_s, min_samples, check, newest, first, start_s, end, att, terms, status, machine, cur_att, acc, cnt,

@@ -36,7 +36,7 @@ def _eq1(xs, cum, e, d, ps_m):
     return _eq1_counts(cum, n, lo, hi, e, d, ps_m)
 
 
-@uncounted
+@uncounted(entry=True)
 def most_likely_to_complete(free, c, d, elapsed, p_shrink, xs, cum):
     """``slacksched-nodelay``'s choice, compiled: the node with room (``free ≥ c``) whose eq. 1 completion
     probability is highest (first on ties), −1 if none has room; the same arithmetic as
@@ -67,7 +67,7 @@ def node_free(cap, used, accept, m):
     return cap[m] - used[m] if accept[m] else -1.0
 
 
-@uncounted
+@uncounted(entry=True)
 def max_free(cap, used, accept):
     """The most free cores of a node, −1 for nodes taking no jobs: ``Cluster.free().max()``, the same value."""
     top = -np.inf
@@ -78,7 +78,7 @@ def max_free(cap, used, accept):
     return top
 
 
-@cached_njit
+@cached_njit(entry=True)
 def nodelay_scan(tree, size, p, top, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, xs, cum,
                  modelled, t):  # fmt: skip
     """``slacksched-nodelay``'s schedule pass, compiled: from queue position ``p`` on, the first queued job
@@ -252,7 +252,7 @@ def _add_claim(
     return True
 
 
-@cached_njit
+@cached_njit(entry=True)
 def cost_scan(
     tree,
     size,
@@ -309,7 +309,7 @@ def cost_scan(
         p += 1
 
 
-@uncounted
+@uncounted(entry=True)
 def oracle_scan(tree, size, p, top, qjob, cores, duration, free, used, cap, fut_ptr, fut_t, fut_c, t):
     """:func:`sim.harvest.cluster.place_oracle` over the queue from position ``p`` (jobs needing ≤ ``top`` cores),
     compiled: the first job with a node, as ``(position, node)``, or ``(-1, -1)``; the same test in the
@@ -353,7 +353,7 @@ def _bucket(x, x0, inv_h, nb):
     return int(v)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def search_table(xs):
     """Bucket index of sorted ``xs``: ``(start, x0, inv_h)`` with ``start[k]`` the first sample whose
     bucket is ≥ ``k`` (``start[nb] = n``). Every sample before ``start[bucket(x)]`` is < ``x`` and every one
@@ -519,7 +519,7 @@ def _wait_order(free, ends, count, claim_end, nclaim):
     return sel[:k].copy(), key
 
 
-@cached_njit
+@cached_njit(entry=True)
 def cost_scan_fast(
     tree, size, p, qjob, cores, duration, cap, used, accept, last_change, last_dir, ps2, ps_grow, xs, cum,
     start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t,
@@ -555,7 +555,7 @@ def cost_scan_fast(
         p += 1
 
 
-@cached_njit
+@cached_njit(entry=True)
 def heartbeat_scan(
     dtree, dsize, drank_job, dgroup, dnext, qpos, cores, duration, cap, used, accept, last_change, last_dir,
     ps2, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count, claimed, claim_end,

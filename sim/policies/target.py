@@ -150,7 +150,7 @@ def _bp_delete(P, m, i):
     plen[m] = n - 1
 
 
-@uncounted
+@uncounted(entry=True)
 def _profile_add(P, m, s, e, c):
     """Add a planned job ``[s, e)`` using ``c`` cores to machine ``m``'s step function."""
     pt, pu, pn, pk, plen, poff, pcap = P
@@ -195,7 +195,7 @@ def _window_end(t_, u_, n, y, s, w, c, lim):
     return z
 
 
-@uncounted
+@uncounted(entry=True)
 def earliest_start(m, t, w, c, cap, P):
     """Earliest s ≥ t such that machine ``m``'s plan leaves ``c`` cores free over ``[s, s + w)``. The
     candidates are t and the planned ends after t (usage only falls there); a candidate whose window meets
@@ -225,7 +225,7 @@ def earliest_start(m, t, w, c, cap, P):
         y += 1
 
 
-@uncounted
+@uncounted(entry=True)
 def starts_now(m, t, w, c, cap, P):
     """Whether :func:`earliest_start` returns ``t`` (a job fits now), from its first candidate alone: if
     that fails the scan moves to a later end, so the answer is no, unless no end follows (only then the
@@ -254,7 +254,7 @@ def _starts_now_at(m, t, w, c, cap, P, i):
     return earliest_start(m, t, w, c, cap, P) <= t
 
 
-@uncounted
+@uncounted(entry=True)
 def _scan(m, t, w, c, cap, P, a):
     """:func:`earliest_start` from t (``a`` < 0), or knowing that every candidate before breakpoint ``a``
     fails: the scan then resumes at the first end from ``a``. Returns (start, index of its end or −1 for t,
@@ -655,7 +655,7 @@ def _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty):
     ist[3] = max(min(m_use, max(alive, 1)), 1)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _machines_added(target, ist, fst, nwait, npend, head, nxt, c, ubusy, udirty):
     """Machines added (``target`` alive, more than before): if ``M_use`` equalled the machines alive before
     and ``U > grow_above``, ``M_use`` grows by one. Returns whether the planned-but-not-started jobs are
@@ -669,7 +669,7 @@ def _machines_added(target, ist, fst, nwait, npend, head, nxt, c, ubusy, udirty)
     return nwait > 0
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _machines_removed(target, ist, fst, npend, head, nxt, c, ubusy, udirty):
     """Machines removed (``target`` alive), their plans dropped and running jobs killed: ``M_alive`` is
     ``target``, ``M_use`` at most that (at least 1), then adapted (the caller re-allocates). The one rule
@@ -679,7 +679,7 @@ def _machines_removed(target, ist, fst, npend, head, nxt, c, ubusy, udirty):
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _on_arrival(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
@@ -697,7 +697,7 @@ def _on_arrival(
     return m
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _on_end(
     j, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version, npend,
     P, ubusy, udirty, catk, catv,
@@ -709,7 +709,7 @@ def _on_end(
     _adapt(ist, fst, npend, head, nxt, c, ubusy, udirty)
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _unplan_pending(
     extra, waiting, status, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach,
     version, npend, P, ubusy, udirty, catk, catv,
@@ -758,7 +758,7 @@ def _unplan_pending(
     return np.unique(todo), todo[:cnt].copy(), old_m, old_s, old_v
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _assign_from(
     todo, i, t, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail, nxt, prv, ps, mach, version,
     npend, P, ubusy, udirty, catk, catv,
@@ -782,7 +782,7 @@ def _assign_from(
     return i
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     """After a re-allocation: a job planned again at its old machine and start (``old_*[k]`` for job
     ``old_j[k]``) gets its old version back (its START event stays valid); returns the others, in ``todo``
@@ -806,7 +806,7 @@ def _settle(todo, old_j, old_m, old_s, old_v, mach, ps, version):
     return out[:k]
 
 
-@uncounted
+@uncounted(entry=True)
 def _min_pending(m, status, head, nxt, ps):
     """Machine ``m``'s planned-but-not-started job with the smallest (start, job), −1 if none."""
     best = -1
@@ -818,7 +818,7 @@ def _min_pending(m, status, head, nxt, ps):
     return best
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _heads_to_push(status, head, nxt, ps, version, evv):
     """Per machine, its first pending job if it has no valid START event yet (marked as pushed)."""
     out = np.empty(head.size, np.int64)
@@ -832,7 +832,7 @@ def _heads_to_push(status, head, nxt, ps, version, evv):
     return out[:k]
 
 
-@cached_njit
+@cached_njit(entry=True)
 def _drop_machines(lo, hi, status, head, tail, nxt, prv, mach, version, npend, P, udirty):
     """Unplan every job on machines ``[lo, hi)`` (turned off); returns them machine by machine in insertion
     order. Their plans empty, so the step functions are cleared at once, not breakpoint by breakpoint."""
@@ -905,7 +905,7 @@ def _drop_stale(ht, hx, hn, status, att, version):
     return k
 
 
-@uncounted
+@uncounted(entry=True)
 def _move(m, plen, poff, pcap, dt, du, dn, dk, st, su, sn, sk, so, off, cap):
     """:meth:`sim.policies.target._Profiles._move`: machine ``m``'s row from offset ``so`` of the source
     arrays to ``off`` of the destination, with room ``cap``."""
@@ -957,7 +957,8 @@ def _fit(pt, pu, pn, pk, plen, poff, pcap, pend):
     return nt, nu, nn, nk, total
 
 
-@cached_njit(nogil=True)  # nogil: a sweep worker's watchdog thread can end a scenario over its timeout
+# nogil: a sweep worker's watchdog thread can end a scenario over its timeout; entry: Python calls it
+@cached_njit(nogil=True, entry=True)
 def target_run(
     horizon, ct, cap_n, stale_slack, ist, fst, kptr, wsort, cptr, cum, r, w, c, head, tail,
     nxt, prv, ps, mach, version, npend, pt, pu, pn, pk, plen, poff, pcap, pend, ubusy, udirty, catk, catv,

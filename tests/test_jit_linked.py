@@ -1,0 +1,79 @@
+"""Functions compiled for their compiled callers only (``cached_njit`` without ``entry``): no Python wrappers,
+cache files of their own, and a Python call still answers (through a twin with the wrappers)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+_MODULE = """
+from sim.engine._jit import cached_njit, uncounted
+
+
+@uncounted
+def bump(x):
+    return x + 1
+
+
+@cached_njit
+def twice(x):
+    return bump(x) * 2
+
+
+@cached_njit(entry=True)
+def outer(x):
+    return twice(x) + 1
+"""
+
+_PROBE = """
+import toy
+print(toy.outer(1), toy.outer(2.5))
+print(type(toy.twice).__name__, "_twin" in vars(toy.twice))
+print(toy.twice(1), toy.bump(2.5), toy.twice(3))
+print(len(toy.outer.stats.cache_hits), len(toy.twice._twin.stats.cache_hits), len(toy.twice.stats.cache_hits))
+"""
+
+
+def _probe(tmp_path: Path) -> list[str]:
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}", NUMBA_CACHE_DIR=str(tmp_path / "nc"))
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.split("\n")
+
+
+def test_a_linked_function_answers_compiled_and_python_callers_and_caches_apart(tmp_path) -> None:
+    (tmp_path / "toy.py").write_text(_MODULE)
+    first = _probe(tmp_path)
+    assert first[0] == "5 8.0"  # compiled callers link the functions without wrappers in
+    assert first[1].startswith("Linked") and first[1].endswith("False")  # no twin until Python calls it
+    assert first[2] == "4 3.5 8"  # Python calls go to the twins with the wrappers (a new type compiles)
+    files = sorted(p.name for p in (tmp_path / "nc").rglob("*.nbi"))
+    assert any("twice@linked-" in f for f in files) and any("bump@linked-" in f for f in files)
+    assert any(f.startswith("toy.twice-") for f in files)  # the twin's own files
+    second = _probe(tmp_path)
+    assert second[:3] == first[:3]
+    # from the caches: the entry's two types, the twin's one; the linked function none (linked into outer)
+    assert second[3] == "2 1 0"
+
+
+def test_warm_calls_no_linked_function_from_python() -> None:
+    """Every function a warm-up simulation calls from Python is an entry: had it been linked, its twin would
+    be compiled beside it (twice the work) — mark it ``entry=True``."""
+    from sim.engine import _jit
+    from sim.warmup import warm
+
+    warm()
+    mods = ["sim.harvest.loop", "sim.harvest.passes", "sim.policies.target", "sim.harmony.engine"]
+    found = list(_jit.compiled().items())
+    for m in mods + ["sim.harmony.queueing"]:
+        found += [(f"{m}.{k}", v) for k, v in vars(importlib.import_module(m)).items()]
+    linked = [(k, v) for k, v in found if hasattr(v, "_twin_opts")]
+    assert len(linked) > 50
+    assert [k for k, v in linked if "_twin" in vars(v)] == []
