@@ -236,6 +236,17 @@ def path_files(paths: list[Path]) -> tuple[Callable[[str], tuple[bytes, str]], d
 
 
 # ---------------------------------------------------------------------------------------------- rules
+def _window_sums(values: np.ndarray, d: int) -> np.ndarray:
+    """The sum of every window of ``d`` steps of ``values`` (row ``t``: ``values[t : t + d]``), NaN → inf:
+    the windows as one strided view, each row summed (numpy's sliding_window_view builds the same view with
+    more checks: 36 against 11 µs a call in a microbenchmark, measured 2026-12-03)."""
+    v = np.ascontiguousarray(values)
+    step = v.strides[0]
+    sums = np.ndarray((v.size - d + 1, d), v.dtype, v, 0, (step, step)).sum(axis=1)
+    sums[np.isnan(sums)] = np.inf
+    return sums
+
+
 def _best_window(values: np.ndarray, d: int, last_start: int) -> int:
     """Offset of the first window of ``d`` steps with the lowest sum in ``values`` among starts
     0 … ``last_start`` whose window has no NaN; 0 when there is none. Sums are summed per window (not
@@ -243,13 +254,7 @@ def _best_window(values: np.ndarray, d: int, last_start: int) -> int:
     last_start = min(last_start, values.size - d)
     if last_start < 0:
         return 0
-    # the windows as one strided view, summed along each row: numpy's sliding_window_view builds the same
-    # view with more checks (36 against 11 µs a call in a microbenchmark; `varcap run`'s backtests decide
-    # 280,832 starts; measured 2026-12-03)
-    v = np.ascontiguousarray(values[: last_start + d])
-    step = v.strides[0]
-    sums = np.ndarray((last_start + 1, d), v.dtype, v, 0, (step, step)).sum(axis=1)
-    sums[np.isnan(sums)] = np.inf
+    sums = _window_sums(values[: last_start + d], d)
     return int(np.argmin(sums)) if np.isfinite(sums).any() else 0
 
 
@@ -287,16 +292,6 @@ def choose_start(
 
 #: jobs whose candidate windows one array holds at a time in :func:`choose_starts`
 _CHUNK = 4096
-
-
-def _window_sums(values: np.ndarray, d: int) -> np.ndarray:
-    """The sum of every window of ``d`` steps of ``values`` (row ``t``: ``values[t : t + d]``), summed per
-    window exactly as :func:`_best_window` sums them (one strided view, each row summed), NaN → inf."""
-    v = np.ascontiguousarray(values)
-    step = v.strides[0]
-    sums = np.ndarray((v.size - d + 1, d), v.dtype, v, 0, (step, step)).sum(axis=1)
-    sums[np.isnan(sums)] = np.inf
-    return sums
 
 
 def _rows_window_sums(w: np.ndarray, d: int) -> np.ndarray:
