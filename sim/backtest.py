@@ -290,8 +290,10 @@ def choose_start(
     raise ValueError(f"unknown policy {policy!r}; policies: {', '.join(POLICIES)}")
 
 
-#: jobs whose candidate windows one array holds at a time in :func:`choose_starts`
+#: jobs whose candidate windows one array holds at a time in :func:`choose_starts`, and the most candidate
+#: starts such an array holds (2**22: 32 MB; a chunk of jobs with long slacks takes fewer jobs)
 _CHUNK = 4096
+_CELLS = 1 << 22
 
 
 def _rows_window_sums(w: np.ndarray, d: int) -> np.ndarray:
@@ -348,9 +350,11 @@ def choose_starts(
         for dd in np.unique(d[ok]):
             sums = _window_sums(sig.moer, int(dd))
             rows = np.flatnonzero(ok & (d == dd))
-            for c in range(0, rows.size, _CHUNK):
-                r = rows[c : c + _CHUNK]
-                width = int(last[r].max()) + 1
+            c = 0
+            while c < rows.size:
+                width = int(last[rows[c : c + _CHUNK]].max()) + 1
+                r = rows[c : c + max(1, min(_CHUNK, _CELLS // width))]
+                c += r.size
                 cand = sums[np.minimum(i[r, None] + np.arange(width)[None, :], sums.size - 1)]
                 out[r] = i[r] + _first_lowest(cand, last[r])
     else:  # cats, carbon-aware-sdk: windows whole inside what the job's step knows

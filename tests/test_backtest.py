@@ -91,7 +91,7 @@ def test_rule_invariants(june) -> None:
 
 
 @pytest.mark.parametrize("policy", bt.POLICIES)
-def test_the_array_rules_start_every_job_where_the_one_job_rule_does(june, policy) -> None:
+def test_the_array_rules_start_every_job_where_the_one_job_rule_does(june, policy, monkeypatch) -> None:
     """:func:`bt.choose_starts` (every job at once) against :func:`bt.choose_start` (one job), on June and
     on June with NaNs in the signal and the forecasts: durations past the forecast's 37 steps, negative and
     zero slack, jobs ending at the signal's last step, two thresholds."""
@@ -113,6 +113,10 @@ def test_the_array_rules_start_every_job_where_the_one_job_rule_does(june, polic
                 ]
                 got = bt.choose_starts(sig, policy, source, i, d, slack, thr, 288)
                 assert got.tolist() == one, (sig is holes, source, thr)
+                with monkeypatch.context() as m:  # chunks cut by their candidate starts, not their jobs
+                    m.setattr(bt, "_CELLS", 150)
+                    got = bt.choose_starts(sig, policy, source, i, d, slack, thr, 288)
+                assert got.tolist() == one, (sig is holes, source, thr, "small chunks")
 
 
 def test_bad_input_is_one_line(tmp_path) -> None:
