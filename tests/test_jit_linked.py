@@ -63,15 +63,17 @@ def test_a_linked_function_answers_compiled_and_python_callers_and_caches_apart(
 
 
 _WARM_PROBE = """
-import importlib
+import sys
 
 from sim.engine import _jit
 from sim.warmup import warm
 
 warm()
+# the engine's dispatchers, and every compiled function a simulator module the warm-up imported defines
 found = list(_jit.compiled().items())
-for m in ("sim.harvest.loop", "sim.harvest.passes", "sim.policies.target", "sim.harmony.engine", "sim.harmony.queueing"):
-    found += [(m + "." + k, v) for k, v in vars(importlib.import_module(m)).items()]
+for m, mod in list(sys.modules.items()):
+    if m.startswith("sim."):
+        found += [(m + "." + k, v) for k, v in vars(mod).items()]
 linked = [(k, v) for k, v in found if hasattr(v, "_twin_opts")]
 print(len(linked), " ".join(sorted(k for k, v in linked if "_twin" in vars(v))))
 """
