@@ -62,6 +62,70 @@ def test_a_linked_function_answers_compiled_and_python_callers_and_caches_apart(
     assert second[3] == "2 1 0"
 
 
+_STUB_PROBE = """
+import toy
+import toyr
+
+print(toy.outer(1), toyr.parity(10), toyr.parity(7))
+for disp in (toy.twice, toy.bump, toyr.is_even):
+    lib = next(iter(disp.overloads.values())).library
+    stub = vars(lib).get("_stub")
+    if stub is None:
+        print(type(lib).__name__, "numba's own")
+        continue
+    defined = [f.name for f in stub.functions if not f.is_declaration]
+    envs = [g.name for g in stub.global_variables if g.name.startswith("_ZN08NumbaEnv")]
+    print(type(lib).__name__, len(defined), len(envs) > 0)
+"""
+
+_RECURSIVE = """
+from sim.engine._jit import cached_njit
+
+
+@cached_njit
+def is_even(n):
+    if n == 0:
+        return True
+    return is_odd(n - 1)
+
+
+@cached_njit
+def is_odd(n):
+    if n == 0:
+        return False
+    return is_even(n - 1)
+
+
+@cached_njit(entry=True)
+def parity(n):
+    return is_even(n)
+"""
+
+
+def test_a_linked_function_is_turned_into_machine_code_only_in_its_callers(tmp_path) -> None:
+    """A linked function's own library emits no machine code of its functions (its callers link its IR
+    in): only a stub of its environment globals, which numba fills in. One resolved through a mutually
+    recursive call (numba links it through the library's own machine code) is finalized as numba does.
+    Compiling process only: numba's cache cannot reload mutual recursion (plain ``njit(cache=True)``
+    crashes on it as well)."""
+    (tmp_path / "toy.py").write_text(_MODULE)
+    (tmp_path / "toyr.py").write_text(_RECURSIVE)
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}", NUMBA_CACHE_DIR=str(tmp_path / "nc"))
+    out = subprocess.run(
+        [sys.executable, "-c", _STUB_PROBE],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.split("\n")
+    assert lines[0] == "5 True False"
+    assert lines[1] == lines[2] == "LinkedLibrary 0 True"  # twice, bump: no function, their env globals
+    assert lines[3] == "LinkedLibrary numba's own"  # is_even: a mutually recursive call
+
+
 _WARM_PROBE = """
 import sys
 
