@@ -40,7 +40,7 @@ from sim.engine.kernel import (
     _terminate,
     _violations,
 )
-from sim.engine.kit import heap1_pop, heap1_push
+from sim.engine.kit import copy_cols, copy_head, copy_rows, heap1_pop, heap1_push
 from sim.engine.log import LOG_END, LOG_JOB, LOG_MACHINE, LOG_OUTCOME, LOG_START, LOG_USEFUL
 from sim.engine.queue import CLS_H2, CLS_H4, CLS_L, _q_room, _qx_new
 from sim.engine.trees import _mt_first_ge, _mt_set, _qt_first_le, _qt_set
@@ -139,7 +139,7 @@ def _ff_kernel(
             qt0 = qt[0]
         elif code == GROW_TS:
             grown_ts = np.empty((3, 2 * ts.shape[1]))
-            grown_ts[:, : ist[I_TS_N]] = ts[:, : ist[I_TS_N]]
+            copy_cols(grown_ts, ts, ist[I_TS_N])
             ts = grown_ts
         else:
             break
@@ -175,8 +175,8 @@ def _grown_heap(ht, hx, hn, need):
     size = max(need, 2 * ht.shape[0] + 16)
     ht2 = np.empty(size)
     hx2 = np.empty((size, hx.shape[1]), np.int64)
-    ht2[:hn] = ht[:hn]
-    hx2[:hn] = hx[:hn]
+    copy_head(ht2, ht, hn)
+    copy_rows(hx2, hx, hn)
     return ht2, hx2
 
 
@@ -184,7 +184,7 @@ def _grown_heap(ht, hx, hn, need):
 def _grown_log(alog, an, need):
     """The attempt log with room for ``need`` rows: a copy of the first ``an``, at least doubled."""
     grown = np.empty((max(need, 2 * alog.shape[0] + 16), alog.shape[1]))
-    grown[:an] = alog[:an]
+    copy_rows(grown, alog, an)
     return grown
 
 

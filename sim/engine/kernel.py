@@ -48,7 +48,7 @@ from sim.engine.admission import (
     _period_index,
     _wakeups,
 )
-from sim.engine.kit import heap1_pop, heap1_push
+from sim.engine.kit import copy_cols, copy_head, copy_rows, heap1_pop, heap1_push
 from sim.engine.log import (
     LOG_COLUMNS,
     LOG_END,
@@ -149,13 +149,18 @@ def _set_machines_alive(
                 _bound_at_up(bound, m, t, ma4, msize, adm)
         fresh = on[~is_dirty[on]]  # _mark_dirty of each, in machine order
         is_dirty[fresh] = True
-        dirty[nd : nd + fresh.size] = fresh
+        for i in range(fresh.size):
+            dirty[nd + i] = fresh[i]
         nd += fresh.size
         cnt[C_N_ALIVE] += on.size
         mcap[on] = machine_cores
-        free_c[on] = np.where(head[on] < 0, machine_cores, free_c[on])
+        for (
+            m
+        ) in on:  # element by element: an array assigned through an index array (sim.engine.kit.copy_head)
+            if head[m] < 0:
+                free_c[m] = machine_cores
+            mtree[msize + m] = free_c[m]
         acc[A_ALIVE_CORES] = _add_each(acc[A_ALIVE_CORES], mcap[on], 1.0)
-        mtree[msize + on] = free_c[on]
         _mt_fix(mtree, msize, on[0], on[-1])
         freed = True
     elif target < cnt[C_N_ALIVE]:
@@ -520,7 +525,7 @@ def _record(ts, ts_n, t, alive_cores, used_cores):
     """Append (t, alive cores, used cores) to the time series (grown by doubling)."""
     if ts_n >= ts.shape[1]:
         grown = np.empty((3, 2 * ts.shape[1]))
-        grown[:, :ts_n] = ts[:, :ts_n]
+        copy_cols(grown, ts, ts_n)
         ts = grown
     ts[0, ts_n] = t
     ts[1, ts_n] = alive_cores
@@ -667,17 +672,17 @@ def _kernel(
             size = max(2 * hn + 16, hn + room)
             ht2 = np.empty(size)
             hx2 = np.empty((size, hx.shape[1]), np.int64)
-            ht2[:hn] = ht[:hn]
-            hx2[:hn] = hx[:hn]
+            copy_head(ht2, ht, hn)
+            copy_rows(hx2, hx, hn)
             ht = ht2
             hx = hx2
         if an + room > alog.shape[0]:  # log._log_open's growth, or more
             grown = np.empty((max(2 * alog.shape[0] + 16, an + room), LOG_COLUMNS))
-            grown[:an] = alog[:an]
+            copy_rows(grown, alog, an)
             alog = grown
         if record_ts and ts_n >= ts.shape[1]:
             grown_ts = np.empty((3, 2 * ts.shape[1]))
-            grown_ts[:, :ts_n] = ts[:, :ts_n]
+            copy_cols(grown_ts, ts, ts_n)
             ts = grown_ts
         qjob, qt = _q_room(qjob, qt, qsize, qneed)  # room for the compactions the instant may make
         while True:

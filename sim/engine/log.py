@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.engine._jit import kernel_fn
+from sim.engine.kit import copy_rows
 from sim.metrics import ATT_RUNNING
 
 LOG_JOB, LOG_START, LOG_END, LOG_OUTCOME, LOG_MACHINE, LOG_USEFUL = 0, 1, 2, 3, 4, 5
@@ -19,7 +20,7 @@ def _log_open(alog, an, cur_att, j, m, t, horizon):
     """Append a running attempt of job j on machine m from t (end = horizon until it closes)."""
     if an >= alog.shape[0]:
         grown = np.empty((2 * alog.shape[0] + 16, 6))
-        grown[:an] = alog[:an]
+        copy_rows(grown, alog, an)
         alog = grown
     alog[an, LOG_JOB] = j
     alog[an, LOG_START] = t

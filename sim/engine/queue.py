@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.engine._jit import kernel_fn
+from sim.engine.kit import copy_cols, copy_head
 from sim.engine.trees import _qt_prefix_min
 
 INF = np.inf
@@ -417,9 +418,9 @@ def _q_room(qjob, qt, qsize, need):
     if qjob.shape[0] >= need:
         return qjob, qt
     nq = np.full(need, -1, np.int64)
-    nq[:qsize] = qjob[:qsize]
+    copy_head(nq, qjob, qsize)
     nt = np.full((qt.shape[0], 2 * need), INF)
-    nt[:, : 2 * qsize] = qt[:, : 2 * qsize]
+    copy_cols(nt, qt, 2 * qsize)
     return nq, nt
 
 

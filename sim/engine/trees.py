@@ -43,13 +43,10 @@ def _mt_fix(tree, size, lo, hi):
     a = (size + lo) >> 1
     b = (size + hi) >> 1
     while a >= 1:
-        if b - a >= 32:  # a wide level in one step (the same maxima: no value in a tree is NaN)
-            tree[a : b + 1] = np.maximum(tree[2 * a : 2 * b + 2 : 2], tree[2 * a + 1 : 2 * b + 2 : 2])
-        else:
-            for k in range(a, b + 1):
-                x = tree[2 * k]
-                y = tree[2 * k + 1]
-                tree[k] = x if x > y else y
+        for k in range(a, b + 1):
+            x = tree[2 * k]
+            y = tree[2 * k + 1]
+            tree[k] = x if x > y else y
         a >>= 1
         b >>= 1
 

@@ -43,6 +43,7 @@ from sim.engine._jit import cached_njit, compiled, stamp_loop_cache, uncounted
 
 INF = np.inf
 heap_push, heap_pop = compiled()["heap_push"], compiled()["heap_pop"]  # the compiled-loop kit's event heap
+copy_head, copy_rows = compiled()["copy_head"], compiled()["copy_rows"]  # slice copies: sim.engine.kit
 stamp_loop_cache(__file__, "harmony")  # this module's cache files go when it or an engine source changes
 
 
@@ -103,7 +104,7 @@ def _scan(
                 order[k] = m
                 k += 1
     else:
-        order[:] = eff
+        copy_head(order, eff, eff.size)
     for m in order:
         if mode == 2 and fs[m, 2 * q[j]] <= 0:  # no free container of the class on this type
             continue
@@ -563,7 +564,8 @@ def repack_running(
     have = np.zeros((M, K), np.int64)
     ptr = np.empty((M, K), np.int64)
     for m in range(M):
-        ptr[m, :] = type_start[m]
+        for k in range(K):
+            ptr[m, k] = type_start[m]
     moved, stuck = 0, 0
     for c in range(cand.shape[0]):
         j = cand[c]
@@ -613,7 +615,7 @@ def repack_running(
     for i in range(n_m):
         if u[i, 0] > mcap[i, 0] + 1e-9 or u[i, 1] > mcap[i, 1] + 1e-9:
             return 0, stuck
-    used[:, :] = u
+    copy_rows(used, u, u.shape[0])
     nrun[:] = 0
     occ[:, :] = 0
     tused[:, :] = 0.0

@@ -52,6 +52,7 @@ _qt_first_le = compiled()["_qt_first_le"]
 _qt_set = compiled()["_qt_set"]
 heap_room, heap_push, heap_pop = compiled()["heap_room"], compiled()["heap_push"], compiled()["heap_pop"]
 np_sum, log_new = compiled()["np_sum"], compiled()["log_new"]
+copy_head, copy_cols = compiled()["copy_head"], compiled()["copy_cols"]  # slice copies: sim.engine.kit
 attempt_start, attempt_complete, attempt_kill = (
     compiled()[f] for f in ("attempt_start", "attempt_complete", "attempt_kill")
 )
@@ -128,11 +129,11 @@ def _window(sx, scum, ns, hist_x, mhead, mnh, h, nh):
     size = nh - h
     if scum.size < size + 1:
         g1, g2 = np.empty(2 * size + 16), np.empty(2 * size + 17)
-        g1[:ns] = sx[:ns]
-        g2[: ns + 1] = scum[: ns + 1]
+        copy_head(g1, sx, ns)
+        copy_head(g2, scum, ns + 1)
         sx, scum = g1, g2
     if mhead < 0 or (gone_hi - mhead) + (nh - add_lo) > 32:
-        sx[:size] = np.sort(hist_x[h:nh])
+        copy_head(sx, np.sort(hist_x[h:nh]), size)
         ns = size
         lo = 0
     else:
@@ -198,7 +199,8 @@ def choice(rng, a, size):
         for i in range(pop - 1, first - 1, -1):
             j = rng.integers(0, i + 1)
             full[i], full[j] = full[j], full[i]
-        idx[:] = full[pop - size :]
+        for i in range(size):
+            idx[i] = full[pop - size + i]
     else:
         mask = np.uint64(1.2 * size)  # numpy's _gen_mask: all ones up to the top bit
         for sh in (1, 2, 4, 8, 16, 32):
@@ -301,7 +303,9 @@ def _row_insert(re2, rc2, rj2, rn2, m, j, e, c):
     if k == re2.shape[1]:
         M, w = re2.shape
         g1, g2, g3 = np.zeros((M, 2 * w)), np.zeros((M, 2 * w)), np.zeros((M, 2 * w), np.int64)
-        g1[:, :w], g2[:, :w], g3[:, :w] = re2, rc2, rj2
+        copy_cols(g1, re2, w)
+        copy_cols(g2, rc2, w)
+        copy_cols(g3, rj2, w)
         re2, rc2, rj2 = g1, g2, g3
     i = k
     while i > 0 and re2[m, i - 1] > e:
@@ -493,8 +497,8 @@ def harvest_run(
                                 break
                             w = claim_end.shape[1]
                             g1, g2 = np.zeros((M, 2 * w)), np.zeros((M, 2 * w))
-                            g1[:, :w] = claim_end
-                            g2[:, :w] = claim_cores
+                            copy_cols(g1, claim_end, w)
+                            copy_cols(g2, claim_cores, w)
                             claim_end, claim_cores = g1, g2
                             q = p
                     elif policy == HEARTBEAT:  # Heartbeat.scan: the start's queue position and node
@@ -524,7 +528,7 @@ def harvest_run(
                     hn = heap_push(ht, hx, hn, e, j, att[j], 0, 0)
                     if nrun[m] == njobs.shape[1]:
                         grown = np.zeros((M, 2 * njobs.shape[1]), np.int64)
-                        grown[:, : njobs.shape[1]] = njobs
+                        copy_cols(grown, njobs, njobs.shape[1])
                         njobs = grown
                     njobs[m, nrun[m]] = j
                     npos[j] = nrun[m]

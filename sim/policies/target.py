@@ -81,7 +81,7 @@ stamp_loop_cache(__file__, "target")
 heap_room, heap_push, heap_pop, heap_make = (
     _KIT[f] for f in ("heap_room", "heap_push", "heap_pop", "heap_make")
 )
-pairwise_sum, log_new = _KIT["pairwise_sum"], _KIT["log_new"]
+pairwise_sum, log_new, copy_head = _KIT["pairwise_sum"], _KIT["log_new"], _KIT["copy_head"]
 attempt_start, attempt_complete, attempt_kill = (
     _KIT[f] for f in ("attempt_start", "attempt_complete", "attempt_kill")
 )
@@ -753,8 +753,10 @@ def _unplan_pending(
             while q >= 0:
                 _profile_add(P, m, ps[q], ps[q] + w[q], c[q])
                 q = nxt[q]
-    todo[k : k + extra.size] = extra
-    todo[k + extra.size :] = waiting
+    for i in range(extra.size):  # slice copies element by element: sim.engine.kit.copy_head
+        todo[k + i] = extra[i]
+    for i in range(waiting.size):
+        todo[k + extra.size + i] = waiting[i]
     return np.unique(todo), todo[:cnt].copy(), old_m, old_s, old_v
 
 
@@ -899,7 +901,8 @@ def _drop_stale(ht, hx, hn, status, att, version):
             keep = tag == version[j]
         if keep:
             ht[k] = ht[i]
-            hx[k] = hx[i]
+            for col in range(hx.shape[1]):  # a row copied element by element: sim.engine.kit.copy_head
+                hx[k, col] = hx[i, col]
             k += 1
     heap_make(ht, hx, k)
     return k
@@ -979,7 +982,7 @@ def target_run(
     seq = 0  # Loop.push's sequence number (ENDs)
     # the waiting list (jobs no machine could take)
     wbuf = np.empty(max(16, waiting.size), np.int64)
-    wbuf[: waiting.size] = waiting
+    copy_head(wbuf, waiting, waiting.size)
     nw = waiting.size
     # attempt log
     log_job, log_start, log_end, log_out, log_m = log_new(n)
@@ -1044,7 +1047,7 @@ def target_run(
             else:
                 if nw == wbuf.size:
                     wb2 = np.empty(2 * nw, np.int64)
-                    wb2[:nw] = wbuf[:nw]
+                    copy_head(wb2, wbuf, nw)
                     wbuf = wb2
                 wbuf[nw] = j
                 nw += 1
@@ -1087,7 +1090,7 @@ def target_run(
                         else:
                             if nw == wbuf.size:
                                 wb2 = np.empty(2 * nw, np.int64)
-                                wb2[:nw] = wbuf[:nw]
+                                copy_head(wb2, wbuf, nw)
                                 wbuf = wb2
                             wbuf[nw] = jj
                             nw += 1
@@ -1111,7 +1114,7 @@ def target_run(
                 if ist[4] == 0:
                     if todo.size > wbuf.size:
                         wbuf = np.empty(todo.size, np.int64)
-                    wbuf[: todo.size] = todo
+                    copy_head(wbuf, todo, todo.size)
                     nw = todo.size
                     continue
                 i = 0
