@@ -400,7 +400,9 @@ def _linked_compiler() -> type:
         def _finalize_final_module(self) -> None:
             mod = self._final_module
             if any(gv.name.startswith(RuntimeLinker.PREFIX) for gv in mod.global_variables):
-                super()._finalize_final_module()  # a recursive call: resolved through its machine code
+                # a recursive call, resolved through this library's machine code: numba's passes and code
+                JITCodeLibrary._optimize_final_module(self)
+                super()._finalize_final_module()
                 return
             self._finalize_dynamic_globals()
             self._verify_declare_only_symbols()

@@ -154,9 +154,8 @@ def _set_machines_alive(
         nd += fresh.size
         cnt[C_N_ALIVE] += on.size
         mcap[on] = machine_cores
-        for (
-            m
-        ) in on:  # element by element: an array assigned through an index array (sim.engine.kit.copy_head)
+        # element by element, not an array assigned through an index array (sim.engine.kit.copy_head)
+        for m in on:
             if head[m] < 0:
                 free_c[m] = machine_cores
             mtree[msize + m] = free_c[m]
