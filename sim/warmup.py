@@ -58,16 +58,19 @@ def warm_policies() -> tuple[str, ...]:
 #: Harmony's compiled engine: not a policy of the registry (its own simulator), warmed by
 #: :func:`warm_harmony`; :func:`cold_hooks` names it ``harmony``
 HARMONY_MODULE = "sim.harmony.engine"
+#: every module of Harmony's compiled functions (the engine, the queueing model's container counts):
+#: a cold cache of any of them is a cold Harmony
+HARMONY_MODULES = (HARMONY_MODULE, "sim.harmony.queueing")
 
 
 def hook_modules() -> dict[str, str]:
     """Modules of numba functions of their own (outside the engine kernel) → the warm policy whose warm-up
-    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`), and Harmony's engine →
+    compiles them (its entry's ``compiled_modules``; :func:`cold_hooks`), and Harmony's modules →
     ``harmony``."""
     from sim.policies import entries
 
     return {m: name for name, e in entries() if e.warm for m in e.compiled_modules} | {
-        HARMONY_MODULE: "harmony"
+        m: "harmony" for m in HARMONY_MODULES
     }
 
 
@@ -103,12 +106,13 @@ def module_cached(name: str) -> bool:
 
 def cold_hooks() -> tuple[str, ...]:
     """Every warm policy one of whose ``compiled_modules`` has no cached numba function (several policies
-    may compile parts of one module: all of them run), and ``harmony`` if Harmony's engine has none."""
+    may compile parts of one module: all of them run), and ``harmony`` if one of Harmony's modules has
+    none."""
     from sim.policies import entries
 
     cold = {m for m in hook_modules() if not module_cached(m)}
     pols = tuple(name for name, e in entries() if e.warm and cold & set(e.compiled_modules))
-    return pols + (("harmony",) if HARMONY_MODULE in cold else ())
+    return pols + (("harmony",) if cold & set(HARMONY_MODULES) else ())
 
 
 def kernel_cached() -> bool | None:

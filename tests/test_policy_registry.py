@@ -52,6 +52,7 @@ def test_warm_list_is_read_from_the_entries() -> None:
         "sim.harvest.loop": "slacksched-nodelay",
         "sim.harvest.passes": "slacksched-heartbeat",  # and slacksched (cold_hooks runs both)
         "sim.harmony.engine": "harmony",
+        "sim.harmony.queueing": "harmony",
     }
     assert {n for n, e in policies.entries() if e.warm and e.warm_capacity == "harvest"} == {
         "capsched", "oracle", "slacksched", "slacksched-nodelay", "slacksched-heartbeat"

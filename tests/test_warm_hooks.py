@@ -24,6 +24,15 @@ def test_a_cold_warm_up_covers_every_hook_module() -> None:
     assert {"sim.policies.target", "sim.harvest.passes", warmup.HARMONY_MODULE} <= set(warmup.HOOK_MODULES)
 
 
+def test_a_cold_harmony_module_alone_makes_harmony_cold(monkeypatch) -> None:
+    """Harmony's queueing model compiles a function of its own: its cache cold, the engine's warm, Harmony
+    is warmed again (it used to be left to the first Harmony run)."""
+    monkeypatch.setattr(warmup, "module_cached", lambda m: m != "sim.harmony.queueing")
+    assert warmup.cold_hooks() == ("harmony",)
+    monkeypatch.setattr(warmup, "module_cached", lambda m: True)
+    assert warmup.cold_hooks() == ()
+
+
 def test_varcap_warm_compiles_cold_hooks_when_the_kernel_is_warm(monkeypatch, capsys) -> None:
     from pipelines.cli.data import cmd_warm
 
