@@ -176,7 +176,8 @@ def _slice_copies(path: Path) -> list[str]:
                     sliced = isinstance(t, ast.Subscript) and any(
                         isinstance(x, ast.Slice) for x in ast.walk(t.slice)
                     )
-                    if sliced and not isinstance(st.value, ast.Constant | ast.UnaryOp):
+                    v = st.value.operand if isinstance(st.value, ast.UnaryOp) else st.value
+                    if sliced and not isinstance(v, ast.Constant):
                         found.append(f"{path.name}:{st.lineno} {fn.name}: {ast.unparse(st)}")
     return found
 

@@ -149,8 +149,7 @@ def _set_machines_alive(
                 _bound_at_up(bound, m, t, ma4, msize, adm)
         fresh = on[~is_dirty[on]]  # _mark_dirty of each, in machine order
         is_dirty[fresh] = True
-        for i in range(fresh.size):
-            dirty[nd + i] = fresh[i]
+        copy_head(dirty[nd:], fresh, fresh.size)
         nd += fresh.size
         cnt[C_N_ALIVE] += on.size
         mcap[on] = machine_cores

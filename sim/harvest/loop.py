@@ -199,8 +199,7 @@ def choice(rng, a, size):
         for i in range(pop - 1, first - 1, -1):
             j = rng.integers(0, i + 1)
             full[i], full[j] = full[j], full[i]
-        for i in range(size):
-            idx[i] = full[pop - size + i]
+        copy_head(idx, full[pop - size :], size)
     else:
         mask = np.uint64(1.2 * size)  # numpy's _gen_mask: all ones up to the top bit
         for sh in (1, 2, 4, 8, 16, 32):

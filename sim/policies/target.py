@@ -753,10 +753,8 @@ def _unplan_pending(
             while q >= 0:
                 _profile_add(P, m, ps[q], ps[q] + w[q], c[q])
                 q = nxt[q]
-    for i in range(extra.size):  # slice copies element by element: sim.engine.kit.copy_head
-        todo[k + i] = extra[i]
-    for i in range(waiting.size):
-        todo[k + extra.size + i] = waiting[i]
+    copy_head(todo[k:], extra, extra.size)
+    copy_head(todo[k + extra.size :], waiting, waiting.size)
     return np.unique(todo), todo[:cnt].copy(), old_m, old_s, old_v
 
 
