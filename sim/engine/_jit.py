@@ -309,6 +309,59 @@ def _unliteral_first(disp: Any) -> None:
     disp.get_call_template = get_call_template
 
 
+_FLAGS_PATCHED: list[bool] = []
+
+
+def _quick_flag_compare() -> None:
+    """Make numba's comparison of two sets of compile options (``TargetConfig``) cheap, with the same results.
+
+    numba looks up every overload it types in a cache keyed by the compile options in force; the key's
+    hash and equality read every option (about 40 property reads into a new dict) each time, and the
+    options' hash covers only their names, so a lookup compares with every entry of the same types (most
+    compare unequal: 41,194 of 55,883 in a cold warm-up of First-Fit). That was 8.2 % of a cold ``varcap
+    warm`` (py-spy, 2026-12-04). Here the hash is the same value computed once per class (the sorted option
+    names, as numba's) and equality compares the options set over each class's defaults: the dict
+    numba's ``values()`` builds, since each option's getter is ``_values.get(name, default)`` (checked
+    here; a class whose options are read otherwise keeps numba's comparison). The same answers, so the
+    same cache entries and the same machine code."""
+    if _FLAGS_PATCHED:
+        return
+    from numba.core.targetconfig import TargetConfig
+
+    orig_eq = TargetConfig.__eq__
+    hashes: dict[type, int] = {}
+    defaults: dict[type, dict[str, Any] | None] = {}
+
+    def plain_getters(cls: type) -> dict[str, Any] | None:
+        for k in cls.options:  # type: ignore[attr-defined]
+            prop = getattr(cls, k, None)
+            if not isinstance(prop, property) or not prop.fget.__qualname__.endswith(
+                "make_prop.<locals>.getter"
+            ):
+                return None
+        return {k: o.default for k, o in cls.options.items()}  # type: ignore[attr-defined]
+
+    def __hash__(self: Any) -> int:
+        h = hashes.get(type(self))
+        if h is None:
+            h = hashes[type(self)] = hash(tuple(sorted(self.options)))
+        return h
+
+    def __eq__(self: Any, other: Any) -> Any:
+        cls = type(self)
+        if type(other) is cls:
+            if self._values == other._values:
+                return True
+            d = defaults[cls] if cls in defaults else defaults.setdefault(cls, plain_getters(cls))
+            if d is not None:
+                return {**d, **self._values} == {**d, **other._values}
+        return orig_eq(self, other)
+
+    TargetConfig.__hash__ = __hash__  # type: ignore[method-assign,assignment]
+    TargetConfig.__eq__ = __eq__  # type: ignore[method-assign,assignment]
+    _FLAGS_PATCHED.append(True)
+
+
 def cached_njit(fn: Callable[..., Any] | None = None, *, entry: bool = False, **opts: Any) -> Any:
     """``numba.njit(cache=True, **opts)`` with checked cache files (above), typed with plain argument types
     first when called from compiled code (:func:`_unliteral_first`): how every compiled function of the
@@ -326,6 +379,7 @@ def cached_njit(fn: Callable[..., Any] | None = None, *, entry: bool = False, **
     def make(f: Callable[..., Any]) -> Any:
         from numba import njit
 
+        _quick_flag_compare()
         if entry:
             disp = njit(cache=True, **opts)(f)
             disp._cache = _checked_cache_class()(disp.py_func)
