@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,19 +212,76 @@ def capacity_needs(capacity: dict[str, Any] | CapacitySpec) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+class _Watched(Mapping[str, Any]):
+    """A read-only view of a scenario's ``settings`` or ``capacity`` that notes whether it was read."""
+
+    def __init__(self, d: Mapping[str, Any]) -> None:
+        self._d = d
+        self.read = False
+
+    def __getitem__(self, k: str) -> Any:
+        self.read = True
+        return self._d[k]
+
+    def __iter__(self) -> Iterator[str]:
+        self.read = True
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        self.read = True
+        return len(self._d)
+
+
+#: jobs built in this process: (workload, platform, horizon, load, seed, template file) → [(settings or
+#: None, capacity or None, jobs)], None where the builder did not read it; the newest keys last
+_BUILT: OrderedDict[tuple[Any, ...], list[tuple[Any, Any, pl.DataFrame]]] = OrderedDict()
+BUILT_KEEP = 8  # workloads kept per process (a study's scenarios of one instance share one)
+
+
+def workload_key(sc: Scenario) -> tuple[str, int, float, float, float, int]:
+    """What a scenario's jobs are built from, besides settings a builder may read: scenarios with equal
+    keys share their jobs (:func:`build_jobs`)."""
+    return (
+        sc.workload,
+        sc.machines or 0,
+        float(sc.cores),
+        float(sc.horizon_days),
+        float(sc.load),
+        int(sc.seed),
+    )
+
+
+def _frozen(d: Mapping[str, Any]) -> str:
+    return json.dumps(d, sort_keys=True, default=str)
+
+
 def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
     """Jobs of ``sc`` on ``machines`` machines, by its workload's builder (:mod:`sim.workloads.registry`),
     handed the exported template workload if it has one. Raises FileNotFoundError naming a missing input,
-    ValueError listing the workloads for an unknown one."""
+    ValueError listing the workloads for an unknown one.
+
+    The jobs are the builder's for the pattern's values, the platform, horizon, load and seed, the template
+    file, and the scenario's ``settings`` and ``capacity`` where the builder reads them (noted as it
+    builds): the last :data:`BUILT_KEEP` such workloads are kept in the process and handed out again (a
+    copy) to a scenario that asks for the same, e.g. the policies run on one instance."""
     spec, values = sc.workload_spec, sc.workload_values
-    template = None
+    f = None
+    stamp: tuple[Any, ...] = ()
     if spec.template:
         f = inputs / f"workload_{spec.template}.parquet"
         if not f.is_file():
             raise FileNotFoundError(
                 f"{f}: sweep input missing; materialize out_sim_inputs (varcap sweep does)"
             )
-        template = pl.read_parquet(f)
+        st = f.stat()
+        stamp = (str(f.resolve()), st.st_mtime_ns, st.st_size)
+    key = (sc.workload, machines, sc.cores, sc.horizon_s, sc.horizon_days, sc.load, sc.seed, stamp)
+    settings, capacity = _frozen(sc.settings), _frozen(sc.capacity)
+    for s, c, jobs in _BUILT.get(key, ()):
+        if s in (None, settings) and c in (None, capacity):
+            _BUILT.move_to_end(key)
+            return jobs.clone()
+    ws, wc = _Watched(sc.settings), _Watched(sc.capacity)
     args = WorkloadArgs(
         values,
         machines,
@@ -231,11 +290,20 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
         sc.horizon_days,
         sc.load,
         sc.seed,
-        sc.settings,
-        sc.capacity,
-        template,
+        ws,
+        wc,
+        pl.read_parquet(f) if f is not None else None,
     )
-    return spec.build(args)
+    jobs = spec.build(args)
+    if isinstance(jobs, pl.DataFrame):
+        _BUILT.setdefault(key, []).append(
+            (settings if ws.read else None, capacity if wc.read else None, jobs)
+        )
+        _BUILT.move_to_end(key)
+        while len(_BUILT) > BUILT_KEEP:
+            _BUILT.popitem(last=False)
+        return jobs.clone()
+    return jobs
 
 
 #: workloads whose jobs do not depend on the platform size (:func:`build_jobs` ignores ``machines``)
