@@ -12,7 +12,7 @@ from hypothesis import strategies as hst
 
 from sim.capacity.generators import harvest_trace
 from sim.harvest.cluster import Cluster, ClusterConfig
-from sim.harvest.passes import count_le, search_table
+from sim.harvest.passes import NODE_TABLE_COLUMNS, count_le, search_table
 from sim.policies.slacksched import SlackSched, SlackSchedParams
 from sim.problem import Platform, Problem
 from tests.test_sim_engine import frame, per_machine_scenarios
@@ -95,6 +95,8 @@ def test_fast_pass_equals_the_plain_pass_and_the_placement_under_load() -> None:
         assert np.array_equal(getattr(fast, f), getattr(plain, f)), f
         assert np.array_equal(getattr(fast, f), getattr(python, f)), f
     assert int((fast.first_start_s > jobs["submit_s"].to_numpy()).sum()) > 200  # long queues
+    # more core counts than a pass remembers waits for: remembered and recomputed waits both decide
+    assert jobs["cores"].n_unique() > NODE_TABLE_COLUMNS
 
 
 def test_next_avail_has_no_room_when_free_cores_are_short_by_rounding() -> None:

@@ -450,19 +450,60 @@ def _merged_avail(m, c, free_m, t, mend, macc, mlen):
 
 
 @uncounted
+def _slot(cvals, nused, c):
+    """The column of the per-call tables (:func:`new_node_tables`) that holds jobs of ``c`` cores: the
+    column of ``c`` if seen, else a new one; −1 once every column is taken (the caller then computes)."""
+    k = nused[0]
+    for i in range(k):
+        if cvals[i] == c:
+            return i
+    if k < cvals.size:
+        cvals[k] = c
+        nused[0] = k + 1
+        return k
+    return -1
+
+
+NODE_TABLE_COLUMNS = 16  # distinct core counts a pass remembers waits for (the harvest jobs have 8)
+
+
+@cached_njit
+def new_node_tables(m):
+    """Empty per-call tables of :func:`_best_node_fast` for ``m`` nodes: per node and core count, the wait
+    ``a`` (NaN: not known) and the count of samples ``≤ elapsed + a`` (−1: not known); the core count of
+    each column; the columns used."""
+    k = NODE_TABLE_COLUMNS
+    return np.full((m, k), np.nan), np.full((m, k), -1, np.int64), np.empty(k), np.zeros(1, np.int64)
+
+
+@uncounted
+def forget_node(m, await_, alo):
+    """Node ``m``'s claims changed: its remembered waits are no longer known."""
+    for k in range(await_.shape[1]):
+        await_[m, k] = np.nan
+        alo[m, k] = -1
+
+
+@uncounted
 def _best_node_fast(
     c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores, count,
-    claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
+    claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built, top, await_, alo,
+    cvals, nused,
 ):  # fmt: skip
     """:func:`_best_node` without ``reserve`` (claims only delay ``a``): the same node, cost and wait.
 
     The result is the lexicographic smallest (cost, node) over the nodes with a finite cost, whatever order
     they are visited in; a node is skipped only when a lower bound of its cost exceeds the best so far
-    (relative slack 1e-9, as :func:`_best_node`), so it could not be chosen. Nodes without room are visited
+    (relative slack 1e-9, as :func:`_best_node`), so it could not be chosen. Nodes with room now are looked
+    for only if ``c`` is at most ``top`` (the most free cores of a node). Nodes without room are visited
     in ``order`` (ascending ``key``: the node's first running or claimed end, the bound ``a ≥ key − t`` of
     :func:`_best_node`), and the visit stops at the first whose ``(key − t + d)`` exceeds the best cost.
     ``a`` is :func:`_avail`'s by a binary search over the node's merged ends and their cumulated cores
-    (``mend``/``macc``/``mlen``, built on first use where ``built`` is false: :func:`_merge_row`)."""
+    (``mend``/``macc``/``mlen``, built on first use where ``built`` is false: :func:`_merge_row`); within
+    a call it depends on the node's claims and ``c`` only, so it is remembered per node and core count
+    (``await_``, with eq. 1's count of samples ``≤ elapsed + a`` in ``alo``, columns ``cvals``/``nused``:
+    :func:`new_node_tables`) until the node's claims change (:func:`forget_node`). The same numbers, in
+    the same arithmetic."""
     if modelled:
         p0, w0 = _eq1f(xs, cum, 0.0, d, ps_grow, start, x0, inv_h)
     else:
@@ -470,28 +511,47 @@ def _best_node_fast(
     e0 = d + w0 * (1.0 - p0) / max(p0, 1e-9)
     best, best_cost, best_a = -1, np.inf, 0.0
     pe, pps, pcost = np.nan, np.nan, 0.0  # as _best_node: a run of equal (elapsed, ps) shares its cost
-    for m in range(free.size):
-        if free[m] >= 0 and free[m] >= c:
-            if elapsed[m] == pe and ps[m] == pps:
-                cost = pcost
-            else:
-                cost = _node_cost_f(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
-                pe, pps, pcost = elapsed[m], ps[m], cost
-            if best < 0 or cost < best_cost:
-                best, best_cost = m, cost
+    if c <= top:
+        for m in range(free.size):
+            if free[m] >= 0 and free[m] >= c:
+                if elapsed[m] == pe and ps[m] == pps:
+                    cost = pcost
+                else:
+                    cost = _node_cost_f(0.0, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+                    pe, pps, pcost = elapsed[m], ps[m], cost
+                if best < 0 or cost < best_cost:
+                    best, best_cost = m, cost
+    col = _slot(cvals, nused, c)
+    n = xs.size
     for i in range(order.size):
         m = order[i]
         if (key[m] - t + d) * (1.0 - 1e-9) > best_cost:
             break  # every later node's bound is at least this one's
         if free[m] < 0 or free[m] >= c or cap[m] < c:
             continue
-        if not built[m]:
-            _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen)
-            built[m] = True
-        a = _merged_avail(m, c, free[m] - claimed[m], t, mend, macc, mlen)
+        if col >= 0 and await_[m, col] == await_[m, col]:
+            a = await_[m, col]
+        else:
+            if not built[m]:
+                _merge_row(m, ends, run_cores, count, claim_end, claim_cores, nclaim, mend, macc, mlen)
+                built[m] = True
+            a = _merged_avail(m, c, free[m] - claimed[m], t, mend, macc, mlen)
+            if col >= 0:
+                await_[m, col] = a
         if not np.isfinite(a) or (a + d) * (1.0 - 1e-9) > best_cost:
             continue
-        cost = _node_cost_f(a, d, elapsed[m], ps[m], e0, xs, cum, modelled, start, x0, inv_h)
+        if modelled:  # _node_cost_f, eq. 1's count at elapsed + a remembered
+            e = elapsed[m] + a
+            lo = alo[m, col] if col >= 0 else -1
+            if lo < 0:
+                lo = count_le(xs, e, start, x0, inv_h)
+                if col >= 0:
+                    alo[m, col] = lo
+            hi = count_le(xs, e + d, start, x0, inv_h)
+            pc, w = _eq1_counts(cum, n, lo, hi, e, d, ps[m])
+            cost = a + pc * d + (1.0 - pc) * (w + e0)
+        else:
+            cost = a + d
         if best < 0 or cost < best_cost or (cost == best_cost and m < best):
             best, best_cost, best_a = m, cost, a
     return best, best_cost, best_a
@@ -533,6 +593,7 @@ def cost_scan_fast(
     mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
     mlen = np.zeros(free.size, np.int64)
     built = np.zeros(free.size, np.bool_)
+    await_, alo, cvals, nused = new_node_tables(free.size)
     while True:
         if _qt_first_le(tree, size, p, top) < 0:
             return -1, -1
@@ -541,7 +602,8 @@ def cost_scan_fast(
         c, d = cores[j], duration[j]
         best, best_cost, best_a = _best_node_fast(
             c, d, free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h, modelled, ends, run_cores,
-            count, claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built,
+            count, claimed, claim_end, claim_cores, nclaim, t, order, key, mend, macc, mlen, built, top,
+            await_, alo, cvals, nused,
         )  # fmt: skip
         if best >= 0 and best_a == 0.0:
             return p, best
@@ -550,6 +612,7 @@ def cost_scan_fast(
             if not _add_claim(claim_end, claim_cores, nclaim, claimed, best, end, c):
                 return p, -2
             built[best] = False
+            forget_node(best, await_, alo)
             if end < key[best]:  # cannot happen (a ≥ key − t, d > 0); kept so the order stays a bound
                 order, key = _wait_order(free, ends, count, claim_end, nclaim)
         p += 1
@@ -585,6 +648,8 @@ def heartbeat_scan(
     mend, macc = np.empty((0, 0)), np.empty((0, 0))
     mlen = np.empty(0, np.int64)
     built = np.empty(0, np.bool_)
+    await_, alo, cvals, nused = np.empty((0, 0)), np.empty((0, 0), np.int64), np.empty(0), np.zeros(1, np.int64)
+    top = _top_free(free, claimed, False)
     have_order = 0
     m = state[1]
     while m < free.size:
@@ -608,11 +673,12 @@ def heartbeat_scan(
                         mend, macc = np.empty((free.size, w)), np.empty((free.size, w))
                         mlen = np.zeros(free.size, np.int64)
                         built = np.zeros(free.size, np.bool_)
+                        await_, alo, cvals, nused = new_node_tables(free.size)
                         have_order = 1
                     best, _, best_a = _best_node_fast(
                         cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
                         modelled, ends, run_cores, count, claimed, claim_end, claim_cores, nclaim, t, order,
-                        key, mend, macc, mlen, built,
+                        key, mend, macc, mlen, built, top, await_, alo, cvals, nused,
                     )  # fmt: skip
                     if best >= 0 and best_a == 0.0:
                         state[1] = m
