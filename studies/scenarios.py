@@ -236,6 +236,7 @@ class _Watched(Mapping[str, Any]):
 #: None, capacity or None, jobs)], None where the builder did not read it; the newest keys last
 _BUILT: OrderedDict[tuple[Any, ...], list[tuple[Any, Any, pl.DataFrame]]] = OrderedDict()
 BUILT_KEEP = 8  # workloads kept per process (a study's scenarios of one instance share one)
+BUILT_ROWS = 2_000_000  # and at most this many jobs in all (a Borg-scale workload is not kept 8 times)
 
 
 def workload_key(sc: Scenario) -> tuple[str, int, float, float, float, int]:
@@ -262,8 +263,9 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
 
     The jobs are the builder's for the pattern's values, the platform, horizon, load and seed, the template
     file, and the scenario's ``settings`` and ``capacity`` where the builder reads them (noted as it
-    builds): the last :data:`BUILT_KEEP` such workloads are kept in the process and handed out again (a
-    copy) to a scenario that asks for the same, e.g. the policies run on one instance."""
+    builds): the last :data:`BUILT_KEEP` such workloads (:data:`BUILT_ROWS` jobs in all) are kept in the
+    process and handed out again (a copy) to a scenario that asks for the same, e.g. the policies run on
+    one instance."""
     spec, values = sc.workload_spec, sc.workload_values
     f = None
     stamp: tuple[Any, ...] = ()
@@ -295,12 +297,12 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
         pl.read_parquet(f) if f is not None else None,
     )
     jobs = spec.build(args)
-    if isinstance(jobs, pl.DataFrame):
+    if isinstance(jobs, pl.DataFrame) and jobs.height <= BUILT_ROWS:
         _BUILT.setdefault(key, []).append(
             (settings if ws.read else None, capacity if wc.read else None, jobs)
         )
         _BUILT.move_to_end(key)
-        while len(_BUILT) > BUILT_KEEP:
+        while len(_BUILT) > BUILT_KEEP or sum(j.height for v in _BUILT.values() for *_, j in v) > BUILT_ROWS:
             _BUILT.popitem(last=False)
         return jobs.clone()
     return jobs

@@ -283,9 +283,7 @@ def results_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
                 "horizon_s": float(p["horizon_days"]) * DAY,
                 "seed": int(p["seed"]),
                 **{k: r["metrics"][k] for k in METRIC_NAMES},
-                **{
-                    k: r["metrics"].get(k) for k in CARBON_METRIC_NAMES
-                },  # None in runs recorded before carbon accounting
+                **{k: r["metrics"].get(k) for k in CARBON_METRIC_NAMES},  # None in runs recorded before carbon accounting
                 "wall_s": float(r["wall_s"]),
                 "code_version": r["code_version"],
                 "inputs_version": r["inputs_version"],
@@ -530,8 +528,8 @@ def run_many(
                     signal.signal(signal.SIGALRM, old)
         return errors
     started = _POOL.get(workers)
-    # the expensive first; on ties the scenarios of one workload side by side (a process builds it once,
-    # studies.scenarios.build_jobs), else catalogue order
+    # the expensive first; on equal cost one workload's scenarios side by side (a process builds its jobs
+    # once: studies.scenarios.build_jobs), in catalogue order
     pending = sorted(scenarios, key=lambda sc: (-expected_cost(sc), workload_key(sc)))
     crashes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="varcap-timeouts-") as marks:

@@ -76,3 +76,14 @@ def test_the_process_keeps_a_bounded_number_of_workloads() -> None:
             Scenario("zipf-1.5", walk(2.0, 0.1), machines=4, horizon_days=1.0, seed=seed), Path("."), 4
         )
     assert len(S._BUILT) == S.BUILT_KEEP
+
+
+def test_the_process_keeps_at_most_a_budget_of_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = Scenario("zipf-1.5", walk(2.0, 0.1), machines=4, horizon_days=1.0, seed=1)
+    n = build_jobs(small, Path("."), 4).height
+    monkeypatch.setattr(S, "BUILT_ROWS", n)
+    build_jobs(Scenario("zipf-1.5", walk(2.0, 0.1), machines=4, horizon_days=1.0, seed=2), Path("."), 4)
+    assert len(S._BUILT) == 1 and sum(j.height for v in S._BUILT.values() for *_, j in v) <= n
+    S._BUILT.clear()
+    monkeypatch.setattr(S, "BUILT_ROWS", n - 1)
+    assert build_jobs(small, Path("."), 4).height == n and not S._BUILT  # larger than the budget: not kept
