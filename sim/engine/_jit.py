@@ -323,7 +323,9 @@ def _quick_flag_compare() -> None:
     names, as numba's) and equality compares the options set over each class's defaults: the dict
     numba's ``values()`` builds, since each option's getter is ``_values.get(name, default)`` (checked
     here; a class whose options are read otherwise keeps numba's comparison). The same answers, so the
-    same cache entries and the same machine code."""
+    same cache entries and the same machine code (158 cache files of the same total size, to the bytes of
+    the source paths). A cold ``varcap warm``, two pairs side by side on 2 cores, 2026-12-04: 138.7 →
+    133.8 with the first cut (``_values`` compared when equal only) and 140.7 → 132.1 CPU s with this one."""
     if _FLAGS_PATCHED:
         return
     from numba.core.targetconfig import TargetConfig
