@@ -110,3 +110,18 @@ def test_event_log_engines_are_reused_and_events_recorded(tmp_path: Path) -> Non
         th.join()
         assert done == [True] and len(engines) == 3
         assert len(instance.fetch_materializations(dg.AssetKey("parts"), limit=10).records) == 6
+
+
+def test_the_local_sweep_job_has_one_chunk_slot_and_the_ui_asset_all() -> None:
+    """A sweep run in this process simulates in its plan step: its job carries one chunk slot (each
+    unused slot is a skipped step recorded in the event log), the code location's asset every slot."""
+    from assets import sim
+    from pipelines.cli.sweeps import LOCAL_CHUNKS, local_sweep_job
+
+    def slots(node_names: list[str]) -> int:
+        return sum(n.startswith("sim_chunk_") for n in node_names)
+
+    local = local_sweep_job("smoke").graph.node_dict["out_sim__smoke"].definition.node_dict
+    assert slots(list(local)) == LOCAL_CHUNKS == 1
+    ui = sim.study_asset_def("smoke").node_def.node_dict
+    assert slots(list(ui)) == min(len(study("smoke")), sim.MAX_CHUNKS)

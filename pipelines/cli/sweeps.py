@@ -94,10 +94,19 @@ def sweep_definitions(study_name: str, max_chunks: int | None = None):
     )
 
 
+#: step slots of the study asset in a sweep run in this process: its plan step simulates on its own warm
+#: workers and leaves every slot unused, and Dagster records each unused slot as a skipped step (an event
+#: and a log line); one slot instead of 32 took a cached quick study's run from 0.75-0.88 to 0.54-0.62
+#: CPU s (two pairs on repro-generic-quick, 2026-12-04)
+LOCAL_CHUNKS = 1
+
+
 def local_sweep_job(study_name: str):
     """The study's sweep job as ``varcap sweep`` runs it by default: in this process (run it with
-    :func:`local_sweep_run_config`), from :func:`sweep_definitions`."""
-    return sweep_definitions(study_name).resolve_job_def(f"sweep__{study_name.replace('-', '_')}")
+    :func:`local_sweep_run_config`), from :func:`sweep_definitions` with :data:`LOCAL_CHUNKS` slots."""
+    return sweep_definitions(study_name, LOCAL_CHUNKS).resolve_job_def(
+        f"sweep__{study_name.replace('-', '_')}"
+    )
 
 
 #: uncached work (machine-days, every scenario with its machines given) that ``varcap sweep`` simulates in
@@ -345,7 +354,7 @@ def _study_run(name: str, scs: list, workers: int, instance, tags: dict, results
     run_config.pop("resources")  # the study asset alone holds no DuckDB resource
     run_config["ops"].pop("out_sim_results")
     return (
-        sweep_definitions(name)
+        sweep_definitions(name, LOCAL_CHUNKS)
         .resolve_implicit_global_asset_job_def()
         .execute_in_process(
             run_config=run_config,
