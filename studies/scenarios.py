@@ -232,7 +232,7 @@ class _Watched(Mapping[str, Any]):
         return len(self._d)
 
 
-#: jobs built in this process: (workload, platform, horizon, load, seed, template file) → [(settings or
+#: jobs built in this process: (:func:`workload_key`, machines, template file) → [(settings or
 #: None, capacity or None, jobs)], None where the builder did not read it; the newest keys last
 _BUILT: OrderedDict[tuple[Any, ...], list[tuple[Any, Any, pl.DataFrame]]] = OrderedDict()
 BUILT_KEEP = 8  # workloads kept per process (a study's scenarios of one instance share one)
@@ -277,7 +277,7 @@ def build_jobs(sc: Scenario, inputs: Path, machines: int) -> pl.DataFrame:
             )
         st = f.stat()
         stamp = (str(f.resolve()), st.st_mtime_ns, st.st_size)
-    key = (sc.workload, machines, sc.cores, sc.horizon_s, sc.horizon_days, sc.load, sc.seed, stamp)
+    key = (workload_key(sc), machines, stamp)
     settings, capacity = _frozen(sc.settings), _frozen(sc.capacity)
     for s, c, jobs in _BUILT.get(key, ()):
         if s in (None, settings) and c in (None, capacity):

@@ -407,7 +407,16 @@ def _node_cost_f(a, d, e, ps_m, e0, xs, cum, modelled, start, x0, inv_h):
     """:func:`_node_cost` through :func:`_eq1f`."""
     if not modelled:
         return a + d
-    pc, w = _eq1f(xs, cum, e + a, d, ps_m, start, x0, inv_h)
+    lo = count_le(xs, e + a, start, x0, inv_h)
+    return _node_cost_lo(a, d, e + a, ps_m, e0, xs, cum, lo, start, x0, inv_h)
+
+
+@uncounted
+def _node_cost_lo(a, d, ea, ps_m, e0, xs, cum, lo, start, x0, inv_h):
+    """:func:`_node_cost_f` (modelled) at ``ea = e + a`` given eq. 1's first count ``lo`` (samples
+    ``≤ ea``): :func:`_eq1f`'s second count and arithmetic, the same values."""
+    hi = count_le(xs, ea + d, start, x0, inv_h)
+    pc, w = _eq1_counts(cum, xs.size, lo, hi, ea, d, ps_m)
     return a + pc * d + (1.0 - pc) * (w + e0)
 
 
@@ -522,7 +531,6 @@ def _best_node_fast(
                 if best < 0 or cost < best_cost:
                     best, best_cost = m, cost
     col = _slot(cvals, nused, c)
-    n = xs.size
     for i in range(order.size):
         m = order[i]
         if (key[m] - t + d) * (1.0 - 1e-9) > best_cost:
@@ -547,9 +555,7 @@ def _best_node_fast(
                 lo = count_le(xs, e, start, x0, inv_h)
                 if col >= 0:
                     alo[m, col] = lo
-            hi = count_le(xs, e + d, start, x0, inv_h)
-            pc, w = _eq1_counts(cum, n, lo, hi, e, d, ps[m])
-            cost = a + pc * d + (1.0 - pc) * (w + e0)
+            cost = _node_cost_lo(a, d, e, ps[m], e0, xs, cum, lo, start, x0, inv_h)
         else:
             cost = a + d
         if best < 0 or cost < best_cost or (cost == best_cost and m < best):
@@ -649,7 +655,7 @@ def heartbeat_scan(
     mlen = np.empty(0, np.int64)
     built = np.empty(0, np.bool_)
     await_, alo, cvals, nused = np.empty((0, 0)), np.empty((0, 0), np.int64), np.empty(0), np.zeros(1, np.int64)
-    top = _top_free(free, claimed, False)
+    top = -np.inf
     have_order = 0
     m = state[1]
     while m < free.size:
@@ -674,6 +680,7 @@ def heartbeat_scan(
                         mlen = np.zeros(free.size, np.int64)
                         built = np.zeros(free.size, np.bool_)
                         await_, alo, cvals, nused = new_node_tables(free.size)
+                        top = _top_free(free, claimed, False)
                         have_order = 1
                     best, _, best_a = _best_node_fast(
                         cores[s], duration[s], free, cap, elapsed, ps, ps_grow, xs, cum, start, x0, inv_h,
