@@ -57,3 +57,34 @@ def test_checks_pass_and_fail_on_the_table(tmp_path, rows: str, failing: set[str
     evals = res.get_asset_check_evaluations()
     assert {e.check_name for e in evals} == {"schema", "unique_key", "ranges"}
     assert {e.check_name for e in evals if not e.passed} == failing
+
+
+def test_key_check_reuses_a_pass_only_for_the_same_key_values(monkeypatch) -> None:
+    """A key check that passed is not grouped again for the same key values (the asset check after the
+    writer's own check), and any change to the key values groups again: a duplicate added after a pass
+    fails."""
+    from assets import warehouse as wh
+
+    monkeypatch.setattr(wh, "_KEY_PASSED", {})
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE t_demo (k VARCHAR, x_s DOUBLE)")
+    conn.execute("INSERT INTO t_demo SELECT 'k' || i, i FROM range(1000) r(i)")
+    grouped: list[str] = []
+
+    class Spy:
+        def execute(self, sql: str, *a):  # noqa: ANN202
+            if "HAVING" in sql:
+                grouped.append(sql)
+            return conn.execute(sql, *a)
+
+    assert wh.check_key(Spy(), T).passed and len(grouped) == 1
+    assert wh.check_key(Spy(), T).passed and len(grouped) == 1  # the same values: the pass reused
+    conn.execute("UPDATE t_demo SET x_s = -1")  # not the key: still reused
+    assert wh.check_key(Spy(), T).passed and len(grouped) == 1
+    conn.execute("INSERT INTO t_demo VALUES ('k7', 3.0)")
+    out = wh.check_key(Spy(), T)
+    assert not out.passed and out.metadata["duplicate_keys"] == 1 and len(grouped) >= 2
+    conn.execute("DELETE FROM t_demo WHERE k = 'k7' AND x_s = 3.0")
+    conn.execute("UPDATE t_demo SET k = NULL WHERE k = 'k8'")  # a null key, same row count
+    out = wh.check_key(Spy(), T)
+    assert not out.passed and out.metadata["null_keys"] == 1
