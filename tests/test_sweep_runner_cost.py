@@ -125,3 +125,31 @@ def test_the_local_sweep_job_has_one_chunk_slot_and_the_ui_asset_all() -> None:
     assert slots(list(local)) == LOCAL_CHUNKS == 1
     ui = sim.study_asset_def("smoke").node_def.node_dict
     assert slots(list(ui)) == min(len(study("smoke")), sim.MAX_CHUNKS)
+
+
+def _polars_threads() -> int:
+    import polars as pl
+
+    return pl.thread_pool_size()
+
+
+def test_pool_workers_start_with_polars_on_one_thread(monkeypatch) -> None:
+    """A sweep's worker processes run polars on one thread (sweep.WORKER_ENV); this process's environment
+    is left as it was, and a value the user set is what the workers get."""
+    import os
+
+    from studies import sweep
+
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    ex = sweep._new_pool(2)
+    try:
+        assert {ex.submit(_polars_threads).result() for _ in range(4)} == {1}
+    finally:
+        ex.shutdown()
+    assert "POLARS_MAX_THREADS" not in os.environ
+    monkeypatch.setenv("POLARS_MAX_THREADS", "3")
+    ex = sweep._new_pool(1)
+    try:
+        assert ex.submit(_polars_threads).result() == 3
+    finally:
+        ex.shutdown()
