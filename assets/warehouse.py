@@ -237,6 +237,9 @@ def write_tables(
             conn.execute(f"INSERT INTO {schema.name} SELECT {cols} FROM _new_{i}")
             conn.unregister(f"_new_{i}")
         # after every insert: a check leaves a query result open, which a later register() refuses
+        for (schema, df), _ in zip(tables, frames, strict=True):
+            if key_strictly_increasing(df, schema):  # unique already: check_key need not group the table
+                _KEY_PASSED[(tuple(schema.key), *_key_fingerprint(conn, schema.name, schema.key))] = None
         for schema, _ in frames:
             failed = [o for o in (check_key(conn, schema), check_ranges(conn, schema)) if not o.passed]
             if failed:
@@ -308,6 +311,35 @@ def _key_fingerprint(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[
         f"SELECT count(*), coalesce(sum(hash({k})::HUGEINT), 0)::VARCHAR FROM {table}"
     ).fetchone()
     return int(n), str(h)
+
+
+#: polars types whose values DuckDB stores unchanged in a column of the SQL type (the insert's CAST is then
+#: the identity on them)
+_SAME_VALUES = {"VARCHAR": pl.String, "INTEGER": pl.Int32, "BIGINT": pl.Int64, "DOUBLE": pl.Float64}
+
+
+def key_strictly_increasing(df: pl.DataFrame, schema: TableSchema) -> bool:
+    """True if ``df``'s rows are in strictly increasing order of ``schema.key`` (lexicographic, no nulls;
+    polars orders NaN as DuckDB does, above every number and equal to itself, and -0.0 equal to 0.0) in key
+    columns that the insert stores unchanged (:data:`_SAME_VALUES`): then no two rows share a key, which one
+    pass over the frame shows without the grouping of :func:`check_key`. False says nothing (the table is
+    grouped as usual). ``out_machine_intervals`` writes its rows in key order: 0.48–0.69 CPU s for its
+    11.0 M inter-change times and 0.27–0.37 for its 5.5 M intervals, against 4.2–5.4 and 1.7–1.8 for the
+    grouping (2026-12-04)."""
+    cols = {c.name: c.sql_type for c in schema.columns}
+    key = list(schema.key)
+    if not key or any(df.schema.get(c) != _SAME_VALUES.get(cols.get(c, "")) for c in key):
+        return False
+    if any(df[c].null_count() for c in key):
+        return False
+    if df.height < 2:
+        return True
+    less, equal = pl.lit(False), pl.lit(True)
+    for c in key:
+        a, b = pl.col(c).head(df.height - 1), pl.col(c).tail(df.height - 1)
+        less = less | (equal & (a < b))
+        equal = equal & (a == b)
+    return bool(df.select(less.all()).item())
 
 
 def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str | None = None) -> CheckOutcome:

@@ -88,3 +88,67 @@ def test_key_check_reuses_a_pass_only_for_the_same_key_values(monkeypatch) -> No
     conn.execute("UPDATE t_demo SET k = NULL WHERE k = 'k8'")  # a null key, same row count
     out = wh.check_key(Spy(), T)
     assert not out.passed and out.metadata["null_keys"] == 1
+
+
+K2 = TableSchema(
+    "t_k2",
+    "two-column key",
+    (Col("a", "VARCHAR", "", "a"), Col("b", "INTEGER", "", "b"), Col("x_s", "DOUBLE", "s", "x")),
+    ("a", "b"),
+    (),
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "dtype", "expect"),
+    [
+        (["p", "p", "q"], [1, 2, 0], "i32", True),
+        (["p", "p", "q"], [1, 1, 0], "i32", False),  # a duplicate
+        (["q", "p", "p"], [0, 1, 2], "i32", False),  # unique but not in order: grouped as usual
+        (["p", "q", "r"], [1, None, 0], "i32", False),  # a null decided by neither column's order
+        (["p", "p", "q"], [1, 2, 0], "i64", False),  # the insert casts: not the stored values
+        (["p"], [None], "i32", False),
+        ([], [], "i32", True),
+    ],
+)
+def test_key_order_proves_uniqueness_only_when_it_holds(a, b, dtype, expect) -> None:
+    import polars as pl
+
+    from assets.warehouse import key_strictly_increasing
+
+    df = pl.DataFrame(
+        {"a": a, "b": b, "x_s": [0.0] * len(a)},
+        schema={"a": pl.String, "b": pl.Int32 if dtype == "i32" else pl.Int64, "x_s": pl.Float64},
+    )
+    assert key_strictly_increasing(df, K2) is expect
+
+
+def test_write_tables_skips_the_grouping_of_a_frame_in_key_order(monkeypatch) -> None:
+    """A frame written in strictly increasing key order passes its key check without grouping; one with a
+    duplicate is still refused, the previous table kept."""
+    import polars as pl
+
+    from assets import warehouse as wh
+
+    monkeypatch.setattr(wh, "_KEY_PASSED", {})
+    monkeypatch.setattr(wh.snapshot, "publish", lambda conn: None)
+    conn = duckdb.connect()
+    grouped: list[str] = []
+    real = wh.check_key
+
+    def spy(c, schema, table=None):  # noqa: ANN001, ANN202
+        before = len(wh._KEY_PASSED)
+        out = real(c, schema, table)
+        grouped.append(schema.name) if len(wh._KEY_PASSED) > before or not out.passed else None
+        return out
+
+    monkeypatch.setattr(wh, "check_key", spy)
+    ok = pl.DataFrame(
+        {"a": ["p", "p", "q"], "b": [1, 2, 0], "x_s": [0.0, 1.0, 2.0]}, schema_overrides={"b": pl.Int32}
+    )
+    wh.write_tables(conn, [(K2, ok)])
+    assert grouped == []  # passed through the order, not the grouping
+    dup = ok.with_columns(pl.Series("b", [1, 1, 0], pl.Int32), pl.Series("x_s", [9.0, 9.0, 9.0]))
+    with pytest.raises(wh.CheckFailed, match="duplicated"):
+        wh.write_tables(conn, [(K2, dup)])
+    assert conn.execute("SELECT sum(x_s) FROM t_k2").fetchone()[0] == 3.0
