@@ -141,6 +141,20 @@ def test_ar_step_matches_statsmodels_forecast():
     assert ours == pytest.approx(float(res.forecast(1)[0]), rel=1e-9)
 
 
+def test_ar_fit_of_a_window_seen_before_is_the_kept_one():
+    """The same window (same values, another array) is fitted once per process; another window is not
+    confused with it, and the kept coefficients cannot be changed by a caller."""
+    from sim.harmony import forecast as fc
+
+    y = np.random.default_rng(5).poisson(40, 96).astype(float)
+    first = fc.fit_ar(y, 2)
+    assert fc.fit_ar(y.copy(), 2) is first
+    assert fc.fit_ar(y[::-1].copy(), 2) is not first
+    assert fc.fit_ar(y, 2)[0] == fc._fit_ar(y, 2)[0]
+    with pytest.raises(ValueError):
+        first[1][0] = 0.0
+
+
 # ------------------------------------------------------------------------------------------ §5.2 M/G/N
 @pytest.mark.parametrize(("lam", "mu", "n"), [(4.0, 1.0, 5), (9.0, 0.5, 20), (1.5, 1.0, 2)])
 def test_mgn_wait_matches_mmn_simulation(lam, mu, n):
