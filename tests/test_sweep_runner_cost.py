@@ -110,6 +110,22 @@ def test_event_log_engines_are_reused_and_events_recorded(tmp_path: Path) -> Non
         th.join()
         assert done == [True] and len(engines) == 3
         assert len(instance.fetch_materializations(dg.AssetKey("parts"), limit=10).records) == 6
+        # every kept connection of a WAL file commits without waiting for the disk (synchronous NORMAL = 1)
+        for engine in engines.values():
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+
+
+def test_a_sqlite_file_not_in_wal_mode_keeps_full_sync(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from pipelines.cli.common import _wal_normal_sync
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'x.db'}", poolclass=sa.pool.StaticPool)
+    _wal_normal_sync(engine)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL, SQLite's default
 
 
 def test_the_local_sweep_job_has_one_chunk_slot_and_the_ui_asset_all() -> None:

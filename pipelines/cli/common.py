@@ -235,6 +235,7 @@ def reuse_event_log_engines(instance) -> bool:
     from dagster._core.storage.event_log.sqlite import sqlite_event_log as sel
 
     engines: dict[str, object] = {}
+    synced: set[str] = set()
     timeout = getattr(sel, "SQLITE_BUSY_TIMEOUT_SECONDS", 30)
 
     @contextlib.contextmanager
@@ -251,12 +252,34 @@ def reuse_event_log_engines(instance) -> bool:
             if shard not in storage._initialized_dbs:
                 storage._initdb(engine)
                 storage._initialized_dbs.add(shard)
+            if shard not in synced:
+                synced.add(shard)
+                _wal_normal_sync(engine)
             with engine.connect() as conn, conn.begin():
                 yield conn
 
     storage._connect = _connect
     storage._varcap_engines = engines
     return True
+
+
+def _wal_normal_sync(engine) -> None:
+    """On ``engine``'s one kept connection (a ``StaticPool``): SQLite's ``synchronous=NORMAL`` if the file
+    is in WAL mode, as Dagster makes its event log files: a commit then writes the log without waiting for
+    the disk, which it syncs at checkpoints. SQLite's documented guarantee for that pair: the database stays
+    consistent, and a transaction committed just before a power loss or an operating-system crash may roll
+    back (one that a crashed process committed stays); the events of such a run would be recorded again by
+    the next (each scenario's own files are the record). A file in another journal mode keeps SQLite's
+    default. 500 materialization events into an empty instance, two rounds of each, 2026-12-04: 2.55–3.04 →
+    1.72–2.35 CPU s, 4.0–5.7 → 1.9–2.6 s of wall time."""
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+            cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+    finally:
+        raw.close()
 
 
 @contextlib.contextmanager
