@@ -270,8 +270,8 @@ def _wal_normal_sync(engine) -> None:
     consistent, and a transaction committed just before a power loss or an operating-system crash may roll
     back (one that a crashed process committed stays); the events of such a run would be recorded again by
     the next (each scenario's own files are the record). A file in another journal mode keeps SQLite's
-    default. 500 materialization events into an empty instance, two rounds of each, 2026-12-04: 2.55–3.04 →
-    1.72–2.35 CPU s, 4.0–5.7 → 1.9–2.6 s of wall time."""
+    default. 500 materialization events into an empty instance, four rounds of each, 2026-12-04: 2.55–3.04 →
+    1.47–1.97 CPU s, 4.0–5.7 → 1.6–2.2 s of wall time."""
     raw = engine.raw_connection()
     try:
         cur = raw.cursor()
