@@ -29,6 +29,7 @@ import dagster as dg
 import polars as pl
 from dagster_duckdb import DuckDBResource
 
+from assets import snapshot
 from assets.chapter_kernel import RESET_TAG, ChapterKernel, reset_source
 from assets.raw import POOL
 from assets.reproduction import PROFILE_PARTITIONS, profile_study_deps, results_of
@@ -426,6 +427,7 @@ def report_asset(ch: Chapter) -> dg.AssetsDefinition:
 
         rows = chapter_results(ch, context.partition_key, context.log.warning) if ch.studies else None
         with duckdb.get_connection() as con:
+            snapshot.flush(con)  # the notebook reads the snapshot: every write before this one in it
             prov = chapter_provenance(
                 ch.name, str(params["profile"]), context.run_id, chapter_read_ids(ch, params["profile"]), con
             )

@@ -8,6 +8,8 @@ checkpoints and :func:`publish` copies the file to a temporary sibling and renam
 reader that has the old snapshot open keeps reading it (its open file survives the rename), the next
 :func:`analysis.warehouse.connect` gets the new one, and the pipeline never waits for a reader.
 
+Inside :func:`deferred` (an in-process run of the CLI: many writes, one process) the copy is made once,
+when the scope ends or when a reader in the process needs it first (:func:`flush`, before a chapter).
 The copy is a plain file copy made while this process holds the write lock right after ``CHECKPOINT``
 (the write-ahead log is then empty), so it is a consistent DuckDB database. Before it, :func:`comment`
 brings the DuckDB table and column comments in line with :mod:`assets.schema` (the data dictionary), so
@@ -16,9 +18,12 @@ brings the DuckDB table and column comments in line with :mod:`assets.schema` (t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -94,15 +99,78 @@ def fresh_snapshot(warehouse: Path) -> Path | None:
     return snap if t_snap >= max(t_wh, t_wal) else None
 
 
-def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
-    """Checkpoint ``conn``'s database and atomically replace its read-only snapshot with a copy.
+#: Databases written inside :func:`deferred` and not yet published, and how many scopes are open (any
+#: thread of the process)
+_HELD: set[str] = set()
+_DEPTH = [0]
+_LOCK = threading.Lock()
 
-    Returns the snapshot path, or None for an in-memory database. Never raises for a failed copy: the
-    write itself has succeeded, so a failure is logged as a warning and the previous snapshot stays.
-    """
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """While open (in any thread of this process), :func:`publish` notes the database it would copy instead
+    of copying it; when the outermost scope closes, each noted database is published once, and
+    :func:`flush` publishes one before a reader of the snapshot needs it. For a run of many writes in one
+    process (``varcap run`` materializes its assets in-process): each publish copies the whole warehouse
+    (about 180 MB of the embedded samples' tables), 33 times, 7.0 GB, in a ``varcap run --force`` whose
+    scenarios were all cached (strace, 2026-12-04). A reader in another process meanwhile sees the
+    snapshot of before the scope, which :func:`fresh_snapshot` calls stale (such a reader opens the
+    warehouse itself, :func:`pipelines.guard.connect_readonly`)."""
+    with _LOCK:
+        _DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _DEPTH[0] -= 1
+            held = sorted(_HELD) if _DEPTH[0] == 0 else []
+            _HELD.difference_update(held)
+        for path in held:
+            _publish_file(Path(path))
+
+
+def publish(conn: duckdb.DuckDBPyConnection) -> Path | None:
+    """Checkpoint ``conn``'s database and atomically replace its read-only snapshot with a copy (inside
+    :func:`deferred`: later, once). Returns the snapshot path, or None for an in-memory database. Never
+    raises for a failed copy: the write itself has succeeded, so a failure is logged as a warning and the
+    previous snapshot stays."""
     src = database_file(conn)
     if src is None:
         return None
+    with _LOCK:
+        if _DEPTH[0]:
+            _HELD.add(str(src))
+            return snapshot_path(src)
+    return _publish_now(conn, src)
+
+
+def flush(conn: duckdb.DuckDBPyConnection) -> None:
+    """Publish ``conn``'s database now if :func:`deferred` holds its snapshot back (before reading the
+    snapshot in this process)."""
+    src = database_file(conn)
+    if src is None:
+        return
+    with _LOCK:
+        if str(src) not in _HELD:
+            return
+        _HELD.discard(str(src))
+    _publish_now(conn, src)
+
+
+def _publish_file(path: Path) -> None:
+    """:func:`publish` of the database file ``path`` through a connection of its own (a scope's end)."""
+    try:
+        conn = duckdb.connect(str(path))
+    except duckdb.Error as e:
+        log.warning("%s: snapshot not published (%s); readers keep the previous one", snapshot_path(path), e)
+        return
+    try:
+        _publish_now(conn, path)
+    finally:
+        conn.close()
+
+
+def _publish_now(conn: duckdb.DuckDBPyConnection, src: Path) -> Path | None:
     dst = snapshot_path(src)
     tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
     drop_stale_temps(dst)

@@ -121,3 +121,43 @@ def test_connect_is_utc_in_any_machine_time_zone(tmp_path: Path) -> None:
     ).stdout.split("\n")
     assert out[0] == "America/Los_Angeles"  # the machine's zone leaks into plain sessions ...
     assert out[1] == "UTC" and out[2] == "(1, 0)"  # ... but not into connect()'s
+
+
+def test_deferred_publishes_once_at_the_end_and_a_flush_before_a_reader(tmp_path: Path, monkeypatch) -> None:
+    """Inside ``snapshot.deferred()`` writes note the warehouse instead of copying it; ``flush`` publishes
+    it for a reader in the scope, and the scope's end publishes what was written after; nested scopes
+    publish at the outermost end. Outside a scope every publish copies, as before."""
+    import shutil
+
+    copies: list[str] = []
+    real = shutil.copyfile
+    monkeypatch.setattr(snapshot.shutil, "copyfile", lambda a, b: (copies.append(str(a)), real(a, b))[1])
+    db = tmp_path / "warehouse.duckdb"
+
+    def write(value: int) -> None:
+        with duckdb.connect(str(db)) as con:
+            con.execute("CREATE OR REPLACE TABLE t AS SELECT ? AS v", [value])
+            snapshot.publish(con)
+
+    def seen() -> int:
+        with connect(db) as con:
+            return con.execute("SELECT v FROM t").fetchone()[0]
+
+    write(1)
+    assert len(copies) == 1 and seen() == 1
+    with snapshot.deferred():
+        write(2)
+        with snapshot.deferred():
+            write(3)
+        assert len(copies) == 1 and seen() == 1  # held back: the inner scope is not the outermost
+        assert snapshot.fresh_snapshot(db) is None  # and a reader can tell it is stale
+        with duckdb.connect(str(db)) as con:
+            snapshot.flush(con)
+            snapshot.flush(con)  # nothing held any more
+        assert len(copies) == 2 and seen() == 3
+        write(4)
+        assert len(copies) == 2
+    assert len(copies) == 3 and seen() == 4  # once, at the end
+    with snapshot.deferred():
+        pass
+    assert len(copies) == 3  # nothing written: nothing copied

@@ -285,7 +285,8 @@ def _wal_normal_sync(engine) -> None:
 @contextlib.contextmanager
 def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     """Around one in-process Dagster run: frees the pool slots of dead runs first, watches for a step
-    waiting on a slot meanwhile; yields (instance, tags for the run)."""
+    waiting on a slot meanwhile, publishes the warehouse's snapshot once at the end
+    (:func:`assets.snapshot.deferred`); yields (instance, tags for the run)."""
     import dagster as dg
 
     from pipelines import guard
@@ -294,10 +295,13 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     reuse_event_log_engines(instance)
     for line in guard.dead_run_notices(instance):
         console.print(line, style="yellow", soft_wrap=True)
+    from assets import snapshot
+
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:
-        yield instance, guard.run_tags()
+        with snapshot.deferred():  # one snapshot at the run's end, not one per write
+            yield instance, guard.run_tags()
     finally:
         watcher.stop()
 

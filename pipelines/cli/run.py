@@ -34,6 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from assets import snapshot
     from pipelines.definitions import defs
 
     console = Console(stderr=False)
@@ -69,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:
-        with status(console, f"materializing {len(keys)} assets …"):
+        with status(console, f"materializing {len(keys)} assets …"), snapshot.deferred():
             result = job.execute_in_process(
                 instance=instance,
                 asset_selection=list(keys),
