@@ -239,7 +239,7 @@ def write_tables(
         # after every insert: a check leaves a query result open, which a later register() refuses
         for (schema, df), _ in zip(tables, frames, strict=True):
             if key_strictly_increasing(df, schema):  # unique already: check_key need not group the table
-                _KEY_PASSED[(tuple(schema.key), *_key_fingerprint(conn, schema.name, schema.key))] = None
+                _key_passed((tuple(schema.key), *_key_fingerprint(conn, schema.name, schema.key)))
         for schema, _ in frames:
             failed = [o for o in (check_key(conn, schema), check_ranges(conn, schema)) if not o.passed]
             if failed:
@@ -367,10 +367,15 @@ def check_key(conn: duckdb.DuckDBPyConnection, schema: TableSchema, table: str |
         ).fetchall()
         example = f"key {tuple(str(v) for v in keys)} on {' and '.join(w[0] for w in where)}"
     if n_null == 0 and dups == 0:
-        _KEY_PASSED[fp] = None
-        while len(_KEY_PASSED) > KEY_PASSED_KEEP:
-            del _KEY_PASSED[next(iter(_KEY_PASSED))]
+        _key_passed(fp)
     return _key_outcome(schema, n_null, dups, example)
+
+
+def _key_passed(fp: tuple[tuple[str, ...], int, str]) -> None:
+    """Note a key fingerprint that passed (:data:`_KEY_PASSED`), the oldest forgotten past the bound."""
+    _KEY_PASSED[fp] = None
+    while len(_KEY_PASSED) > KEY_PASSED_KEEP:
+        del _KEY_PASSED[next(iter(_KEY_PASSED))]
 
 
 def _key_outcome(schema: TableSchema, n_null: int, dups: int, example: str | None) -> CheckOutcome:
