@@ -235,14 +235,14 @@ def reuse_event_log_engines(instance) -> bool:
     from dagster._core.storage.event_log.sqlite import sqlite_event_log as sel
 
     engines: dict[str, object] = {}
-    synced: set[str] = set()
     timeout = getattr(sel, "SQLITE_BUSY_TIMEOUT_SECONDS", 30)
 
     @contextlib.contextmanager
     def _connect(shard: str) -> Iterator[object]:
         with storage._db_lock:
             engine = engines.get(shard)
-            if engine is None:
+            new = engine is None
+            if new:
                 engine = sa.create_engine(
                     storage.conn_string_for_shard(shard),
                     poolclass=sa.pool.StaticPool,
@@ -252,8 +252,7 @@ def reuse_event_log_engines(instance) -> bool:
             if shard not in storage._initialized_dbs:
                 storage._initdb(engine)
                 storage._initialized_dbs.add(shard)
-            if shard not in synced:
-                synced.add(shard)
+            if new:  # after _initdb: it puts a new file in WAL mode
                 _wal_normal_sync(engine)
             with engine.connect() as conn, conn.begin():
                 yield conn
