@@ -316,8 +316,15 @@ def _key_fingerprint(conn: duckdb.DuckDBPyConnection, table: str, key: Sequence[
 
 
 #: polars types whose values DuckDB stores unchanged in a column of the SQL type (the insert's CAST is then
-#: the identity on them)
-_SAME_VALUES = {"VARCHAR": pl.String, "INTEGER": pl.Int32, "BIGINT": pl.Int64, "DOUBLE": pl.Float64}
+#: the identity on them); an integer column takes any polars integer type: DuckDB's CAST between integer
+#: types keeps the value or fails the insert (out of range), so the stored order is the frame's
+_INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+_SAME_VALUES: dict[str, tuple[type[pl.DataType], ...]] = {
+    "VARCHAR": (pl.String,),
+    "INTEGER": _INTEGERS,
+    "BIGINT": _INTEGERS,
+    "DOUBLE": (pl.Float64,),
+}
 
 
 def key_strictly_increasing(df: pl.DataFrame, schema: TableSchema) -> bool:
@@ -330,7 +337,7 @@ def key_strictly_increasing(df: pl.DataFrame, schema: TableSchema) -> bool:
     grouping (2026-12-04)."""
     cols = {c.name: c.sql_type for c in schema.columns}
     key = list(schema.key)
-    if not key or any(df.schema.get(c) != _SAME_VALUES.get(cols.get(c, "")) for c in key):
+    if not key or any(df.schema.get(c) not in _SAME_VALUES.get(cols.get(c, ""), ()) for c in key):
         return False
     if any(df[c].null_count() for c in key):
         return False

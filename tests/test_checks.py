@@ -106,7 +106,10 @@ K2 = TableSchema(
         (["p", "p", "q"], [1, 1, 0], "i32", False),  # a duplicate
         (["q", "p", "p"], [0, 1, 2], "i32", False),  # unique but not in order: grouped as usual
         (["p", "q", "r"], [1, None, 0], "i32", False),  # a null decided by neither column's order
-        (["p", "p", "q"], [1, 2, 0], "i64", False),  # the insert casts: not the stored values
+        # any integer type: the insert's CAST to INTEGER keeps each value or fails (out of range)
+        (["p", "p", "q"], [1, 2, 0], "i64", True),
+        (["p", "p", "q"], [1, 2, 0], "u8", True),
+        (["p", "p", "q"], [1.0, 2.0, 0.0], "f64", False),  # the CAST rounds: not the stored values
         (["p"], [None], "i32", False),
         ([], [], "i32", True),
     ],
@@ -118,7 +121,11 @@ def test_key_order_proves_uniqueness_only_when_it_holds(a, b, dtype, expect) -> 
 
     df = pl.DataFrame(
         {"a": a, "b": b, "x_s": [0.0] * len(a)},
-        schema={"a": pl.String, "b": pl.Int32 if dtype == "i32" else pl.Int64, "x_s": pl.Float64},
+        schema={
+            "a": pl.String,
+            "b": {"i32": pl.Int32, "i64": pl.Int64, "u8": pl.UInt8, "f64": pl.Float64}[dtype],
+            "x_s": pl.Float64,
+        },
     )
     assert key_strictly_increasing(df, K2) is expect
 
@@ -152,3 +159,13 @@ def test_write_tables_skips_the_grouping_of_a_frame_in_key_order(monkeypatch) ->
     with pytest.raises(wh.CheckFailed, match="duplicated"):
         wh.write_tables(conn, [(K2, dup)])
     assert conn.execute("SELECT sum(x_s) FROM t_k2").fetchone()[0] == 3.0
+    # an Int64 key for an INTEGER column (as the intervals' machine): the order route too; a value out of
+    # the column's range fails the insert, the previous table kept
+    wide = ok.with_columns(pl.col("b").cast(pl.Int64), pl.Series("x_s", [5.0, 5.0, 5.0]))
+    grouped.clear()  # the duplicate's grouping
+    wh.write_tables(conn, [(K2, wide)])
+    assert grouped == [] and conn.execute("SELECT sum(x_s) FROM t_k2").fetchone()[0] == 15.0
+    big = wide.with_columns(pl.Series("b", [1, 2**40, 0], pl.Int64), pl.Series("x_s", [7.0, 7.0, 7.0]))
+    with pytest.raises(duckdb.ConversionException):
+        wh.write_tables(conn, [(K2, big)])
+    assert conn.execute("SELECT sum(x_s) FROM t_k2").fetchone()[0] == 15.0
