@@ -4,6 +4,8 @@ evidence for rows outside their band."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import polars as pl
 
@@ -158,18 +160,27 @@ def table_4_1_reference() -> dict[float, tuple[tuple[float, float, float, float]
     return out
 
 
+@functools.lru_cache(maxsize=128)
+def _sampled_row(skew: float, r: int) -> tuple[float, ...]:
+    """(mean, P50, P90, P95) in hours of 1,000,000 of varcap's Zipf-``skew`` durations of replicate ``r``
+    (kept per process: the headline and its explanation read replicate 0's alike; 0.15 CPU s a row)."""
+    from sim.workloads.generators import zipf_durations
+
+    d = zipf_durations(skew, 1_000_000, np.random.default_rng([r, int(skew * 10)])) / 3600.0
+    return (float(d.mean()), *(float(v) for v in np.percentile(d, [50, 90, 95])))
+
+
 def _zipf_table(pr: Profile, runs: Runs) -> dict[str, list[float]]:
     """Per replicate, the share of Table 4.1's 32 cells that varcap's sampled durations match within 25 %:
     against the reference of :func:`table_4_1_reference` (default) and against every printed value."""
-    from sim.workloads.generators import THESIS_TABLE_4_1, zipf_durations
+    from sim.workloads.generators import THESIS_TABLE_4_1
 
     refs = table_4_1_reference()
     out: dict[str, list[float]] = {"default": [], "printed": []}
     for r in seeds(pr):
         ok = {"default": 0, "printed": 0}
         for skew, printed in THESIS_TABLE_4_1.items():
-            d = zipf_durations(skew, 1_000_000, np.random.default_rng([r, int(skew * 10)])) / 3600.0
-            got = (d.mean(), *np.percentile(d, [50, 90, 95]))
+            got = _sampled_row(skew, r)
             for name, ref in (("default", refs[skew][0]), ("printed", printed)):
                 ok[name] += sum(abs(g - p) <= 0.25 * p for g, p in zip(got, ref, strict=True))
         for name, n in ok.items():
@@ -178,12 +189,9 @@ def _zipf_table(pr: Profile, runs: Runs) -> dict[str, list[float]]:
 
 
 def _explain_zipf_table(pr: Profile, runs: Runs) -> str:
-    from sim.workloads.generators import zipf_durations
-
     off = []
     for skew, (ref, _) in table_4_1_reference().items():
-        d = zipf_durations(skew, 1_000_000, np.random.default_rng([0, int(skew * 10)])) / 3600.0
-        got = (d.mean(), *np.percentile(d, [50, 90, 95]))
+        got = _sampled_row(skew, 0)
         for name, g, p in zip(("mean", "P50", "P90", "P95"), got, ref, strict=True):
             if abs(g - p) > 0.25 * p:
                 off.append(f"Zipf-{skew} {name}: varcap {g:.3g} h vs {p:.3g} h")
