@@ -47,14 +47,14 @@ def mean_ci(
 ) -> pl.DataFrame:
     """Mean of ``value`` per ``by`` over seeds with a Student-t 95 % interval (``lo``/``hi``; the mean for
     one seed) kept inside the value's possible range ``bounds``, ``sd`` and ``n``."""
-    from scipy.stats import t as student
+    from scipy.special import stdtrit  # Student t's quantile, as scipy.stats.t.ppf (0.3 s to import, not 0.8)
 
     g = df.group_by(by).agg(
         pl.col(value).mean().alias("mean"),
         pl.col(value).std().fill_null(0.0).alias("sd"),
         pl.len().alias("n"),
     )
-    q = [float(student.ppf(0.975, n - 1)) if n > 1 else 0.0 for n in g["n"]]
+    q = [float(stdtrit(n - 1, 0.975)) if n > 1 else 0.0 for n in g["n"]]
     half = pl.Series("q", q) * g["sd"] / g["n"].cast(pl.Float64).sqrt()
     lo, hi = (pl.col("mean") - half).clip(*bounds), (pl.col("mean") + half).clip(*bounds)
     return g.with_columns(lo.alias("lo"), hi.alias("hi")).sort(by)
