@@ -32,7 +32,8 @@ def reset_source(env: dict[str, str]) -> str:
     drops = [k for k in PER_NOTEBOOK_ENV if k not in env]
     return (
         "# injected by the report asset: a clean namespace in the reused kernel\n"
-        'get_ipython().run_line_magic("reset", "-f")\n'
+        # %reset -f without its second full gc.collect (the shell's reset already collects once)
+        "get_ipython().reset(new_session=False)\n"
         "import os as _varcap_os\n"
         f"_varcap_os.environ.update({sets!r})\n"
         f"for _k in {drops!r}:\n"
