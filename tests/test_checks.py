@@ -25,15 +25,15 @@ def t_demo() -> None:
 
 
 def test_names_plain_and_prefixed() -> None:
-    plain = [next(iter(c.check_keys)).name for c in table_checks(T)]
-    assert plain == ["schema", "unique_key", "ranges"]
-    prefixed = [
-        next(iter(c.check_keys)).name for c in table_checks(T, t_demo, prefixed=True, with_schema=False)
-    ]
-    assert prefixed == ["t_demo_key", "t_demo_ranges"]
+    def names(checks: list[dg.AssetChecksDefinition]) -> set[str]:
+        assert len(checks) == 1  # one step per table
+        return {k.name for k in checks[0].check_keys}
+
+    assert names(table_checks(T)) == {"schema", "unique_key", "ranges"}
+    assert names(table_checks(T, t_demo, prefixed=True, with_schema=False)) == {"t_demo_key", "t_demo_ranges"}
     cols = (Col("g", "VARCHAR", "", ""), Col("ts_utc", "TIMESTAMPTZ", "", ""))
     hourly = TableSchema("h", "", cols, ("g", "ts_utc"), hourly_series=("g",))
-    assert [next(iter(c.check_keys)).name for c in table_checks(hourly)][-1] == "hourly_gaps"
+    assert "hourly_gaps" in names(table_checks(hourly))
 
 
 @pytest.mark.parametrize(
@@ -169,3 +169,20 @@ def test_write_tables_skips_the_grouping_of_a_frame_in_key_order(monkeypatch) ->
     with pytest.raises(duckdb.ConversionException):
         wh.write_tables(conn, [(K2, big)])
     assert conn.execute("SELECT sum(x_s) FROM t_k2").fetchone()[0] == 15.0
+
+
+def test_a_selected_check_runs_alone(tmp_path) -> None:
+    """The checks of a table are one step, but a run that selects one of them (the UI's "execute check")
+    evaluates that one only, on the table as it is."""
+    db = str(tmp_path / "w.duckdb")
+    with duckdb.connect(db) as con:
+        con.sql(T.ddl())
+        con.sql("INSERT INTO t_demo VALUES ('a', -1.0), ('a', 2.0)")  # a duplicate key and a negative value
+    ranges = dg.AssetCheckKey(dg.AssetKey("t_demo"), "ranges")
+    res = dg.materialize(
+        [t_demo, *table_checks(T, t_demo)],
+        selection=dg.AssetSelection.assets(t_demo).without_checks() | dg.AssetSelection.checks(ranges),
+        resources={"duckdb": DuckDBResource(database=db)},
+        raise_on_error=False,
+    )
+    assert [(e.check_name, e.passed) for e in res.get_asset_check_evaluations()] == [("ranges", False)]
