@@ -31,8 +31,14 @@ def md_table(df: pl.DataFrame) -> dg.MetadataValue:
     )
 
 
-def _result(o: CheckOutcome) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=o.passed, description=o.description, metadata=o.metadata)
+def _result(o: CheckOutcome, spec: dg.AssetCheckSpec) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        asset_key=spec.asset_key,
+        check_name=spec.name,
+        passed=o.passed,
+        description=o.description,
+        metadata=o.metadata,
+    )
 
 
 def table_checks(
@@ -53,14 +59,15 @@ def table_checks(
     target = schema.name if asset is None else asset
     key = target.key if isinstance(target, dg.AssetsDefinition) else dg.AssetKey(target)
     t = f"{schema.name}_" if prefixed else ""
-    runs: list[tuple[dg.AssetCheckSpec, Callable[[duckdb.DuckDBPyConnection], dg.AssetCheckResult]]] = []
+    Run = Callable[[duckdb.DuckDBPyConnection, dg.AssetCheckSpec], dg.AssetCheckResult]
+    runs: list[tuple[dg.AssetCheckSpec, Run]] = []
     if with_schema:
         runs.append(
             (
                 dg.AssetCheckSpec(
                     f"{t}schema", asset=key, blocking=True, description="columns and types match the schema"
                 ),
-                lambda conn: _result(check_schema(conn, schema)),
+                lambda conn, spec: _result(check_schema(conn, schema), spec),
             )
         )
     runs.append(
@@ -71,7 +78,7 @@ def table_checks(
                 blocking=True,
                 description=f"unique non-null {schema.key}",
             ),
-            lambda conn: _result(check_key(conn, schema)),
+            lambda conn, spec: _result(check_key(conn, schema), spec),
         )
     )
     if schema.ranges:
@@ -83,7 +90,7 @@ def table_checks(
                     blocking=True,
                     description="every numeric column finite; " + "; ".join(r.name for r in schema.ranges),
                 ),
-                lambda conn: _result(check_ranges(conn, schema)),
+                lambda conn, spec: _result(check_ranges(conn, schema), spec),
             )
         )
     if schema.hourly_series:
@@ -92,7 +99,7 @@ def table_checks(
                 dg.AssetCheckSpec(
                     f"{t}hourly_gaps", asset=key, description="missing hours per series (warning)"
                 ),
-                lambda conn: _gaps_result(hourly_gaps(conn, schema)),
+                lambda conn, spec: _gaps_result(hourly_gaps(conn, schema), spec),
             )
         )
 
@@ -107,22 +114,16 @@ def table_checks(
                 if spec.key in selected:
                     # a cursor each: a check may leave its result unfinished, which the next query refuses
                     with conn.cursor() as cur:
-                        r = run(cur)
-                    yield dg.AssetCheckResult(
-                        asset_key=spec.asset_key,
-                        check_name=spec.name,
-                        passed=r.passed,
-                        severity=r.severity,
-                        description=r.description,
-                        metadata=r.metadata,
-                    )
+                        yield run(cur, spec)
 
     return [_checks]
 
 
-def _gaps_result(g: pl.DataFrame) -> dg.AssetCheckResult:
+def _gaps_result(g: pl.DataFrame, spec: dg.AssetCheckSpec) -> dg.AssetCheckResult:
     missing = int(g["missing_hours"].sum()) if g.height else 0
     return dg.AssetCheckResult(
+        asset_key=spec.asset_key,
+        check_name=spec.name,
         passed=missing == 0,
         severity=dg.AssetCheckSeverity.WARN,
         description=f"{missing} missing hours across {g.height} series",
