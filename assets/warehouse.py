@@ -334,7 +334,7 @@ def key_strictly_increasing(df: pl.DataFrame, schema: TableSchema) -> bool:
     pass over the frame shows without the grouping of :func:`check_key`. False says nothing (the table is
     grouped as usual). ``out_machine_intervals`` writes its rows in key order: 0.48–0.69 CPU s for its
     11.0 M inter-change times and 0.27–0.37 for its 5.5 M intervals, against 4.2–5.4 and 1.7–1.8 for the
-    grouping (2026-12-04)."""
+    grouping (2026-12-04; on the frames as that asset writes them, machine index Int64: 0.47 and 0.24)."""
     cols = {c.name: c.sql_type for c in schema.columns}
     key = list(schema.key)
     if not key or any(df.schema.get(c) not in _SAME_VALUES.get(cols.get(c, ""), ()) for c in key):
