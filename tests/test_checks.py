@@ -186,3 +186,26 @@ def test_a_selected_check_runs_alone(tmp_path) -> None:
         raise_on_error=False,
     )
     assert [(e.check_name, e.passed) for e in res.get_asset_check_evaluations()] == [("ranges", False)]
+
+
+def test_a_failed_blocking_check_stops_what_depends_on_the_table(tmp_path) -> None:
+    """The blocking checks keep their force in the table's one step: a duplicate key stops the assets that
+    read the table, and the table's other checks are still evaluated."""
+
+    @dg.asset(deps=["t_demo"])
+    def reader() -> None:
+        return None
+
+    db = str(tmp_path / "w.duckdb")
+    with duckdb.connect(db) as con:
+        con.sql(T.ddl())
+        con.sql("INSERT INTO t_demo VALUES ('a', 1.0), ('a', 2.0)")
+    res = dg.materialize(
+        [t_demo, reader, *table_checks(T, t_demo)],
+        resources={"duckdb": DuckDBResource(database=db)},
+        raise_on_error=False,
+    )
+    evals = {e.check_name: e.passed for e in res.get_asset_check_evaluations()}
+    assert evals == {"schema": True, "unique_key": False, "ranges": True}
+    done = {e.event_specific_data.materialization.asset_key for e in res.get_asset_materialization_events()}
+    assert dg.AssetKey("t_demo") in done and dg.AssetKey("reader") not in done
