@@ -716,3 +716,39 @@ def test_quick_study_is_headline_plus_a_regular_subgrid_of_the_sweep() -> None:
     omegas = sorted({s.omega for s in quick if s.scheme != "baseline"})
     assert omegas == sorted({*QUICK_OMEGAS, 1.2}) and set(QUICK_OMEGAS) < set(OMEGAS)
     assert min(omegas) < 1.1 < max(omegas) and len(quick) == 11
+
+
+def test_ar_fit_is_statsmodels_arima_bit_for_bit() -> None:
+    """``_fit_ar`` calls statsmodels' GLS estimator as ``ARIMA(..., trend="c").fit(method="burg")`` does: the
+    same constant and coefficients, bit for bit, on counts, walks and spikes, and on a window whose Burg
+    step refuses its roots (both fall back to Yule-Walker)."""
+    import warnings
+
+    from sim.harmony.forecast import _fit_ar
+
+    def arima(y: np.ndarray, order: int) -> tuple[float, np.ndarray]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                res = ARIMA(y, order=(order, 0, 0), trend="c").fit(method="burg")
+            except ValueError:
+                res = ARIMA(y, order=(order, 0, 0), trend="c").fit(method="yule_walker")
+        return float(res.params[0]), np.asarray(res.params[1 : 1 + order], dtype=float)
+
+    rng = np.random.default_rng(1)
+    windows = [(np.array([3.0, 4.0, 3.0, 2.0]), 2), (np.array([2.0, 2.0, 0.0, 2.0]), 2)]
+    for i in range(24):
+        n, order = int(rng.integers(12, 289)), int(rng.integers(1, 4))
+        y = [
+            np.abs(np.cumsum(rng.normal(size=n))) * 3,
+            rng.poisson(rng.uniform(0.2, 30), size=n).astype(float),
+            np.where(rng.random(n) < 0.9, 0.0, rng.uniform(1, 50, n)),
+        ][i % 3]
+        windows.append((y, order))
+    with warnings.catch_warnings(), pytest.raises(ValueError):
+        warnings.simplefilter("ignore")
+        ARIMA(windows[0][0], order=(2, 0, 0), trend="c").fit(method="burg")  # the fallback is exercised
+    for y, order in windows:
+        mu, phi = _fit_ar(y, order)
+        ref_mu, ref_phi = arima(y, order)
+        assert mu == ref_mu and np.array_equal(phi, ref_phi)
