@@ -294,13 +294,23 @@ def _guarded_run(console) -> Iterator[tuple[object, dict[str, str]]]:
     reuse_event_log_engines(instance)
     for line in guard.dead_run_notices(instance):
         console.print(line, style="yellow", soft_wrap=True)
+    with watched_run(instance, console):
+        yield instance, guard.run_tags()
+
+
+@contextlib.contextmanager
+def watched_run(instance, console) -> Iterator[None]:
+    """While an in-process run of ``instance`` executes: a step waiting on a pool slot is reported
+    (:class:`pipelines.guard.SlotWatcher`) and the warehouse's snapshot is published once, at the end
+    (:func:`assets.snapshot.deferred`), not once per write."""
     from assets import snapshot
+    from pipelines import guard
 
     watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
     watcher.start()
     try:
-        with snapshot.deferred():  # one snapshot at the run's end, not one per write
-            yield instance, guard.run_tags()
+        with snapshot.deferred():
+            yield
     finally:
         watcher.stop()
 

@@ -16,6 +16,7 @@ from pipelines.cli.common import (
     prepare_dagster_home,
     reuse_event_log_engines,
     status,
+    watched_run,
 )
 from pipelines.cli.sweeps import run_harmony
 from sim import paths
@@ -34,7 +35,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from assets import snapshot
     from pipelines.definitions import defs
 
     console = Console(stderr=False)
@@ -67,19 +67,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     # printed below, one line each
     run_config = {"loggers": dagster_loggers()}
     t0 = time.perf_counter()
-    watcher = guard.SlotWatcher(instance, lambda m: console.print(m, style="yellow", markup=False))
-    watcher.start()
-    try:
-        with status(console, f"materializing {len(keys)} assets …"), snapshot.deferred():
-            result = job.execute_in_process(
-                instance=instance,
-                asset_selection=list(keys),
-                run_config=run_config,
-                raise_on_error=False,
-                tags=guard.run_tags(),
-            )
-    finally:
-        watcher.stop()
+    with status(console, f"materializing {len(keys)} assets …"), watched_run(instance, console):
+        result = job.execute_in_process(
+            instance=instance,
+            asset_selection=list(keys),
+            run_config=run_config,
+            raise_on_error=False,
+            tags=guard.run_tags(),
+        )
     elapsed = time.perf_counter() - t0
     table = Table(title=f"varcap run — {len(keys)} assets in {elapsed:.1f} s")
     for c in ("asset", "rows", "rejects", "checks"):
