@@ -189,3 +189,54 @@ def test_compiled_functions_copy_arrays_element_by_element() -> None:
     compiles no such check."""
     found = [x for p in _COMPILED_SOURCES for x in _slice_copies(p)]
     assert found == [], found
+
+
+_OVERLOADS = """
+import numpy as np
+
+from sim.engine._jit import cached_njit
+
+
+@cached_njit
+def middle(x):
+    s = np.sort(x)
+    out = np.empty(1)
+    out[0] = s[s.size // 2]
+    return out
+
+
+@cached_njit(entry=True)
+def median_of(x):
+    return middle(x)[0] + np.unique(x).size
+"""
+
+_OVERLOAD_PROBE = """
+import gc
+
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+import toyo
+
+print(toyo.median_of(np.array([5.0, 1.0, 4.0, 1.0, 3.0])))
+kinds = {}
+for d in gc.get_objects():
+    if isinstance(d, Dispatcher) and d.py_func.__module__.startswith("numba."):
+        for cres in d.overloads.values():
+            lib = type(cres.library).__name__
+            kinds[lib] = kinds.get(lib, 0) + 1
+print(sorted(kinds.items()))
+"""
+
+
+def test_numbas_overloads_are_linked_into_their_callers_only(tmp_path) -> None:
+    """numba's own ``@overload`` implementations (np.sort, np.empty, np.unique) compiled for a simulator
+    function get a linked library (no whole-module passes, no machine code of their own); the caller's
+    answer is unchanged, compiled and loaded from the cache."""
+    (tmp_path / "toyo.py").write_text(_OVERLOADS)
+    first = _probe(tmp_path, _OVERLOAD_PROBE)
+    assert first[0] == "7.0"  # the median 3.0 plus 4 distinct values
+    kinds = dict(eval(first[1]))  # noqa: S307 (our own probe's output)
+    assert kinds.get("LinkedLibrary", 0) >= 3, kinds
+    assert set(kinds) == {"LinkedLibrary"}, kinds
+    assert _probe(tmp_path, _OVERLOAD_PROBE)[0] == "7.0"  # from the cache: nothing compiled
