@@ -44,8 +44,10 @@ CHECK_POLICIES = ("ff",)
 # 2026-12-03, `varcap warm` of a fresh clone at 962af0d, the only process (load 0.04 at its start), 238.30 =
 # 230.52 + 7.78 CPU s (this machine's speed moves by up to 1.8x within an hour). Of a cProfile'd cold warm,
 # a quarter is in LLVM (llvmlite's calls: 115 of 438 profiled s), the rest numba's typing and lowering in
-# Python. The message quotes the quiet extremes, in CPU minutes, and says a busy machine takes longer
-COMPILE_CPU_S = (127, 238)
+# Python. On 2026-12-05 with eba11fa's change (numba's own overloads linked too), a fresh NUMBA_CACHE_DIR
+# each, one process at a time in a fast hour (the C reference First-Fit at 0.26-0.28 µs a job): 87.6, 88.5,
+# 91.4, 92.7 CPU s. The message quotes the quiet extremes, in CPU minutes, and says a busy machine takes longer
+COMPILE_CPU_S = (88, 238)
 
 
 def warm_policies() -> tuple[str, ...]:
