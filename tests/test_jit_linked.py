@@ -3,6 +3,7 @@ cache files of their own, and a Python call still answers (through a twin with t
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -236,7 +237,7 @@ def test_numbas_overloads_are_linked_into_their_callers_only(tmp_path) -> None:
     (tmp_path / "toyo.py").write_text(_OVERLOADS)
     first = _probe(tmp_path, _OVERLOAD_PROBE)
     assert first[0] == "7.0"  # the median 3.0 plus 4 distinct values
-    kinds = dict(eval(first[1]))  # noqa: S307 (our own probe's output)
+    kinds = dict(ast.literal_eval(first[1]))
     assert kinds.get("LinkedLibrary", 0) >= 3, kinds
     assert set(kinds) == {"LinkedLibrary"}, kinds
     assert _probe(tmp_path, _OVERLOAD_PROBE)[0] == "7.0"  # from the cache: nothing compiled
